@@ -1,0 +1,103 @@
+// swift-tools-version:6.0
+//
+// reconcile: a daemon that takes paid in-app purchase orders from a spool
+// directory into a durable store, verifies them and finishes or escalates them.
+//
+// Layers, from the inside out:
+//   ReconcileCore    pure model: orders, states, configuration, JSON, backoff; no I/O
+//   ReconcileStore   SQLite store behind the core's OrderStore protocol
+//   ReconcileSystem  Linux adapters: files, signals, lock file, logging backends
+//   ReconcileCrypto  hashing through OpenSSL's libcrypto
+//   ReconcileSpool   the spool directory: watch, read, ingest, quarantine
+//   ReconcileDaemon  wires the adapters into the running daemon
+//   ReconcileCLI     the operator's command line
+//   reconciled, reconcilectl, reconcile-bench: thin executables
+import PackageDescription
+
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "reconcile",
+    products: [
+        .executable(name: "reconciled", targets: ["reconciled"]),
+        .executable(name: "reconcilectl", targets: ["reconcilectl"]),
+    ],
+    targets: [
+        // MARK: - C libraries from Debian packages
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CLinux"),
+
+        // MARK: - Libraries
+        .target(name: "ReconcileCore", swiftSettings: strictSettings),
+        .target(name: "ReconcileStore", dependencies: ["ReconcileCore", "CSQLite"], swiftSettings: strictSettings),
+        .target(
+            name: "ReconcileSystem",
+            dependencies: ["ReconcileCore", "CLinux", "CSystemd"],
+            swiftSettings: strictSettings
+        ),
+        .target(name: "ReconcileCrypto", dependencies: ["CCrypto"], swiftSettings: strictSettings),
+        .target(
+            name: "ReconcileSpool",
+            dependencies: ["ReconcileCore", "ReconcileSystem", "ReconcileCrypto", "CLinux"],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "ReconcileDaemon",
+            dependencies: ["ReconcileCore", "ReconcileStore", "ReconcileSystem", "ReconcileSpool"],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "ReconcileCLI",
+            dependencies: ["ReconcileCore", "ReconcileStore", "ReconcileSystem", "ReconcileSpool"],
+            swiftSettings: strictSettings
+        ),
+
+        // MARK: - Executables
+        .executableTarget(name: "reconciled", dependencies: ["ReconcileDaemon"], swiftSettings: strictSettings),
+        .executableTarget(name: "reconcilectl", dependencies: ["ReconcileCLI"], swiftSettings: strictSettings),
+        .executableTarget(
+            name: "reconcile-bench",
+            dependencies: ["ReconcileCore", "ReconcileStore", "ReconcileSystem", "ReconcileSpool", "ReconcileCrypto"],
+            swiftSettings: strictSettings
+        ),
+
+        // MARK: - Tests
+        .testTarget(name: "ReconcileCoreTests", dependencies: ["ReconcileCore"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "ReconcileStoreTests",
+            dependencies: ["ReconcileStore", "ReconcileCore", "CSQLite"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ReconcileSystemTests",
+            dependencies: ["ReconcileSystem", "ReconcileCore"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(name: "ReconcileCryptoTests", dependencies: ["ReconcileCrypto"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "ReconcileSpoolTests",
+            dependencies: ["ReconcileSpool", "ReconcileStore", "ReconcileSystem", "ReconcileCore"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ReconcileDaemonTests",
+            dependencies: ["ReconcileDaemon", "ReconcileCore"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "ReconcileCLITests",
+            dependencies: ["ReconcileCLI", "ReconcileCore"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["reconciled", "reconcilectl", "ReconcileStore", "ReconcileCore"],
+            swiftSettings: strictSettings
+        ),
+    ]
+)

@@ -1,0 +1,54 @@
+#ifndef RECONCILE_CLINUX_SHIM_H
+#define RECONCILE_CLINUX_SHIM_H
+
+// Linux calls that Glibc's Swift module hides behind _GNU_SOURCE or variadic
+// signatures, wrapped with fixed argument lists.
+
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <errno.h>
+
+/// The credentials of the process at the other end of a Unix socket (SO_PEERCRED).
+struct reconcile_peer_credentials {
+    pid_t pid;
+    uid_t uid;
+    gid_t gid;
+};
+
+#ifndef SO_PEERCRED
+#define SO_PEERCRED 17
+#endif
+
+static inline int reconcile_get_peer_credentials(int fd, struct reconcile_peer_credentials *out) {
+    socklen_t len = sizeof(*out);
+    return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, out, &len);
+}
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+
+/// rename(2) that fails with EEXIST instead of replacing the target.
+static inline int reconcile_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {
+    return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath, RENAME_NOREPLACE);
+}
+
+/// open(2) is variadic in C; this form always passes a mode.
+static inline int reconcile_openat(int dirfd, const char *path, int flags, mode_t mode) {
+    return openat(dirfd, path, flags, mode);
+}
+
+/// fcntl(2) is variadic in C.
+static inline int reconcile_fcntl_setfl(int fd, int flags) {
+    return fcntl(fd, F_SETFL, flags);
+}
+
+static inline int reconcile_fcntl_getfl(int fd) {
+    return fcntl(fd, F_GETFL);
+}
+
+#endif

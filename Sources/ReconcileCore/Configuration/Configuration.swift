@@ -1,0 +1,131 @@
+import Foundation
+
+/// The daemon's whole configuration (DESIGN §9), with every default in one place.
+///
+/// Built from files by ``ConfigurationParser``; `etc/reconciled.conf` documents every key.
+/// Paths are absolute (relative ones were resolved against the file that named them).
+public struct Configuration: Sendable, Hashable {
+    public var spool = SpoolSettings()
+    public var state = StateSettings()
+    public var verifier = VerifierSettings()
+    public var delivery = DeliverySettings()
+    public var retry = RetrySettings()
+    public var escalation = EscalationSettings()
+    public var control = ControlSettings()
+    public var daemon = DaemonSettings()
+
+    /// The files it was read from, main file first, then drop-ins in the order applied.
+    public var sourcePaths: [String] = []
+
+    public init() {}
+
+    /// `[Spool]`: where work enters (DESIGN §3).
+    public struct SpoolSettings: Sendable, Hashable {
+        public var directory = "/var/spool/reconciled"
+        /// Larger spool files are quarantined unread.
+        public var maxFileSize = 1024 * 1024
+        /// Rescan `incoming/` this often, for filesystems without inotify; `nil` is off.
+        public var rescanInterval: Duration?
+        public init() {}
+    }
+
+    /// `[State]`: the store (DESIGN §7).
+    public struct StateSettings: Sendable, Hashable {
+        public var database = "/var/lib/reconciled/orders.db"
+        /// Receipts and raw files of finished or cancelled orders older than this are pruned;
+        /// `nil` keeps them forever.
+        public var keepFinished: Duration? = .seconds(90 * 86_400)
+        public init() {}
+    }
+
+    /// `[Verifier]`: the server that verifies orders (DESIGN §5, §6).
+    public struct VerifierSettings: Sendable, Hashable {
+        public var kind: VerifierKind = .apple
+        public var url = URL(string: "https://buy.itunes.apple.com/verifyReceipt")!
+        /// The sandbox endpoint; for `apple` defaults to Apple's.
+        public var sandboxURL: URL?
+        public var bundleID: String?
+        public var allowSandbox = false
+        /// Apple's shared secret (`Kind=apple`).
+        public var sharedSecret: CredentialSource?
+        /// Bearer token for the merchant endpoint (`Kind=http`).
+        public var token: CredentialSource?
+        /// An extra trust anchor for TLS.
+        public var caFile: String?
+        public var timeout: Duration = .seconds(10)
+        public var maxInFlight = 16
+        /// Requests per second per endpoint; `nil` is unlimited (`MaxRate=infinity`).
+        public var maxRate: Double? = 50
+        public var burst = 10
+        public var circuitThreshold = 10
+        public var circuitCooldown: Duration = .seconds(5)
+        public var circuitMaxCooldown: Duration = .seconds(300)
+        public init() {}
+
+        /// The sandbox URL in effect: the configured one, or Apple's for `Kind=apple`.
+        public var effectiveSandboxURL: URL? {
+            if let sandboxURL { return sandboxURL }
+            return kind == .apple ? URL(string: "https://sandbox.itunes.apple.com/verifyReceipt")! : nil
+        }
+    }
+
+    /// `[Delivery]`: where verified grants are delivered (DESIGN §5).
+    public struct DeliverySettings: Sendable, Hashable {
+        /// Without a URL, `verified` finishes at once.
+        public var url: URL?
+        public var token: CredentialSource?
+        public var caFile: String?
+        public var timeout: Duration = .seconds(10)
+        public init() {}
+    }
+
+    /// `[Retry]`: backoff and limits (DESIGN §6).
+    public struct RetrySettings: Sendable, Hashable {
+        public var initialDelay: Duration = .seconds(30)
+        public var multiplier = 2.0
+        public var maxDelay: Duration = .seconds(3600)
+        public var jitter: JitterMode = .full
+        public var maxAttempts = 20
+        public var maxAge: Duration = .seconds(3 * 86_400)
+        public init() {}
+    }
+
+    /// `[Escalation]`: telling a person (DESIGN §6).
+    public struct EscalationSettings: Sendable, Hashable {
+        /// argv of the command run per escalation; `nil` runs nothing.
+        public var command: [String]?
+        /// At most this many commands per second.
+        public var commandRate = 1.0
+        public var timeout: Duration = .seconds(30)
+        public init() {}
+    }
+
+    /// `[Control]`: the control socket (DESIGN §10).
+    public struct ControlSettings: Sendable, Hashable {
+        public var socket = "/run/reconciled/control.sock"
+        public init() {}
+    }
+
+    /// `[Daemon]`: process-wide settings (DESIGN §8).
+    public struct DaemonSettings: Sendable, Hashable {
+        /// How long a stop waits for in-flight requests.
+        public var drainTimeout: Duration = .seconds(15)
+        /// Prometheus text file, written atomically; `nil` is off.
+        public var metricsFile: String?
+        public init() {}
+    }
+}
+
+/// Where a secret comes from: a systemd credential name (read from `$CREDENTIALS_DIRECTORY`) or
+/// a file path.
+public enum CredentialSource: Sendable, Hashable, CustomStringConvertible {
+    case credential(String)
+    case file(String)
+
+    public var description: String {
+        switch self {
+        case .credential(let name): "credential \(name)"
+        case .file(let path): "file \(path)"
+        }
+    }
+}

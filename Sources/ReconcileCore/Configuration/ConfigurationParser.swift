@@ -1,0 +1,142 @@
+import Foundation
+
+/// Turns configuration files into a ``Configuration``: every key known, every value checked,
+/// every required key present, or a ``ConfigurationError`` listing each problem with its file,
+/// line and key.
+///
+/// Sources are applied in order (main file, then drop-ins): a later assignment overrides an
+/// earlier one, and an empty value (`Key=`) resets the key to its default.
+public enum ConfigurationParser {
+    public static func parse(_ sources: [ConfigurationSource]) throws(ConfigurationError) -> Configuration {
+        var configuration = Configuration()
+        configuration.sourcePaths = sources.map(\.path)
+        var problems: [ConfigurationProblem] = []
+        var assigned: [String: ConfigurationAssignment] = [:]
+        let knownKeys = ConfigurationKeys.bySection()
+
+        for source in sources {
+            let assignments: [ConfigurationAssignment]
+            do {
+                assignments = try INIParser.parse(source)
+            } catch {
+                problems += error.problems
+                continue
+            }
+            for assignment in assignments {
+                guard let keys = knownKeys[assignment.section] else {
+                    problems.append(
+                        ConfigurationProblem(
+                            path: assignment.path, line: assignment.line, section: assignment.section,
+                            message: "unknown section; known sections are "
+                                + ConfigurationKeys.sectionOrder.map { "[\($0)]" }.joined(separator: ", ")))
+                    continue
+                }
+                guard let key = keys[assignment.key] else {
+                    var message = "unknown key"
+                    if let suggestion = Spelling.closest(to: assignment.key, in: Array(keys.keys)) {
+                        message += "; did you mean \(suggestion)=?"
+                    }
+                    problems.append(
+                        ConfigurationProblem(
+                            path: assignment.path, line: assignment.line, section: assignment.section,
+                            key: assignment.key, message: message))
+                    continue
+                }
+                let id = "\(assignment.section).\(assignment.key)"
+                if assignment.value.isEmpty {
+                    key.reset(&configuration)
+                    assigned[id] = nil
+                    continue
+                }
+                do {
+                    try key.apply(&configuration, ConfigurationKeys.Value(text: assignment.value, path: assignment.path))
+                    assigned[id] = assignment
+                } catch {
+                    problems.append(
+                        ConfigurationProblem(
+                            path: assignment.path, line: assignment.line, section: assignment.section,
+                            key: assignment.key, message: error.message))
+                }
+            }
+        }
+        if problems.isEmpty {
+            problems += crossChecks(configuration, assigned: assigned, mainPath: sources.first?.path ?? "(none)")
+        }
+        if !problems.isEmpty { throw ConfigurationError(problems: problems) }
+        return configuration
+    }
+
+    /// Rules between keys: required keys, exclusive pairs, ordering of limits.
+    static func crossChecks(
+        _ configuration: Configuration, assigned: [String: ConfigurationAssignment], mainPath: String
+    ) -> [ConfigurationProblem] {
+        var problems: [ConfigurationProblem] = []
+        func missing(_ section: String, _ key: String, _ why: String) {
+            problems.append(ConfigurationProblem(path: mainPath, section: section, key: key, message: why))
+        }
+        func at(_ id: String, _ message: String) {
+            if let assignment = assigned[id] {
+                problems.append(
+                    ConfigurationProblem(
+                        path: assignment.path, line: assignment.line, section: assignment.section,
+                        key: assignment.key, message: message))
+            } else {
+                let parts = id.split(separator: ".")
+                missing(String(parts[0]), String(parts[1]), message)
+            }
+        }
+
+        if assigned["Verifier.Kind"] == nil {
+            missing("Verifier", "Kind", "required key is missing (apple, http or appstore)")
+        }
+        if assigned["Verifier.URL"] == nil {
+            missing("Verifier", "URL", "required key is missing")
+        }
+        for (credential, file) in [
+            ("Verifier.SharedSecretCredential", "Verifier.SharedSecretFile"),
+            ("Verifier.TokenCredential", "Verifier.TokenFile"),
+            ("Delivery.TokenCredential", "Delivery.TokenFile"),
+        ] where assigned[credential] != nil && assigned[file] != nil {
+            let fileKey = file.split(separator: ".")[1]
+            let credentialKey = credential.split(separator: ".")[1]
+            at(file, "set either \(credentialKey)= or \(fileKey)=, not both")
+        }
+        let verifier = configuration.verifier
+        if assigned["Verifier.Kind"] != nil {
+            switch verifier.kind {
+            case .apple:
+                if verifier.bundleID == nil {
+                    missing("Verifier", "BundleID", "required for Kind=apple (the app's bundle id)")
+                }
+                if verifier.sharedSecret == nil {
+                    missing(
+                        "Verifier", "SharedSecretCredential",
+                        "Kind=apple needs the app's shared secret: set SharedSecretCredential= or SharedSecretFile=")
+                }
+                if verifier.token != nil {
+                    at(assigned["Verifier.TokenCredential"] != nil ? "Verifier.TokenCredential" : "Verifier.TokenFile",
+                       "a bearer token is used only with Kind=http")
+                }
+            case .http:
+                if verifier.sharedSecret != nil {
+                    at(assigned["Verifier.SharedSecretCredential"] != nil
+                        ? "Verifier.SharedSecretCredential" : "Verifier.SharedSecretFile",
+                       "a shared secret is used only with Kind=apple")
+                }
+                if configuration.delivery.url != nil {
+                    at("Delivery.URL", "delivery is used only with Kind=apple; the merchant endpoint grants in the same step")
+                }
+            case .appstore:
+                at("Verifier.Kind", "Kind=appstore (the App Store Server API) is not supported by this version; use apple or http")
+            }
+        }
+        if verifier.circuitCooldown > verifier.circuitMaxCooldown {
+            at("Verifier.CircuitCooldown", "must not be longer than CircuitMaxCooldown= (\(TimeSpan.format(verifier.circuitMaxCooldown)))")
+        }
+        let retry = configuration.retry
+        if retry.initialDelay > retry.maxDelay {
+            at("Retry.InitialDelay", "must not be longer than MaxDelay= (\(TimeSpan.format(retry.maxDelay)))")
+        }
+        return problems
+    }
+}

@@ -1,0 +1,22 @@
+import Synchronization
+
+/// Keeps every record in memory: for tests, and for commands that show what they logged.
+public final class CapturingLogHandler: LogHandler {
+    private let storage = Mutex<[LogRecord]>([])
+
+    public init() {}
+
+    public func log(_ record: LogRecord) {
+        storage.withLock { $0.append(record) }
+    }
+
+    /// Everything logged so far, in order.
+    public var records: [LogRecord] {
+        storage.withLock { $0 }
+    }
+
+    /// Records with this message id.
+    public func records(with id: MessageID) -> [LogRecord] {
+        records.filter { $0.messageID == id }
+    }
+}

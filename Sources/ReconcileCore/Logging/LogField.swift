@@ -1,0 +1,54 @@
+/// The name of a structured log field, as journald stores it (DESIGN §8).
+///
+/// Names follow journald's rules (checked by ``isValidName(_:)``): 1–64 characters of `A-Z`,
+/// `0-9` and `_`, not starting with a digit or `_`.
+public struct LogField: RawRepresentable, Sendable, Hashable, Comparable, CustomStringConvertible {
+    public var rawValue: String
+
+    public init(rawValue: String) {
+        precondition(Self.isValidName(rawValue), "invalid journal field name \(rawValue)")
+        self.rawValue = rawValue
+    }
+
+    public init(_ name: String) {
+        self.init(rawValue: name)
+    }
+
+    public var description: String { rawValue }
+
+    public static func < (lhs: LogField, rhs: LogField) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// journald's field-name rule (`journal_field_valid()`).
+    public static func isValidName(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, name.unicodeScalars.count <= 64 else { return false }
+        guard first != "_", !("0"..."9").contains(first) else { return false }
+        return name.unicodeScalars.allSatisfy { ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
+    }
+
+    // MARK: - The fields of DESIGN §8
+
+    public static let orderID = LogField("ORDER_ID")
+    public static let orderState = LogField("ORDER_STATE")
+    public static let productID = LogField("PRODUCT_ID")
+    public static let transactionID = LogField("TRANSACTION_ID")
+    public static let attempt = LogField("ATTEMPT")
+    /// RFC 3339 time of the next attempt.
+    public static let nextAttempt = LogField("NEXT_ATTEMPT")
+    public static let verifierStatus = LogField("VERIFIER_STATUS")
+    public static let endpoint = LogField("ENDPOINT")
+    public static let reason = LogField("REASON")
+
+    // MARK: - Further fields
+
+    /// A spool file's name (inside `incoming/`).
+    public static let spoolFile = LogField("SPOOL_FILE")
+    /// A count, in summaries.
+    public static let count = LogField("COUNT")
+    /// An `errno` value, as systemd's own `ERRNO=`.
+    public static let errno = LogField("ERRNO")
+    public static let httpStatus = LogField("HTTP_STATUS")
+    /// A file system path or configuration file.
+    public static let path = LogField("PATH")
+    /// The operator or daemon that caused a transition.
+    public static let actor = LogField("ACTOR")
+}

@@ -1,0 +1,43 @@
+/// A journal `MESSAGE_ID`: one per kind of event, catalogued in `systemd/reconciled.catalog`
+/// with what happened and what to do.
+public struct MessageID: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    public var rawValue: String
+    /// A short name for the event, for tests and the stderr backend.
+    public var name: String
+
+    public init?(rawValue: String) {
+        guard let known = Self.all.first(where: { $0.rawValue == rawValue }) else { return nil }
+        self = known
+    }
+
+    init(_ name: String, _ id: String) {
+        precondition(id.count == 32 && id.allSatisfy { $0.isHexDigit && !$0.isUppercase }, "MESSAGE_ID must be 32 lower-case hex digits")
+        self.name = name
+        self.rawValue = id
+    }
+
+    public var description: String { name }
+
+    public static let started = MessageID("started", "c0d2dbeba957416daeb248260df09379")
+    public static let stopping = MessageID("stopping", "f612a2ce778b4b778657784e3797b70f")
+    public static let reloaded = MessageID("reloaded", "d5b038f216ab42fb86470f8881c7df75")
+    public static let configurationError = MessageID("configuration-error", "dc0b295bdd924c99b423fae3757054bd")
+    public static let fileRejected = MessageID("file-rejected", "b6d50119cdba4c1b9d13142f2cb2f18d")
+    public static let ordersAccepted = MessageID("orders-accepted", "2ac4805e9b3e45c68560ee449d7d801d")
+    public static let finished = MessageID("finished", "3bd433d155944252940b836bc52c07ec")
+    public static let rejected = MessageID("rejected", "9698da92b008404d88a8f8b7d65bd377")
+    public static let escalated = MessageID("escalated", "8d96f3cc23f944988959a52d96d05ed5")
+    public static let expired = MessageID("expired", "1ca5ecfac1e343c2ab3d45b7336df70e")
+    public static let circuitOpened = MessageID("circuit-opened", "e44ae0d812854399b539920711940ab3")
+    public static let circuitClosed = MessageID("circuit-closed", "ee7f5ad183a444df9cfbf25d16aea1c4")
+    public static let suppressed = MessageID("suppressed", "36674a40de1e422b80438d197c1a4887")
+    /// The store could not be written (disk full, read-only): ingest waits.
+    public static let storeUnavailable = MessageID("store-unavailable", "263c5e913600495eb6ac0b8458ed0998")
+    /// A duplicate spool file changed nothing.
+    public static let duplicateIgnored = MessageID("duplicate-ignored", "da9277507a094f3c9077de417e2d72e8")
+
+    public static let all: [MessageID] = [
+        started, stopping, reloaded, configurationError, fileRejected, ordersAccepted, finished, rejected,
+        escalated, expired, circuitOpened, circuitClosed, suppressed, storeUnavailable, duplicateIgnored,
+    ]
+}

@@ -1,0 +1,31 @@
+/// Why a spool file cannot be accepted: the reason written beside it in `rejected/`.
+///
+/// `code` is a stable word for scripts and log filters; `detail` says exactly what was wrong, for
+/// a person. Neither ever contains a receipt, a token or any other proof.
+public struct OrderFileProblem: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Stable reason codes.
+    public enum Code: String, Sendable, Hashable, CaseIterable {
+        case emptyFile = "empty_file"
+        case tooLarge = "too_large"
+        case notRegularFile = "not_regular_file"
+        case symlink = "symlink"
+        case unreadable = "unreadable"
+        case nulByte = "nul_byte"
+        case notUTF8 = "not_utf8"
+        case notJSON = "not_json"
+        case notObject = "not_object"
+        case missingField = "missing_field"
+        case invalidField = "invalid_field"
+        case conflictingProduct = "conflicting_product"
+    }
+
+    public var code: Code
+    public var detail: String
+
+    public init(_ code: Code, _ detail: String) {
+        self.code = code
+        self.detail = detail
+    }
+
+    public var description: String { "\(code.rawValue): \(detail)" }
+}

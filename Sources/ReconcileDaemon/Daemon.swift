@@ -1,0 +1,249 @@
+import Foundation
+import Glibc
+import ReconcileCore
+import ReconcileSpool
+import ReconcileStore
+import ReconcileSystem
+
+/// The running daemon: wires configuration, lock, store, spool watch and ingest together and
+/// reacts to signals. Everything it wires lives in the libraries; this type only decides the
+/// order of start-up and shutdown.
+public final class Daemon {
+    /// A start-up failure: the exit status and a one-line reason.
+    public struct StartupFailure: Error, Sendable, CustomStringConvertible {
+        public var status: Int32
+        public var message: String
+        public var errno: Int32?
+
+        public var description: String { message }
+    }
+
+    /// What the main loop reacts to.
+    enum Event: Sendable {
+        case signal(Int32)
+        /// The spool watch was lost; set it up again.
+        case rewatch
+    }
+
+    public private(set) var configuration: Configuration
+    let configPath: String
+    let logger: Logger
+    let lock: LockFile
+    let store: SQLiteOrderStore
+    let layout: SpoolLayout
+    let ingestor: SpoolIngestor
+    private var watcher: SpoolWatcher?
+    private var rescanTimer: Task<Void, Never>?
+    private var pruneTimer: Task<Void, Never>?
+    private let spoolEvents: AsyncStream<SpoolEvent>.Continuation
+    private let spoolEventStream: AsyncStream<SpoolEvent>
+    private let events: AsyncStream<Event>.Continuation
+    private let eventStream: AsyncStream<Event>
+
+    /// Starts everything short of the loops: configuration, lock, store (migrated), spool.
+    public init(configPath: String, logger: Logger) throws(StartupFailure) {
+        self.configPath = configPath
+        self.logger = logger
+        let configuration: Configuration
+        do {
+            configuration = try ConfigurationLoader.load(path: configPath)
+        } catch {
+            for problem in error.problems {
+                logger.error("configuration: \(problem)", id: .configurationError, [.path: problem.path, .reason: "configuration"])
+            }
+            throw StartupFailure(status: ExitStatus.configuration, message: "bad configuration in \(configPath) (\(error.problems.count) problems)")
+        }
+        self.configuration = configuration
+
+        let database = configuration.state.database
+        do {
+            try FileSystem.makeDirectory(FileSystem.parentDirectory(of: database), mode: 0o750)
+        } catch {
+            throw StartupFailure(status: ExitStatus.failure, message: "cannot create the state directory: \(error)", errno: error.errno)
+        }
+        do {
+            lock = try LockFile.acquire(database + ".lock")
+        } catch {
+            throw StartupFailure(status: ExitStatus.failure, message: error.description)
+        }
+        do {
+            store = try SQLiteOrderStore(path: database, mode: .owner) { [logger] step in
+                logger.notice("store \(database): \(step)")
+            }
+        } catch {
+            throw StartupFailure(status: ExitStatus.failure, message: "cannot open the store \(database): \(error)")
+        }
+
+        layout = SpoolLayout(root: configuration.spool.directory)
+        do {
+            let created = try layout.prepare()
+            if !created.isEmpty { logger.notice("created spool directories \(created.joined(separator: ", "))") }
+        } catch {
+            throw StartupFailure(status: ExitStatus.failure, message: "cannot prepare the spool: \(error)", errno: error.errno)
+        }
+
+        (spoolEventStream, spoolEvents) = AsyncStream<SpoolEvent>.makeStream()
+        (eventStream, events) = AsyncStream<Event>.makeStream()
+        ingestor = SpoolIngestor(
+            layout: layout, store: store, settings: Self.ingestSettings(configuration), logger: logger)
+    }
+
+    static func ingestSettings(_ configuration: Configuration) -> SpoolIngestor.Settings {
+        SpoolIngestor.Settings(verifierKind: configuration.verifier.kind, maxFileSize: configuration.spool.maxFileSize)
+    }
+
+    /// Runs until SIGTERM or SIGINT; returns the exit status.
+    public func run(signals: SignalStream) async -> Int32 {
+        let forwarder = Task { [events, stream = signals.signals] in
+            for await number in stream { events.yield(.signal(number)) }
+        }
+        defer { forwarder.cancel() }
+
+        watch()
+        spoolEvents.yield(.rescan(reason: "start-up"))
+        startRescanTimer()
+        startPruneTimer()
+        let ingest = Task { [ingestor, spoolEventStream] in
+            await ingestor.run(events: spoolEventStream)
+        }
+
+        let counts = (try? store.countsByState()) ?? [:]
+        logger.notice(
+            "reconciled \(ReconcileVersion.current) started: spool \(layout.root), store \(store.path) with \(counts.values.reduce(0, +)) orders, Kind=\(configuration.verifier.kind.rawValue)",
+            id: .started)
+
+        loop: for await event in eventStream {
+            switch event {
+            case .signal(let number) where number == SIGTERM || number == SIGINT:
+                logger.notice("received \(SignalStream.name(of: number)); stopping", id: .stopping)
+                break loop
+            case .signal(let number) where number == SIGHUP:
+                reload()
+            case .signal:
+                continue
+            case .rewatch:
+                try? await Task.sleep(for: .milliseconds(50))
+                watch()
+                spoolEvents.yield(.rescan(reason: "spool watch re-established"))
+            }
+        }
+
+        rescanTimer?.cancel()
+        pruneTimer?.cancel()
+        watcher?.cancel()
+        watcher = nil
+        spoolEvents.finish()
+        await ingest.value
+        store.close()
+        logger.notice("stopped cleanly")
+        return ExitStatus.success
+    }
+
+    // MARK: - Spool watch
+
+    /// Watches `incoming/`; without inotify, falls back to rescanning.
+    private func watch() {
+        watcher?.cancel()
+        watcher = nil
+        do {
+            try layout.prepare()
+            watcher = try SpoolWatcher(directory: layout.incoming) { [spoolEvents, events] event in
+                switch event {
+                case .arrived(let names): spoolEvents.yield(.arrived(names))
+                case .overflow: spoolEvents.yield(.rescan(reason: "inotify queue overflow"))
+                case .directoryGone:
+                    spoolEvents.yield(.directoryGone)
+                    events.yield(.rewatch)
+                }
+            }
+        } catch {
+            let interval = configuration.spool.rescanInterval ?? Self.fallbackRescanInterval
+            logger.warning(
+                "cannot watch \(layout.incoming) with inotify (\(error)); rescanning every \(TimeSpan.format(interval)) instead",
+                [.path: layout.incoming, .errno: String(error.errno)])
+            startRescanTimer(fallback: true)
+        }
+    }
+
+    /// How often to rescan when inotify is unavailable and `RescanInterval=` is not set.
+    static let fallbackRescanInterval: Duration = .seconds(10)
+
+    private func startRescanTimer(fallback: Bool = false) {
+        rescanTimer?.cancel()
+        rescanTimer = nil
+        guard let interval = configuration.spool.rescanInterval ?? (fallback ? Self.fallbackRescanInterval : nil) else { return }
+        rescanTimer = Task { [spoolEvents] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                if Task.isCancelled { break }
+                spoolEvents.yield(.rescan(reason: "RescanInterval"))
+            }
+        }
+    }
+
+    // MARK: - Pruning
+
+    /// Prunes finished orders' receipts at start-up and then once a day (`KeepFinished=`).
+    private func startPruneTimer() {
+        pruneTimer?.cancel()
+        pruneTimer = nil
+        guard let keep = configuration.state.keepFinished else { return }
+        pruneTimer = Task { [store, logger] in
+            while !Task.isCancelled {
+                let now = Date()
+                do {
+                    let pruned = try store.pruneFinished(before: now.addingTimeInterval(-keep.inSeconds), now: now)
+                    if pruned > 0 {
+                        logger.info("pruned receipts and raw files of \(pruned) orders finished more than \(TimeSpan.format(keep)) ago", [.count: String(pruned)])
+                    }
+                } catch {
+                    logger.warning("cannot prune finished orders: \(error)", [.reason: StoreFailure.of(error).rawValue])
+                }
+                try? await Task.sleep(for: .seconds(86_400))
+            }
+        }
+    }
+
+    // MARK: - Reload
+
+    /// Re-reads the configuration (SIGHUP). A bad file, or a change to a key that needs a
+    /// restart, keeps the running configuration and says why.
+    @discardableResult
+    func reload() -> Result<Configuration, ReloadFailure> {
+        let next: Configuration
+        do {
+            next = try ConfigurationLoader.load(path: configPath)
+        } catch {
+            for problem in error.problems {
+                logger.error("reload refused: \(problem)", id: .configurationError, [.path: problem.path])
+            }
+            return .failure(.invalid(error))
+        }
+        let changed = RestartOnlyKeys.changed(from: configuration, to: next)
+        guard changed.isEmpty else {
+            let names = changed.joined(separator: ", ")
+            logger.error("reload refused: \(names) changed; these need a restart (systemctl restart reconciled)", id: .configurationError)
+            return .failure(.needsRestart(changed))
+        }
+        configuration = next
+        let settings = Self.ingestSettings(next)
+        Task { [ingestor] in await ingestor.apply(settings) }
+        startRescanTimer(fallback: watcher == nil)
+        startPruneTimer()
+        logger.notice("reloaded the configuration from \(configPath)", id: .reloaded)
+        return .success(next)
+    }
+}
+
+/// Why a reload kept the old configuration.
+public enum ReloadFailure: Error, Sendable, CustomStringConvertible {
+    case invalid(ConfigurationError)
+    case needsRestart([String])
+
+    public var description: String {
+        switch self {
+        case .invalid(let error): "the new configuration is invalid:\n\(error)"
+        case .needsRestart(let keys): "\(keys.joined(separator: ", ")) changed; restart the daemon to apply"
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import Glibc
+import ReconcileCore
+import ReconcileSystem
+
+/// `reconciled`'s entry point: parses the command line, sets up logging and signals, starts the
+/// ``Daemon`` and returns its exit status.
+public enum DaemonMain {
+    public static func run(arguments: [String], environment: [String: String]) async -> Int32 {
+        let commandLine: DaemonCommandLine
+        do {
+            commandLine = try DaemonCommandLine.parse(arguments)
+        } catch {
+            FileHandle.standardError.write(
+                Data("Error: \(error)\nUsage: \(DaemonCommandLine.usage)\n  See 'reconciled --help' for more information.\n".utf8))
+            return ExitStatus.usage
+        }
+        switch commandLine.action {
+        case .help:
+            print(DaemonCommandLine.help)
+            return ExitStatus.success
+        case .version:
+            print(ReconcileVersion.current)
+            return ExitStatus.success
+        case .run:
+            break
+        }
+
+        // Signals first, so that a SIGTERM during start-up is not lost; a closed pipe is an
+        // error to handle, never a reason to die.
+        signal(SIGPIPE, SIG_IGN)
+        let signals = SignalStream([SIGTERM, SIGINT, SIGHUP])
+
+        let level = commandLine.logLevel ?? environment["RECONCILE_LOG_LEVEL"].flatMap(LogLevel.init(name:)) ?? .info
+        let rateLimiter = RateLimitingLogHandler(
+            wrapping: StderrLogHandler(style: StderrLogHandler.detectStyle(environment: environment)))
+        let logger = Logger(handler: rateLimiter, minimumLevel: level)
+        defer { rateLimiter.flush() }
+
+        let configPath = ConfigurationLoader.path(commandLine: commandLine.configPath, environment: environment)
+        let daemon: Daemon
+        do {
+            daemon = try Daemon(configPath: configPath, logger: logger)
+        } catch {
+            logger.critical("cannot start: \(error.message)")
+            return error.status
+        }
+        return await daemon.run(signals: signals)
+    }
+}

@@ -1,0 +1,96 @@
+import CLinux
+import Dispatch
+import Glibc
+import ReconcileSystem
+
+/// Watches `incoming/` with inotify (`IN_MOVED_TO`, `IN_CLOSE_WRITE`) and reports names as
+/// they arrive, a queue overflow (time to rescan), or the directory itself going away.
+public final class SpoolWatcher {
+    /// What the watch saw.
+    public enum Event: Sendable, Hashable {
+        /// Names that were moved in or written and closed.
+        case arrived([String])
+        /// The kernel's event queue overflowed: some names were missed, rescan.
+        case overflow
+        /// The watched directory was deleted or moved away.
+        case directoryGone
+    }
+
+    private let descriptor: Int32
+    private let source: any DispatchSourceRead
+    public let directory: String
+
+    /// Starts watching.
+    ///
+    /// - Throws: ``SystemError`` when inotify is unavailable (no instances left: `EMFILE`;
+    ///   watch limit reached: `ENOSPC`); the caller falls back to periodic rescans.
+    public init(directory: String, handler: @escaping @Sendable (Event) -> Void) throws(SystemError) {
+        self.directory = directory
+        let descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard descriptor >= 0 else { throw SystemError.current("inotify_init1") }
+        let mask = UInt32(IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_EXCL_UNLINK)
+        if inotify_add_watch(descriptor, directory, mask) < 0 {
+            let error = SystemError.current("inotify_add_watch", path: directory)
+            close(descriptor)
+            throw error
+        }
+        self.descriptor = descriptor
+        let queue = DispatchQueue(label: "reconcile.spool-watch")
+        let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
+        source.setEventHandler { @Sendable in
+            for event in Self.drain(descriptor) { handler(event) }
+        }
+        source.setCancelHandler { @Sendable in close(descriptor) }
+        self.source = source
+        source.resume()
+    }
+
+    deinit {
+        source.cancel()
+    }
+
+    /// Stops watching and closes the inotify descriptor.
+    public func cancel() {
+        source.cancel()
+    }
+
+    /// Reads every pending inotify event.
+    static func drain(_ descriptor: Int32) -> [Event] {
+        var events: [Event] = []
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            events += parse(buffer[0..<count])
+        }
+        return events
+    }
+
+    /// Decodes `struct inotify_event` records: wd (4), mask (4), cookie (4), len (4), name.
+    static func parse(_ bytes: ArraySlice<UInt8>) -> [Event] {
+        var names: [String] = []
+        var events: [Event] = []
+        var offset = bytes.startIndex
+        func word(_ at: Int) -> UInt32 {
+            UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16 | UInt32(bytes[at + 3]) << 24
+        }
+        while offset + 16 <= bytes.endIndex {
+            let mask = word(offset + 4)
+            let length = Int(word(offset + 12))
+            let nameStart = offset + 16
+            guard nameStart + length <= bytes.endIndex else { break }
+            let name = String(decoding: bytes[nameStart..<nameStart + length].prefix { $0 != 0 }, as: UTF8.self)
+            offset = nameStart + length
+            if mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                events.append(.overflow)
+            } else if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0 {
+                events.append(.directoryGone)
+            } else if !name.isEmpty {
+                names.append(name)
+            }
+        }
+        if !names.isEmpty { events.insert(.arrived(names), at: 0) }
+        return events
+    }
+}

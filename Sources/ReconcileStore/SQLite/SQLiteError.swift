@@ -1,0 +1,49 @@
+import CSQLite
+import ReconcileCore
+
+/// An error from SQLite: the extended result code, SQLite's message and the statement's SQL.
+///
+/// Bound parameter values are never part of it, so a receipt can never reach a log line
+/// through a database error.
+public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The extended result code (`SQLITE_BUSY_SNAPSHOT`, `SQLITE_CONSTRAINT_UNIQUE`, …).
+    public var extendedCode: Int32
+    /// SQLite's own message for the error (`sqlite3_errmsg`).
+    public var message: String
+    /// The SQL text (with `?` placeholders) when a statement failed.
+    public var sql: String?
+
+    public init(extendedCode: Int32, message: String, sql: String? = nil) {
+        self.extendedCode = extendedCode
+        self.message = message
+        self.sql = sql
+    }
+
+    /// The primary result code (the low 8 bits).
+    public var code: Int32 { extendedCode & 0xFF }
+
+    public var isBusy: Bool { code == SQLITE_BUSY || code == SQLITE_LOCKED }
+    public var isFull: Bool { code == SQLITE_FULL }
+    public var isReadOnly: Bool { code == SQLITE_READONLY }
+    public var isNotADatabase: Bool { code == SQLITE_NOTADB }
+    public var isCorrupt: Bool { code == SQLITE_CORRUPT }
+    public var isConstraint: Bool { code == SQLITE_CONSTRAINT }
+
+    public var description: String {
+        var text = "SQLite error \(extendedCode) (\(String(cString: sqlite3_errstr(extendedCode)))): \(message)"
+        if let sql {
+            let oneLine = sql.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            text += " [\(oneLine.count > 120 ? String(oneLine.prefix(120)) + "…" : oneLine)]"
+        }
+        return text
+    }
+}
+
+extension SQLiteError: ClassifiedStoreError {
+    public var storeFailure: StoreFailure {
+        if isFull { return .diskFull }
+        if isReadOnly || code == SQLITE_CANTOPEN || code == SQLITE_PERM { return .readOnly }
+        if isBusy { return .busy }
+        return .other
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+
+/// Brings a database to the newest schema: numbered migrations, recorded in
+/// `schema_migrations`, each in its own transaction, after copying the database aside.
+///
+/// Refuses a database written by a newer reconciled, and a database that is not one of ours.
+public struct SchemaMigrator: Sendable {
+    public var migrations: [Migration]
+
+    public init(migrations: [Migration] = StoreSchema.migrations) {
+        precondition(
+            migrations.enumerated().allSatisfy { $0.offset + 1 == $0.element.version },
+            "migrations must be numbered 1, 2, 3, …")
+        self.migrations = migrations
+    }
+
+    /// The newest version this migrator knows.
+    public var latestVersion: Int { migrations.last?.version ?? 0 }
+
+    /// The database's schema version: 0 for an empty database.
+    ///
+    /// - Throws: ``StoreError`` when the file is not a reconcile database.
+    public func currentVersion(of connection: SQLiteConnection) throws -> Int {
+        let hasTable = try connection.scalar(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'") ?? 0
+        if hasTable == 0 {
+            let otherTables = try connection.scalar(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'") ?? 0
+            if otherTables > 0 {
+                throw StoreError.foreignDatabase(path: connection.path)
+            }
+            return 0
+        }
+        return Int(try connection.scalar("SELECT max(version) FROM schema_migrations") ?? 0)
+    }
+
+    /// Whether migrations are pending.
+    public func needsMigration(_ connection: SQLiteConnection) throws -> Bool {
+        let version = try currentVersion(of: connection)
+        try refuseNewer(version, path: connection.path)
+        return version < latestVersion
+    }
+
+    /// Applies the pending migrations.
+    ///
+    /// - Parameters:
+    ///   - backup: copy a non-empty database to `PATH.pre-N` (N = the first pending version)
+    ///     with `VACUUM INTO` before changing it.
+    ///   - willApply: called before the backup and before each migration (the daemon extends
+    ///     its start-up timeout there).
+    /// - Returns: the versions applied.
+    @discardableResult
+    public func migrate(
+        _ connection: SQLiteConnection, backup: Bool = true, now: Date = Date(),
+        willApply: @Sendable (String) -> Void = { _ in }
+    ) throws -> [Int] {
+        let version = try currentVersion(of: connection)
+        try refuseNewer(version, path: connection.path)
+        let pending = migrations.filter { $0.version > version }
+        guard !pending.isEmpty else { return [] }
+        if backup && version > 0 {
+            let copy = "\(connection.path).pre-\(pending[0].version)"
+            willApply("copying the database to \(copy)")
+            if FileManager.default.fileExists(atPath: copy) {
+                try FileManager.default.removeItem(atPath: copy)
+            }
+            try connection.run("VACUUM INTO ?", [.text(copy)])
+        }
+        for migration in pending {
+            willApply("migration \(migration.version): \(migration.name)")
+            try connection.transaction {
+                if migration.version == 1 {
+                    try connection.execute(
+                        """
+                        CREATE TABLE IF NOT EXISTS schema_migrations (
+                            version INTEGER PRIMARY KEY,
+                            name TEXT NOT NULL,
+                            applied_at INTEGER NOT NULL
+                        )
+                        """)
+                }
+                try connection.execute(migration.sql)
+                try connection.run(
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                    [.integer(migration.version), .text(migration.name), .integer(now.epochMilliseconds)])
+                try connection.execute("PRAGMA user_version = \(migration.version)")
+            }
+        }
+        return pending.map(\.version)
+    }
+
+    func refuseNewer(_ version: Int, path: String) throws {
+        if version > latestVersion {
+            throw StoreError.newerSchema(path: path, found: version, supported: latestVersion)
+        }
+    }
+}
+
+extension Date {
+    /// Milliseconds since 1970 UTC, as the store keeps times.
+    public var epochMilliseconds: Int64 {
+        Int64((timeIntervalSince1970 * 1000).rounded(.down))
+    }
+
+    /// The date of a stored time.
+    public init(epochMilliseconds: Int64) {
+        self.init(timeIntervalSince1970: Double(epochMilliseconds) / 1000)
+    }
+}

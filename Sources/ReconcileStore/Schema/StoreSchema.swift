@@ -1,0 +1,96 @@
+/// The store's schema, as the ordered list of migrations that builds it.
+///
+/// Times are integer milliseconds since 1970 UTC. An order waits for an attempt exactly when
+/// `next_attempt_at` is set, so the partial index `orders_due` holds only claimable orders and
+/// due-order selection is a range scan whatever the backlog.
+public enum StoreSchema {
+    public static let migrations: [Migration] = [
+        Migration(
+            version: 1, name: "orders, transitions, attempts, claims",
+            sql: """
+                CREATE TABLE orders (
+                    id INTEGER PRIMARY KEY,
+                    order_id TEXT NOT NULL UNIQUE,
+                    product_id TEXT NOT NULL,
+                    state TEXT NOT NULL CHECK (state IN ('waiting', 'pending', 'verifying', 'verified',
+                        'finished', 'rejected', 'escalated', 'held', 'cancelled', 'expired')),
+                    resume_state TEXT,
+                    receipt TEXT,
+                    transaction_id TEXT,
+                    signed_transaction TEXT,
+                    application_username TEXT,
+                    user_id TEXT,
+                    amount TEXT,
+                    currency TEXT,
+                    created_at INTEGER,
+                    raw BLOB,
+                    content_hash TEXT NOT NULL,
+                    proof_revision INTEGER NOT NULL DEFAULT 1,
+                    received_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL,
+                    next_attempt_at INTEGER,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    delivery_attempts INTEGER NOT NULL DEFAULT 0,
+                    malformed_answers INTEGER NOT NULL DEFAULT 0,
+                    lease_owner TEXT,
+                    leased_until INTEGER,
+                    lease_proof_revision INTEGER,
+                    pending_action TEXT,
+                    reason TEXT,
+                    verified_transaction_id TEXT,
+                    original_transaction_id TEXT,
+                    verified_product_id TEXT,
+                    quantity INTEGER,
+                    purchase_date INTEGER,
+                    environment TEXT,
+                    finished_by TEXT,
+                    pruned_at INTEGER
+                );
+                CREATE INDEX orders_due ON orders(next_attempt_at) WHERE next_attempt_at IS NOT NULL;
+                CREATE INDEX orders_state_received ON orders(state, received_at);
+                CREATE INDEX orders_leased ON orders(lease_owner) WHERE lease_owner IS NOT NULL;
+                CREATE INDEX orders_prunable ON orders(updated_at)
+                    WHERE state IN ('finished', 'cancelled') AND pruned_at IS NULL;
+
+                CREATE TABLE attempts (
+                    id INTEGER PRIMARY KEY,
+                    order_ref INTEGER NOT NULL REFERENCES orders(id),
+                    number INTEGER NOT NULL,
+                    kind TEXT NOT NULL CHECK (kind IN ('verify', 'deliver')),
+                    started_at INTEGER NOT NULL,
+                    endpoint TEXT NOT NULL,
+                    environment TEXT,
+                    http_status INTEGER,
+                    verifier_status INTEGER,
+                    latency_ms INTEGER,
+                    outcome TEXT NOT NULL,
+                    detail TEXT
+                );
+                CREATE INDEX attempts_order ON attempts(order_ref, id);
+
+                CREATE TABLE transitions (
+                    id INTEGER PRIMARY KEY,
+                    order_ref INTEGER NOT NULL REFERENCES orders(id),
+                    at INTEGER NOT NULL,
+                    actor TEXT NOT NULL,
+                    from_state TEXT,
+                    to_state TEXT NOT NULL,
+                    reason TEXT NOT NULL,
+                    detail TEXT,
+                    attempt_ref INTEGER REFERENCES attempts(id)
+                );
+                CREATE INDEX transitions_order ON transitions(order_ref, id);
+
+                CREATE TABLE claims (
+                    transaction_id TEXT PRIMARY KEY,
+                    order_ref INTEGER NOT NULL REFERENCES orders(id),
+                    claimed_at INTEGER NOT NULL,
+                    actor TEXT NOT NULL
+                ) WITHOUT ROWID;
+                CREATE INDEX claims_order ON claims(order_ref);
+                """)
+    ]
+
+    /// The newest schema version this build knows.
+    public static var latestVersion: Int { migrations.last?.version ?? 0 }
+}
