@@ -1,1 +1,4 @@
-print("todo")
+import Foundation
+import ReconcileCLI
+
+exit(Reconcilectl.main(arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment))

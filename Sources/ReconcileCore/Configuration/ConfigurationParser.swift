@@ -15,22 +15,23 @@ public enum ConfigurationParser {
         let knownKeys = ConfigurationKeys.bySection()
 
         for source in sources {
-            let assignments: [ConfigurationAssignment]
+            let document: INIDocument
             do {
-                assignments = try INIParser.parse(source)
+                document = try INIParser.parse(source)
             } catch {
                 problems += error.problems
                 continue
             }
-            for assignment in assignments {
-                guard let keys = knownKeys[assignment.section] else {
-                    problems.append(
-                        ConfigurationProblem(
-                            path: assignment.path, line: assignment.line, section: assignment.section,
-                            message: "unknown section; known sections are "
-                                + ConfigurationKeys.sectionOrder.map { "[\($0)]" }.joined(separator: ", ")))
-                    continue
-                }
+            for section in document.sections where knownKeys[section.name] == nil {
+                problems.append(
+                    ConfigurationProblem(
+                        path: section.path, line: section.line, section: section.name,
+                        message: "unknown section; known sections are "
+                            + ConfigurationKeys.sectionOrder.map { "[\($0)]" }.joined(separator: ", ")))
+            }
+            for assignment in document.assignments {
+                // Keys of an unknown section were reported with the section.
+                guard let keys = knownKeys[assignment.section] else { continue }
                 guard let key = keys[assignment.key] else {
                     var message = "unknown key"
                     if let suggestion = Spelling.closest(to: assignment.key, in: Array(keys.keys)) {

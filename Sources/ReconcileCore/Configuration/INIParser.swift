@@ -27,12 +27,25 @@ public struct ConfigurationAssignment: Sendable, Hashable {
     }
 }
 
-/// Splits systemd-style INI text into assignments (systemd.syntax(7)): `[Section]` headers,
-/// `Key=Value` lines, whole-line comments starting with `#` or `;`, and a trailing backslash to
-/// continue a value on the next line.
+/// A `[Section]` header and where it is.
+public struct ConfigurationSection: Sendable, Hashable {
+    public var name: String
+    public var path: String
+    public var line: Int
+}
+
+/// One file's sections and assignments, in file order.
+public struct INIDocument: Sendable, Hashable {
+    public var sections: [ConfigurationSection] = []
+    public var assignments: [ConfigurationAssignment] = []
+}
+
+/// Splits systemd-style INI text into sections and assignments (systemd.syntax(7)):
+/// `[Section]` headers, `Key=Value` lines, whole-line comments starting with `#` or `;`, and a
+/// trailing backslash to continue a value on the next line.
 public enum INIParser {
-    public static func parse(_ source: ConfigurationSource) throws(ConfigurationError) -> [ConfigurationAssignment] {
-        var assignments: [ConfigurationAssignment] = []
+    public static func parse(_ source: ConfigurationSource) throws(ConfigurationError) -> INIDocument {
+        var document = INIDocument()
         var problems: [ConfigurationProblem] = []
         var section: String?
         // "\r\n" is one Character in Swift, so split on both forms.
@@ -63,7 +76,9 @@ public enum INIParser {
                     section = nil
                     continue
                 }
-                section = String(line.dropFirst().dropLast()).trimmingSpaces()
+                let name = String(line.dropFirst().dropLast()).trimmingSpaces()
+                section = name
+                document.sections.append(ConfigurationSection(name: name, path: source.path, line: lineNumber))
                 continue
             }
             guard let equals = line.firstIndex(of: "=") else {
@@ -88,11 +103,11 @@ public enum INIParser {
                         message: "\(key)= appears before any [Section] header"))
                 continue
             }
-            assignments.append(
+            document.assignments.append(
                 ConfigurationAssignment(section: section, key: key, value: value, path: source.path, line: lineNumber))
         }
         if !problems.isEmpty { throw ConfigurationError(problems: problems) }
-        return assignments
+        return document
     }
 
     private static func stripCarriageReturn(_ line: String) -> String {

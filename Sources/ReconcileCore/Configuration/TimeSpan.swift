@@ -55,13 +55,13 @@ public enum TimeSpan {
         return .microseconds(Int64(totalMicroseconds.rounded()))
     }
 
-    /// Formats a span the way systemd prints it (`1h 30min`, `500ms`, `0`).
+    /// Formats a span in the same units (`1h 30min`, `500ms`, `90d`, `0`). Days are the largest
+    /// unit: months and years have no exact length, and `90d` reads better than `2M 4w 1d 3h`.
     public static func format(_ duration: Duration) -> String {
         var microseconds = duration.totalMicroseconds
         guard microseconds > 0 else { return "0" }
         let parts: [(String, Int64)] = [
-            ("y", 31_557_600_000_000), ("M", 2_629_800_000_000), ("w", 604_800_000_000), ("d", 86_400_000_000),
-            ("h", 3_600_000_000), ("min", 60_000_000), ("s", 1_000_000), ("ms", 1_000), ("us", 1),
+            ("d", 86_400_000_000), ("h", 3_600_000_000), ("min", 60_000_000), ("s", 1_000_000), ("ms", 1_000), ("us", 1),
         ]
         var words: [String] = []
         for (name, size) in parts where microseconds >= size {

@@ -243,7 +243,7 @@ private struct Cursor {
             case UInt8(ascii: "\\"):
                 try parseEscape(into: &utf8)
             case 0x00..<0x20:
-                throw error("control character \(describe(byte)) must be escaped in a string", at: index)
+                throw error("\(describe(byte)) must be escaped in a string", at: index)
             case 0x80...:
                 let length = try validateUTF8Sequence(at: index)
                 utf8.append(contentsOf: bytes[index..<index + length])

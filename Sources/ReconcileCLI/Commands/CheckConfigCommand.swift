@@ -1,0 +1,76 @@
+import Foundation
+import ReconcileCore
+import ReconcileSystem
+
+/// `reconcilectl check-config`: reads the configuration exactly as `reconciled` would and says
+/// what is wrong, or what it means.
+enum CheckConfigCommand {
+    static var spec: CommandSpec {
+        CommandSpec(
+            name: "check-config",
+            abstract: "Check the configuration the way reconciled reads it.",
+            usage: "check-config [--quiet]",
+            discussion: """
+                Reads the main file and its drop-ins (<path>.d/*.conf) and reports every problem
+                with its file, line and key. Exits 0 when the configuration is usable and 78 when
+                it is not, like reconciled itself.
+                """,
+            options: [OptionSpec(long: "quiet", short: "q", valueName: nil, help: "Print nothing when the configuration is valid.")],
+            run: run)
+    }
+
+    static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
+        if let extra = arguments.positionals.first {
+            throw CommandLineError.usage("Unexpected argument '\(extra)'", command: "check-config")
+        }
+        let path = context.effectiveConfigPath
+        let configuration: Configuration
+        do {
+            configuration = try ConfigurationLoader.load(path: path)
+        } catch {
+            for problem in error.problems { context.output.err("\(problem)\n") }
+            let count = error.problems.count
+            throw CommandLineError.failure(
+                "\(count) problem\(count == 1 ? "" : "s") in the configuration", status: ExitStatus.configuration)
+        }
+        if !arguments.flag("quiet") {
+            context.output.out(summary(configuration))
+        }
+        return ExitStatus.success
+    }
+
+    /// What the configuration means, one line per section.
+    static func summary(_ configuration: Configuration) -> String {
+        let main = configuration.sourcePaths.first ?? "(none)"
+        var lines = ["\(main): configuration OK"]
+        func line(_ label: String, _ text: String) {
+            lines.append("  " + label.padding(toLength: 11, withPad: " ", startingAt: 0) + text)
+        }
+        if configuration.sourcePaths.count > 1 {
+            line("drop-ins", configuration.sourcePaths.dropFirst().joined(separator: ", "))
+        }
+        let spool = configuration.spool
+        line("spool", "\(spool.directory) (MaxFileSize=\(ByteSize.format(spool.maxFileSize)), rescan \(spool.rescanInterval.map(TimeSpan.format) ?? "off"))")
+        line("store", "\(configuration.state.database) (KeepFinished=\(configuration.state.keepFinished.map(TimeSpan.format) ?? "infinity"))")
+        let verifier = configuration.verifier
+        var verifierText = "Kind=\(verifier.kind.rawValue) \(verifier.url.absoluteString)"
+        if verifier.kind == .apple {
+            verifierText += ", bundle \(verifier.bundleID ?? "?"), sandbox \(verifier.allowSandbox ? "allowed" : "refused")"
+        }
+        line("verifier", verifierText)
+        let rate = verifier.maxRate.map { "\(format($0))/s" } ?? "unlimited"
+        line("limits", "\(verifier.maxInFlight) in flight, \(rate) (burst \(verifier.burst)), circuit after \(verifier.circuitThreshold) failures")
+        line("delivery", configuration.delivery.url?.absoluteString ?? "none (verified orders finish at once)")
+        let retry = configuration.retry
+        line(
+            "retry",
+            "\(TimeSpan.format(retry.initialDelay)) × \(format(retry.multiplier)) up to \(TimeSpan.format(retry.maxDelay)), \(retry.jitter.rawValue) jitter; escalate after \(retry.maxAttempts) attempts or \(TimeSpan.format(retry.maxAge))")
+        line("escalation", configuration.escalation.command.map { $0.joined(separator: " ") } ?? "no command (log only)")
+        line("control", configuration.control.socket)
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func format(_ number: Double) -> String {
+        number == number.rounded() ? String(Int(number)) : String(number)
+    }
+}

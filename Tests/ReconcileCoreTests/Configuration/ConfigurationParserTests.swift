@@ -1,0 +1,296 @@
+import Foundation
+import Testing
+@testable import ReconcileCore
+
+@Suite("Configuration parser")
+struct ConfigurationParserTests {
+    static let path = "/etc/reconciled/reconciled.conf"
+    static let minimalApple = """
+        [Verifier]
+        Kind=apple
+        URL=https://buy.itunes.apple.com/verifyReceipt
+        BundleID=com.example.app
+        SharedSecretCredential=shared-secret
+        """
+
+    func parse(_ text: String, dropIns: [String] = []) throws(ConfigurationError) -> Configuration {
+        var sources = [ConfigurationSource(path: Self.path, text: text)]
+        for (index, dropIn) in dropIns.enumerated() {
+            sources.append(ConfigurationSource(path: "\(Self.path).d/\(index)0-local.conf", text: dropIn))
+        }
+        return try ConfigurationParser.parse(sources)
+    }
+
+    func problems(_ text: String, dropIns: [String] = []) -> [String] {
+        do {
+            _ = try parse(text, dropIns: dropIns)
+            return []
+        } catch {
+            return error.problems.map(\.description)
+        }
+    }
+
+    @Test("defaults of every key, as documented")
+    func defaults() throws {
+        let configuration = try parse(Self.minimalApple)
+        #expect(configuration.spool.directory == "/var/spool/reconciled")
+        #expect(configuration.spool.maxFileSize == 1_048_576)
+        #expect(configuration.spool.rescanInterval == nil)
+        #expect(configuration.state.database == "/var/lib/reconciled/orders.db")
+        #expect(configuration.state.keepFinished == .seconds(90 * 86_400))
+        #expect(configuration.verifier.kind == .apple)
+        #expect(configuration.verifier.effectiveSandboxURL?.absoluteString == "https://sandbox.itunes.apple.com/verifyReceipt")
+        #expect(configuration.verifier.allowSandbox == false)
+        #expect(configuration.verifier.sharedSecret == .credential("shared-secret"))
+        #expect(configuration.verifier.timeout == .seconds(10))
+        #expect(configuration.verifier.maxInFlight == 16)
+        #expect(configuration.verifier.maxRate == 50)
+        #expect(configuration.verifier.burst == 10)
+        #expect(configuration.verifier.circuitThreshold == 10)
+        #expect(configuration.verifier.circuitCooldown == .seconds(5))
+        #expect(configuration.verifier.circuitMaxCooldown == .seconds(300))
+        #expect(configuration.delivery.url == nil)
+        #expect(configuration.delivery.timeout == .seconds(10))
+        #expect(configuration.retry.initialDelay == .seconds(30))
+        #expect(configuration.retry.multiplier == 2)
+        #expect(configuration.retry.maxDelay == .seconds(3600))
+        #expect(configuration.retry.jitter == .full)
+        #expect(configuration.retry.maxAttempts == 20)
+        #expect(configuration.retry.maxAge == .seconds(3 * 86_400))
+        #expect(configuration.escalation.command == nil)
+        #expect(configuration.escalation.commandRate == 1)
+        #expect(configuration.escalation.timeout == .seconds(30))
+        #expect(configuration.control.socket == "/run/reconciled/control.sock")
+        #expect(configuration.daemon.drainTimeout == .seconds(15))
+        #expect(configuration.daemon.metricsFile == nil)
+        #expect(configuration.sourcePaths == [Self.path])
+    }
+
+    @Test("the DESIGN example parses to its values")
+    func designExample() throws {
+        let configuration = try parse(
+            """
+            [Spool]
+            Directory=/var/spool/reconciled
+            MaxFileSize=1M
+            # RescanInterval=1min   (only for filesystems without inotify)
+
+            [State]
+            Database=/var/lib/reconciled/orders.db
+            KeepFinished=90d
+
+            [Verifier]
+            # apple | http | appstore
+            Kind=apple
+            URL=https://buy.itunes.apple.com/verifyReceipt
+            SandboxURL=https://sandbox.itunes.apple.com/verifyReceipt
+            BundleID=com.example.app
+            AllowSandbox=no
+            SharedSecretCredential=shared-secret
+            Timeout=10s
+            MaxInFlight=16
+            MaxRate=50
+            Burst=10
+            CircuitThreshold=10
+            CircuitCooldown=5s
+            CircuitMaxCooldown=5min
+
+            [Delivery]
+            # URL=https://backend.example/iap/deliver
+            Timeout=10s
+
+            [Retry]
+            InitialDelay=30s
+            Multiplier=2
+            MaxDelay=1h
+            Jitter=full
+            MaxAttempts=20
+            MaxAge=3d
+
+            [Escalation]
+            # Command=/usr/local/bin/page-oncall --service reconciled
+            CommandRate=1
+            Timeout=30s
+
+            [Control]
+            Socket=/run/reconciled/control.sock
+
+            [Daemon]
+            DrainTimeout=15s
+            """)
+        var expected = try parse(Self.minimalApple)
+        expected.verifier.sandboxURL = URL(string: "https://sandbox.itunes.apple.com/verifyReceipt")
+        #expect(configuration == expected)
+    }
+
+    @Test("every value kind")
+    func valueKinds() throws {
+        let configuration = try parse(
+            """
+            [Spool]
+            Directory=spool
+            MaxFileSize=512K
+            RescanInterval=1min 30s
+            [State]
+            Database=../state/orders.db
+            KeepFinished=infinity
+            [Verifier]
+            Kind=http
+            URL=http://127.0.0.1:8080/verify
+            TokenFile=secrets/token
+            CAFile=/etc/ssl/ca.pem
+            AllowSandbox=yes
+            Timeout=500ms
+            MaxRate=infinity
+            MaxInFlight=64
+            [Retry]
+            Multiplier=1.5
+            Jitter=equal
+            [Escalation]
+            Command=bin/page "on call" --why='two words' a\\ b
+            CommandRate=0.5
+            [Daemon]
+            MetricsFile=/var/lib/prometheus/reconciled.prom
+            """)
+        #expect(configuration.spool.directory == "/etc/reconciled/spool")
+        #expect(configuration.spool.maxFileSize == 512 * 1024)
+        #expect(configuration.spool.rescanInterval == .seconds(90))
+        #expect(configuration.state.database == "/etc/state/orders.db")
+        #expect(configuration.state.keepFinished == nil)
+        #expect(configuration.verifier.kind == .http)
+        #expect(configuration.verifier.url.absoluteString == "http://127.0.0.1:8080/verify")
+        #expect(configuration.verifier.token == .file("/etc/reconciled/secrets/token"))
+        #expect(configuration.verifier.caFile == "/etc/ssl/ca.pem")
+        #expect(configuration.verifier.allowSandbox)
+        #expect(configuration.verifier.timeout == .milliseconds(500))
+        #expect(configuration.verifier.maxRate == nil)
+        #expect(configuration.verifier.maxInFlight == 64)
+        #expect(configuration.retry.multiplier == 1.5)
+        #expect(configuration.retry.jitter == .equal)
+        #expect(configuration.escalation.command == ["/etc/reconciled/bin/page", "on call", "--why=two words", "a b"])
+        #expect(configuration.escalation.commandRate == 0.5)
+        #expect(configuration.daemon.metricsFile == "/var/lib/prometheus/reconciled.prom")
+    }
+
+    @Test("relative paths resolve against the file that names them")
+    func relativePathsPerFile() throws {
+        let configuration = try parse(Self.minimalApple + "\n[Spool]\nDirectory=spool\n", dropIns: ["[State]\nDatabase=db/orders.db\n"])
+        #expect(configuration.spool.directory == "/etc/reconciled/spool")
+        #expect(configuration.state.database == "/etc/reconciled/reconciled.conf.d/db/orders.db")
+    }
+
+    @Test("drop-ins override in order, and an empty value resets to the default")
+    func dropIns() throws {
+        let configuration = try parse(
+            Self.minimalApple + "\n[Retry]\nMaxAttempts=5\nJitter=none\n",
+            dropIns: ["[Retry]\nMaxAttempts=7\n", "[Retry]\nMaxAttempts=9\nJitter=\n"])
+        #expect(configuration.retry.maxAttempts == 9)
+        #expect(configuration.retry.jitter == .full)
+        #expect(configuration.sourcePaths.count == 3)
+    }
+
+    @Test("comments, blank lines, CRLF and continuation lines")
+    func syntax() throws {
+        let configuration = try parse(
+            "# comment\r\n; also a comment\r\n\r\n  [Verifier]  \r\nKind = apple\r\nURL=https://buy.itunes.apple.com/verifyReceipt\r\n"
+                + "BundleID=com.example.app\r\nSharedSecretFile=/etc/secret\r\n[Escalation]\r\nCommand=/bin/page \\\r\n  --service reconciled\r\n")
+        #expect(configuration.verifier.kind == .apple)
+        #expect(configuration.verifier.sharedSecret == .file("/etc/secret"))
+        #expect(configuration.escalation.command == ["/bin/page", "--service", "reconciled"])
+    }
+
+    @Test(
+        "a bad value names file, line and key",
+        arguments: [
+            ("[Spool]\nMaxFileSize=huge", "2: [Spool] MaxFileSize=: \"huge\" is not a size; use a number of bytes with an optional B, K, M, G, T or P suffix (e.g. 1M)"),
+            ("[Spool]\nMaxFileSize=12", "2: [Spool] MaxFileSize=: \"12\" is too small; the minimum is 64 bytes"),
+            ("[Spool]\nRescanInterval=often", "2: [Spool] RescanInterval=: \"often\" is not a time span; use us, ms, s, min, h, d, w, M, y (e.g. 500ms, 30s, 5min, 1h 30min, 3d) or off"),
+            ("[Verifier]\nTimeout=10x", "2: [Verifier] Timeout=: \"10x\" is not a time span; use us, ms, s, min, h, d, w, M, y (e.g. 500ms, 30s, 5min, 1h 30min, 3d)"),
+            ("[Verifier]\nTimeout=1ms", "2: [Verifier] Timeout=: \"1ms\" is too short; the minimum is 10ms"),
+            ("[Verifier]\nKind=google", "2: [Verifier] Kind=: \"google\" is not a verifier kind; use apple, http or appstore"),
+            ("[Verifier]\nAllowSandbox=maybe", "2: [Verifier] AllowSandbox=: \"maybe\" is not a boolean; use yes or no"),
+            ("[Verifier]\nMaxInFlight=0", "2: [Verifier] MaxInFlight=: 0 is out of range; use 1–4096"),
+            ("[Verifier]\nMaxInFlight=many", "2: [Verifier] MaxInFlight=: \"many\" is not a whole number"),
+            ("[Verifier]\nMaxRate=0", "2: [Verifier] MaxRate=: \"0\" is not a rate; use requests per second above 0 (e.g. 50, 0.5) or infinity"),
+            ("[Verifier]\nURL=ftp://example.com/", "2: [Verifier] URL=: \"ftp://example.com/\" must be an https:// URL"),
+            ("[Verifier]\nURL=not a url", "2: [Verifier] URL=: \"not a url\" is not an absolute URL"),
+            ("[Verifier]\nURL=http://example.com/verify", "2: [Verifier] URL=: http:// is allowed only to loopback addresses (127.0.0.1, ::1, localhost); use https://"),
+            ("[Verifier]\nURL=https://user:pw@example.com/", "2: [Verifier] URL=: credentials may not be written into a URL; use a credential file"),
+            ("[Verifier]\nBundleID=com example", "2: [Verifier] BundleID=: \"com example\" is not a bundle id (letters, digits, '.' and '-')"),
+            ("[Verifier]\nSharedSecretCredential=../x", "2: [Verifier] SharedSecretCredential=: \"../x\" is not a credential name (a file name in $CREDENTIALS_DIRECTORY, without '/')"),
+            ("[Retry]\nMultiplier=0.5", "2: [Retry] Multiplier=: 0.5 is out of range; use 1–100"),
+            ("[Retry]\nJitter=some", "2: [Retry] Jitter=: \"some\" is not a jitter mode; use full, equal or none"),
+            ("[Escalation]\nCommand=/bin/page \"open", "2: [Escalation] Command=: cannot split the command line: a quote is not closed"),
+            ("[Bogus]\nKey=1", "1: [Bogus]: unknown section; known sections are [Spool], [State], [Verifier], [Delivery], [Retry], [Escalation], [Control], [Daemon]"),
+            ("[Retry]\nMaxAttempt=3", "2: [Retry] MaxAttempt=: unknown key; did you mean MaxAttempts=?"),
+            ("[Verifier\nKind=apple", "1: malformed section header \"[Verifier\"; expected [Section]"),
+            ("[Verifier]\njust words", "2: [Verifier]: expected Key=Value, a [Section] header or a comment, found \"just words\""),
+        ])
+    func badValue(text: String, expected: String) {
+        let found = problems(Self.minimalApple + "\n" + text)
+        let offset = Self.minimalApple.split(separator: "\n").count
+        // Re-number: the test's lines come after the minimal file.
+        let parts = expected.split(separator: ":", maxSplits: 1)
+        let line = Int(parts[0])! + offset
+        #expect(found.contains("\(Self.path):\(line):\(parts[1])"), "\(found)")
+    }
+
+    @Test("an assignment before any section")
+    func beforeSection() {
+        #expect(problems("Kind=apple\n" + Self.minimalApple).contains("\(Self.path):1: Kind= appears before any [Section] header"))
+    }
+
+    @Test("missing required keys are named")
+    func requiredKeys() {
+        #expect(problems("") == [
+            "\(Self.path): [Verifier] Kind=: required key is missing (apple, http or appstore)",
+            "\(Self.path): [Verifier] URL=: required key is missing",
+        ])
+        #expect(problems("[Verifier]\nKind=apple\nURL=https://buy.itunes.apple.com/verifyReceipt") == [
+            "\(Self.path): [Verifier] BundleID=: required for Kind=apple (the app's bundle id)",
+            "\(Self.path): [Verifier] SharedSecretCredential=: Kind=apple needs the app's shared secret: set SharedSecretCredential= or SharedSecretFile=",
+        ])
+        #expect(problems("[Verifier]\nKind=http\nURL=https://merchant.example/verify").isEmpty)
+    }
+
+    @Test("rules between keys")
+    func crossChecks() {
+        #expect(problems(Self.minimalApple + "\nSharedSecretFile=/etc/secret").contains(
+            "\(Self.path):6: [Verifier] SharedSecretFile=: set either SharedSecretCredential= or SharedSecretFile=, not both"))
+        #expect(problems(Self.minimalApple + "\nCircuitCooldown=10min").contains(
+            "\(Self.path):6: [Verifier] CircuitCooldown=: must not be longer than CircuitMaxCooldown= (5min)"))
+        #expect(problems(Self.minimalApple + "\n[Retry]\nInitialDelay=2h").contains(
+            "\(Self.path):7: [Retry] InitialDelay=: must not be longer than MaxDelay= (1h)"))
+        #expect(problems("[Verifier]\nKind=http\nURL=https://m.example/v\nSharedSecretCredential=s").contains(
+            "\(Self.path):4: [Verifier] SharedSecretCredential=: a shared secret is used only with Kind=apple"))
+        #expect(problems("[Verifier]\nKind=http\nURL=https://m.example/v\n[Delivery]\nURL=https://m.example/d").contains(
+            "\(Self.path):5: [Delivery] URL=: delivery is used only with Kind=apple; the merchant endpoint grants in the same step"))
+        #expect(problems(Self.minimalApple + "\nTokenCredential=t").contains(
+            "\(Self.path):6: [Verifier] TokenCredential=: a bearer token is used only with Kind=http"))
+        #expect(problems("[Verifier]\nKind=appstore\nURL=https://api.storekit.apple.com").contains(
+            "\(Self.path):2: [Verifier] Kind=: Kind=appstore (the App Store Server API) is not supported by this version; use apple or http"))
+    }
+
+    @Test("reports every problem, not just the first")
+    func allProblems() {
+        #expect(problems("[Verifier]\nTimeout=x\nMaxInFlight=y\n[Nope]\n").count == 3)
+    }
+
+    @Test("restart-only keys")
+    func restartOnly() throws {
+        let old = try parse(Self.minimalApple)
+        var new = old
+        new.retry.maxAttempts = 3
+        #expect(RestartOnlyKeys.changed(from: old, to: new).isEmpty)
+        new.spool.directory = "/elsewhere"
+        new.control.socket = "/run/x.sock"
+        #expect(RestartOnlyKeys.changed(from: old, to: new) == ["[Spool] Directory=", "[Control] Socket="])
+    }
+
+    @Test("path resolution tidies . and ..")
+    func resolve() {
+        #expect(ConfigurationKeys.resolve("a/./b/../c", against: "/etc/x/r.conf") == "/etc/x/a/c")
+        #expect(ConfigurationKeys.resolve("../../../../x", against: "/etc/r.conf") == "/x")
+        #expect(ConfigurationKeys.resolve("/abs//path/", against: "/etc/r.conf") == "/abs/path")
+    }
+}
