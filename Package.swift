@@ -67,36 +67,37 @@ let package = Package(
         ),
 
         // MARK: - Tests
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strictSettings),
         .testTarget(name: "ReconcileCoreTests", dependencies: ["ReconcileCore"], swiftSettings: strictSettings),
         .testTarget(
             name: "ReconcileStoreTests",
-            dependencies: ["ReconcileStore", "ReconcileCore", "CSQLite"],
+            dependencies: ["ReconcileStore", "ReconcileCore", "CSQLite", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "ReconcileSystemTests",
-            dependencies: ["ReconcileSystem", "ReconcileCore"],
+            dependencies: ["ReconcileSystem", "ReconcileCore", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(name: "ReconcileCryptoTests", dependencies: ["ReconcileCrypto"], swiftSettings: strictSettings),
         .testTarget(
             name: "ReconcileSpoolTests",
-            dependencies: ["ReconcileSpool", "ReconcileStore", "ReconcileSystem", "ReconcileCore"],
+            dependencies: ["ReconcileSpool", "ReconcileStore", "ReconcileSystem", "ReconcileCore", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "ReconcileDaemonTests",
-            dependencies: ["ReconcileDaemon", "ReconcileCore"],
+            dependencies: ["ReconcileDaemon", "ReconcileCore", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "ReconcileCLITests",
-            dependencies: ["ReconcileCLI", "ReconcileCore"],
+            dependencies: ["ReconcileCLI", "ReconcileCore", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["reconciled", "reconcilectl", "ReconcileStore", "ReconcileCore"],
+            dependencies: ["reconciled", "reconcilectl", "ReconcileStore", "ReconcileCore", "TestSupport"],
             swiftSettings: strictSettings
         ),
     ]

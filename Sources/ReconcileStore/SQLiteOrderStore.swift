@@ -43,6 +43,10 @@ public final class SQLiteOrderStore: OrderStore {
             connection = try SQLiteConnection(
                 path: path, mode: mode == .readOnly ? .readOnly : .readWrite(create: mode == .owner),
                 busyTimeout: busyTimeout)
+            // Look before touching: a foreign, newer or damaged file is refused before anything
+            // (even the journal mode) is written to it.
+            let version = try migrator.currentVersion(of: connection)
+            try migrator.refuseNewer(version, path: path)
             if mode == .owner {
                 let journalMode = try connection.queryFirst("PRAGMA journal_mode = WAL") { $0.string(0) }
                 guard journalMode?.lowercased() == "wal" else {
@@ -53,12 +57,8 @@ public final class SQLiteOrderStore: OrderStore {
             try connection.execute("PRAGMA synchronous = FULL")
             if mode == .owner {
                 try migrator.migrate(connection, backup: true, willApply: willMigrate)
-            } else {
-                let version = try migrator.currentVersion(of: connection)
-                try migrator.refuseNewer(version, path: path)
-                if version < migrator.latestVersion {
-                    throw StoreError.needsMigration(path: path, found: version, latest: migrator.latestVersion)
-                }
+            } else if version < migrator.latestVersion {
+                throw StoreError.needsMigration(path: path, found: version, latest: migrator.latestVersion)
             }
         } catch let error as SQLiteError where error.isNotADatabase || error.isCorrupt {
             throw StoreError.unreadable(path: path, reason: error.message)

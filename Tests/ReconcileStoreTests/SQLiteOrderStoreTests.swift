@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+import ReconcileCore
+import TestSupport
+@testable import ReconcileStore
+
+@Suite("Store: queries and pruning")
+struct SQLiteOrderStoreTests {
+    let fixture = StoreFixture()
+
+    @Test("the due-order query is a range scan of orders_due")
+    func dueQueryUsesIndex() throws {
+        let store = try fixture.open()
+        _ = try store.ingest((0..<200).map { candidate("A\($0)") }, verifierKind: .apple, now: t0)
+        try store.withConnection { try $0.execute("ANALYZE") }
+        let plan = try store.queryPlan(SQLiteOrderStore.dueOrdersSQL, [.integer(t0.epochMilliseconds), .integer(10)])
+        #expect(plan.contains { $0.contains("USING INDEX orders_due") || $0.contains("USING COVERING INDEX orders_due") }, "\(plan)")
+        #expect(!plan.contains { $0.hasPrefix("SCAN orders") }, "\(plan)")
+        #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)")
+    }
+
+    @Test("due orders come earliest first; nothing else is due")
+    func dueOrders() throws {
+        let store = try fixture.open()
+        _ = try store.ingest([candidate("A1"), candidate("A2"), candidate("A3"), candidate("W", receipt: nil)], verifierKind: .apple, now: t0)
+        try store.force("A1", to: .pending, nextAttempt: t0 + 30)
+        try store.force("A2", to: .pending, nextAttempt: t0 + 10)
+        try store.force("A3", to: .held)
+        #expect(try store.nextDueTime() == t0 + 10)
+        #expect(try store.dueOrderIDs(at: t0 + 5, limit: 10) == [])
+        #expect(try store.dueOrderIDs(at: t0 + 60, limit: 10) == ["A2", "A1"])
+        #expect(try store.dueOrderIDs(at: t0 + 60, limit: 1) == ["A2"])
+    }
+
+    @Test("pruning drops receipts and raw files of old finished orders only")
+    func prune() throws {
+        let store = try fixture.open()
+        _ = try store.ingest([candidate("old"), candidate("new"), candidate("live"), candidate("gone")], verifierKind: .apple, now: t0)
+        try store.force("old", to: .finished)
+        try store.force("gone", to: .cancelled)
+        try store.force("new", to: .finished)
+        try store.write { try $0.run("UPDATE orders SET updated_at = ? WHERE order_id IN ('old', 'gone', 'live')", [.integer(t0.epochMilliseconds - 100_000)]) }
+        try store.write { try $0.run("INSERT INTO claims (transaction_id, order_ref, claimed_at, actor) SELECT '42', id, 0, 'daemon' FROM orders WHERE order_id = 'old'") }
+
+        #expect(try store.pruneFinished(before: t0 - 50, now: t0) == 2)
+        let old = try #require(try store.order(id: "old"))
+        #expect(old.proof.receipt == nil)
+        #expect(old.prunedAt == t0)
+        #expect(old.state == .finished)
+        #expect(try store.scalar("SELECT count(*) FROM orders WHERE raw IS NULL") == 2)
+        #expect(try store.history(orderID: "old").count == 1)
+        #expect(try store.scalar("SELECT count(*) FROM claims") == 1)
+        #expect(try store.order(id: "new")?.proof.receipt == "QUJD")
+        #expect(try store.order(id: "live")?.proof.receipt == "QUJD")
+        #expect(try store.pruneFinished(before: t0 - 50, now: t0) == 0)
+    }
+
+    @Test("pruning works through a backlog larger than one batch")
+    func pruneBatches() throws {
+        let store = try fixture.open()
+        _ = try store.ingest((0..<1203).map { candidate("F\($0)") }, verifierKind: .apple, now: t0)
+        try store.write { try $0.run("UPDATE orders SET state = 'finished'") }
+        #expect(try store.pruneFinished(before: t0 + 1, now: t0 + 1) == 1203)
+    }
+
+    @Test("counts by state")
+    func counts() throws {
+        let store = try fixture.open()
+        _ = try store.ingest([candidate("A1"), candidate("A2"), candidate("A3", receipt: nil)], verifierKind: .apple, now: t0)
+        #expect(try store.countsByState() == [.pending: 2, .waiting: 1])
+    }
+}
