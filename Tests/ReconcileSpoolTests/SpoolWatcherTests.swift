@@ -1,0 +1,66 @@
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+import TestSupport
+@testable import ReconcileSpool
+
+@Suite("Spool watch (inotify)")
+struct SpoolWatcherTests {
+    let fixture = SpoolFixture()
+
+    func collect(_ body: (SpoolWatcher) throws -> Void, until done: ([SpoolWatcher.Event]) -> Bool) async throws -> [SpoolWatcher.Event] {
+        let events = Mutex<[SpoolWatcher.Event]>([])
+        let watcher = try SpoolWatcher(directory: fixture.layout.incoming) { event in events.withLock { $0.append(event) } }
+        defer { watcher.cancel() }
+        try body(watcher)
+        for _ in 0..<100 {
+            if done(events.withLock { $0 }) { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return events.withLock { $0 }
+    }
+
+    static func names(_ events: [SpoolWatcher.Event]) -> Set<String> {
+        var names = Set<String>()
+        for case .arrived(let list) in events { names.formUnion(list) }
+        return names
+    }
+
+    @Test("reports names renamed in and files closed after writing")
+    func arrivals() async throws {
+        let events = try await collect({ _ in
+            fixture.drop("moved.json", "{}")
+            let descriptor = open(fixture.layout.incoming + "/written.json", O_WRONLY | O_CREAT, 0o600)
+            close(descriptor)
+        }, until: { Self.names($0).count == 2 })
+        #expect(Self.names(events) == ["moved.json", "written.json"])
+    }
+
+    @Test("reports the directory going away")
+    func gone() async throws {
+        let events = try await collect({ _ in
+            try FileManager.default.removeItem(atPath: fixture.layout.incoming)
+        }, until: { $0.contains(.directoryGone) })
+        #expect(events.contains(.directoryGone))
+    }
+
+    @Test("decodes inotify records, including an overflow")
+    func parsing() {
+        func record(mask: UInt32, name: String) -> [UInt8] {
+            var bytes = [UInt8](repeating: 0, count: 16)
+            withUnsafeBytes(of: mask.littleEndian) { bytes.replaceSubrange(4..<8, with: $0) }
+            let padded = Array(name.utf8) + [UInt8](repeating: 0, count: 16 - name.utf8.count % 16)
+            withUnsafeBytes(of: UInt32(name.isEmpty ? 0 : padded.count).littleEndian) { bytes.replaceSubrange(12..<16, with: $0) }
+            return bytes + (name.isEmpty ? [] : padded)
+        }
+        let bytes = record(mask: UInt32(IN_MOVED_TO), name: "a.json") + record(mask: UInt32(IN_Q_OVERFLOW), name: "")
+            + record(mask: UInt32(IN_CLOSE_WRITE), name: "b.json")
+        #expect(SpoolWatcher.parse(bytes[...]) == [.arrived(["a.json", "b.json"]), .overflow])
+    }
+
+    @Test("a directory that does not exist cannot be watched")
+    func missing() {
+        #expect(throws: (any Error).self) { _ = try SpoolWatcher(directory: fixture.directory.file("nope")) { _ in } }
+    }
+}
