@@ -63,7 +63,16 @@ public enum ConfigurationParser {
         if problems.isEmpty {
             problems += crossChecks(configuration, assigned: assigned, mainPath: sources.first?.path ?? "(none)")
         }
-        if !problems.isEmpty { throw ConfigurationError(problems: problems) }
+        if !problems.isEmpty {
+            // In file order, then line order, as an editor would walk them.
+            let order = Dictionary(sources.enumerated().map { ($1.path, $0) }, uniquingKeysWith: { first, _ in first })
+            let sorted = problems.enumerated().sorted { a, b in
+                let left = (order[a.element.path] ?? 0, a.element.line ?? Int.max, a.offset)
+                let right = (order[b.element.path] ?? 0, b.element.line ?? Int.max, b.offset)
+                return left < right
+            }
+            throw ConfigurationError(problems: sorted.map(\.element))
+        }
         return configuration
     }
 

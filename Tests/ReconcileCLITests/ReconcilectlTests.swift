@@ -1,0 +1,116 @@
+import Foundation
+import ReconcileCore
+import Testing
+import TestSupport
+@testable import ReconcileCLI
+
+/// Runs `reconcilectl` in-process with captured output.
+func reconcilectl(_ arguments: [String], environment: [String: String] = [:]) -> (status: Int32, out: String, err: String) {
+    let output = CapturedOutput()
+    let status = Reconcilectl.main(arguments: arguments, environment: environment, output: output)
+    return (status, output.standardOutput, output.standardError)
+}
+
+@Suite("reconcilectl: help, version and usage errors")
+struct ReconcilectlTests {
+    @Test("no verb, --help and help print the same overview on stdout")
+    func rootHelp() {
+        let none = reconcilectl([])
+        #expect(none.status == 0)
+        #expect(none.out == reconcilectl(["--help"]).out)
+        #expect(none.out == reconcilectl(["help"]).out)
+        #expect(none.err.isEmpty)
+        #expect(none.out == """
+            OVERVIEW: Inspect and steer reconciled, the in-app purchase reconciliation daemon.
+
+            USAGE: reconcilectl [--config <path>] <subcommand>
+
+            OPTIONS:
+              -c, --config <path>     Configuration file (default: $RECONCILE_CONFIG, else
+                                      /etc/reconciled/reconciled.conf).
+              --version               Show the version.
+              -h, --help              Show help information.
+
+            SUBCOMMANDS:
+              check-config            Check the configuration the way reconciled reads it.
+              help                    Show help for reconcilectl or one of its subcommands.
+
+              See 'reconcilectl help <subcommand>' for detailed help.
+
+            """)
+    }
+
+    @Test("verb help three ways")
+    func verbHelp() {
+        let help = reconcilectl(["help", "check-config"])
+        #expect(help.status == 0)
+        #expect(help.out == reconcilectl(["check-config", "--help"]).out)
+        #expect(help.out == reconcilectl(["check-config", "-h"]).out)
+        #expect(help.out.hasPrefix("OVERVIEW: Check the configuration the way reconciled reads it.\n"))
+        #expect(help.out.contains("USAGE: reconcilectl check-config [--quiet]\n"))
+        #expect(help.out.contains("  -q, --quiet             Print nothing when the configuration is valid.\n"))
+    }
+
+    @Test("--version prints the bare version")
+    func version() {
+        #expect(reconcilectl(["--version"]) == (0, ReconcileVersion.current + "\n", ""))
+    }
+
+    @Test(
+        "usage errors: stderr, usage, a hint, exit 64",
+        arguments: [
+            (["chek-config"], "Error: Unknown subcommand 'chek-config'; did you mean 'check-config'?\nUsage: reconcilectl [--config <path>] <subcommand>\n  See 'reconcilectl --help' for more information.\n"),
+            (["check-config", "--quite"], "Error: Unknown option '--quite'; did you mean '--quiet'?\nUsage: reconcilectl check-config [--quiet]\n  See 'reconcilectl check-config --help' for more information.\n"),
+            (["check-config", "extra"], "Error: Unexpected argument 'extra'\nUsage: reconcilectl check-config [--quiet]\n  See 'reconcilectl check-config --help' for more information.\n"),
+            (["check-config", "--quiet=yes"], "Error: '--quiet' does not take a value\nUsage: reconcilectl check-config [--quiet]\n  See 'reconcilectl check-config --help' for more information.\n"),
+            (["--config"], "Error: Missing value for '--config <path>'\nUsage: reconcilectl [--config <path>] <subcommand>\n  See 'reconcilectl --help' for more information.\n"),
+            (["--verbose"], "Error: Unknown option '--verbose'\nUsage: reconcilectl [--config <path>] <subcommand>\n  See 'reconcilectl --help' for more information.\n"),
+            (["help", "nope"], "Error: Unknown subcommand 'nope'\nUsage: reconcilectl [--config <path>] <subcommand>\n  See 'reconcilectl --help' for more information.\n"),
+        ])
+    func usageErrors(arguments: [String], expected: String) {
+        let result = reconcilectl(arguments)
+        #expect(result.status == 64)
+        #expect(result.out.isEmpty)
+        #expect(result.err == expected)
+    }
+}
+
+@Suite("reconcilectl check-config")
+struct CheckConfigTests {
+    let directory = TemporaryDirectory(prefix: "ctl-config")
+
+    @Test("a valid configuration: a summary on stdout, exit 0; --quiet prints nothing")
+    func valid() {
+        let path = directory.write(
+            "r.conf", "[Verifier]\nKind=apple\nURL=https://buy.itunes.apple.com/verifyReceipt\nBundleID=com.example.app\nSharedSecretFile=secret\n")
+        let result = reconcilectl(["--config", path, "check-config"])
+        #expect(result.status == 0)
+        #expect(result.err.isEmpty)
+        #expect(result.out.hasPrefix("\(path): configuration OK\n"))
+        #expect(result.out.contains("  verifier   Kind=apple https://buy.itunes.apple.com/verifyReceipt, bundle com.example.app, sandbox refused\n"))
+        #expect(result.out.contains("  retry      30s × 2 up to 1h, full jitter; escalate after 20 attempts or 3d\n"))
+        #expect(reconcilectl(["check-config", "--quiet", "--config=\(path)"]) == (0, "", ""))
+        #expect(reconcilectl(["check-config", "-q"], environment: ["RECONCILE_CONFIG": path]) == (0, "", ""))
+    }
+
+    @Test("an invalid configuration: every problem on stderr, exit 78")
+    func invalid() {
+        let path = directory.write("r.conf", "[Verifier]\nKind=apple\nTimeout=soon\n[Nope]\n")
+        let result = reconcilectl(["-c", path, "check-config"])
+        #expect(result.status == 78)
+        #expect(result.out.isEmpty)
+        #expect(result.err == """
+            \(path):3: [Verifier] Timeout=: "soon" is not a time span; use us, ms, s, min, h, d, w, M, y (e.g. 500ms, 30s, 5min, 1h 30min, 3d)
+            \(path):4: [Nope]: unknown section; known sections are [Spool], [State], [Verifier], [Delivery], [Retry], [Escalation], [Control], [Daemon]
+            Error: 2 problems in the configuration
+
+            """)
+    }
+
+    @Test("a missing file is named")
+    func missing() {
+        let result = reconcilectl(["--config", directory.file("none.conf"), "check-config"])
+        #expect(result.status == 78)
+        #expect(result.err.hasPrefix("\(directory.file("none.conf")): cannot read the file: No such file or directory\n"))
+    }
+}
