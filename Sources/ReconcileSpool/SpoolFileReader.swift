@@ -54,7 +54,7 @@ public struct SpoolFileReader: Sendable {
         }
         let identity = FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
         do {
-            guard let bytes = try FileSystem.read(descriptor, limit: maximumSize) else {
+            guard let bytes = try FileSystem.read(descriptor, limit: maximumSize, expectedSize: Int(info.st_size)) else {
                 return .problem(Self.tooLarge(nil, maximum: maximumSize))
             }
             return .contents(bytes, identity)

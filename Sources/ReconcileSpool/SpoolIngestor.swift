@@ -4,6 +4,7 @@ import Glibc
 import ReconcileCore
 import ReconcileCrypto
 import ReconcileSystem
+import Synchronization
 
 /// What the ingest loop reacts to.
 public enum SpoolEvent: Sendable, Hashable {
@@ -20,7 +21,10 @@ public enum SpoolEvent: Sendable, Hashable {
 /// cannot accept go to `rejected/` with their reason (DESIGN §3).
 ///
 /// An actor on its own dispatch queue: reading files and committing with `synchronous=FULL`
-/// block, and must not hold the cooperative threads.
+/// block, and must not hold the cooperative threads. Each batch goes through three stages:
+/// files are read, validated and hashed on all cores; the batch is committed in one
+/// transaction; committed files are unlinked by a pool of threads while the next batch is read
+/// (on filesystems mounted with `discard`, an unlink waits for the device).
 public actor SpoolIngestor {
     /// What the ingestor needs from the configuration; reloadable.
     public struct Settings: Sendable, Hashable {
@@ -71,6 +75,7 @@ public actor SpoolIngestor {
     private let parser = OrderFileParser()
     private var settings: Settings
     private var incomingDescriptor: Int32?
+    private let removals = BlockingWorkPool(threads: 8, name: "reconcile-unlink")
     private var unreported = Summary()
     /// Everything since start, for status and metrics.
     public private(set) var total = Summary()
@@ -90,6 +95,7 @@ public actor SpoolIngestor {
     }
 
     deinit {
+        removals.waitUntilIdle()
         if let incomingDescriptor { close(incomingDescriptor) }
     }
 
@@ -156,12 +162,14 @@ public actor SpoolIngestor {
             summary += processBatch(Array(unique[start..<end]))
             start = end
         }
+        // Committed files of the last batches may still be being unlinked.
+        removals.waitUntilIdle()
         unreported += summary
         total += summary
         return summary
     }
 
-    private struct Read {
+    private struct Read: Sendable {
         var name: String
         var candidate: IngestCandidate
         var identity: FileIdentity
@@ -177,24 +185,13 @@ public actor SpoolIngestor {
             summary.deferred = names.count
             return summary
         }
-        let reader = SpoolFileReader(maximumSize: settings.maxFileSize)
         var reads: [Read] = []
         var problems: [(String, OrderFileProblem)] = []
-        for name in names {
-            switch reader.read(name, in: directory) {
-            case .vanished:
-                continue
-            case .problem(let problem):
-                problems.append((name, problem))
-            case .contents(let bytes, let identity):
-                do {
-                    let submission = try parser.parse(bytes)
-                    let candidate = IngestCandidate(
-                        submission: submission, raw: bytes, contentHash: SHA256.hexDigest(bytes), fileName: name)
-                    reads.append(Read(name: name, candidate: candidate, identity: identity))
-                } catch {
-                    problems.append((name, error))
-                }
+        for result in readAll(names, in: directory) {
+            switch result {
+            case .vanished: continue
+            case .problem(let name, let problem): problems.append((name, problem))
+            case .read(let read): reads.append(read)
             }
         }
 
@@ -202,9 +199,12 @@ public actor SpoolIngestor {
         if !reads.isEmpty {
             do {
                 let outcomes = try store.ingest(reads.map(\.candidate), verifierKind: settings.verifierKind, now: time)
+                var committed: [Read] = []
                 for (read, outcome) in zip(reads, outcomes) {
-                    summary += handle(outcome, of: read, directory: directory, time: time)
+                    summary += handle(outcome, of: read, time: time)
+                    if outcome.isCommitted { committed.append(read) }
                 }
+                scheduleRemoval(of: committed, directory: directory)
             } catch {
                 logger.error(
                     "cannot commit \(reads.count) orders to the store; their spool files stay in incoming/: \(error)",
@@ -221,7 +221,59 @@ public actor SpoolIngestor {
         return summary
     }
 
-    private func handle(_ outcome: IngestOutcome, of read: Read, directory: Int32, time: Date) -> Summary {
+    /// The result of reading and validating one name.
+    private enum ReadResult: Sendable {
+        case read(Read)
+        case problem(String, OrderFileProblem)
+        case vanished
+    }
+
+    /// Reads, validates and hashes `names` on every core, keeping their order.
+    private func readAll(_ names: [String], in directory: Int32) -> [ReadResult] {
+        let reader = SpoolFileReader(maximumSize: settings.maxFileSize)
+        let parser = parser
+        let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, names.count / 16))
+        let chunk = (names.count + workers - 1) / workers
+        let parts = Mutex<[Int: [ReadResult]]>([:])
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            let slice = names[min(worker * chunk, names.count)..<min((worker + 1) * chunk, names.count)]
+            let results = slice.map { name -> ReadResult in
+                switch reader.read(name, in: directory) {
+                case .vanished:
+                    return .vanished
+                case .problem(let problem):
+                    return .problem(name, problem)
+                case .contents(let bytes, let identity):
+                    let submission: OrderSubmission
+                    do throws(OrderFileProblem) {
+                        submission = try parser.parse(bytes)
+                    } catch {
+                        return .problem(name, error)
+                    }
+                    let candidate = IngestCandidate(
+                        submission: submission, raw: bytes, contentHash: SHA256.hexDigest(bytes), fileName: name)
+                    return .read(Read(name: name, candidate: candidate, identity: identity))
+                }
+            }
+            parts.withLock { $0[worker] = results }
+        }
+        return parts.withLock { parts in (0..<workers).flatMap { parts[$0] ?? [] } }
+    }
+
+    /// Hands committed files to the removal threads, in small groups.
+    private func scheduleRemoval(of reads: [Read], directory: Int32) {
+        let logger = logger
+        var start = 0
+        while start < reads.count {
+            let group = Array(reads[start..<min(start + 32, reads.count)])
+            removals.submit {
+                for read in group { Self.removeCommitted(read, directory: directory, logger: logger) }
+            }
+            start += 32
+        }
+    }
+
+    private func handle(_ outcome: IngestOutcome, of read: Read, time: Date) -> Summary {
         var summary = Summary()
         let orderID = read.candidate.submission.orderID
         switch outcome {
@@ -246,13 +298,12 @@ public actor SpoolIngestor {
                 "ignored \(read.name) for order \(orderID): \(why)", id: .duplicateIgnored,
                 [.orderID: orderID, .orderState: state.rawValue, .spoolFile: read.name, .reason: "duplicate_ignored"])
         }
-        removeCommitted(read, directory: directory)
         return summary
     }
 
     /// Deletes a committed spool file, but only if its name still points to the inode that was
     /// read: a producer's new file under the same name is never lost.
-    private func removeCommitted(_ read: Read, directory: Int32) {
+    private static func removeCommitted(_ read: Read, directory: Int32, logger: Logger) {
         var info = stat()
         guard fstatat(directory, read.name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return }
         guard UInt64(info.st_dev) == read.identity.device, UInt64(info.st_ino) == read.identity.inode else {
@@ -298,6 +349,7 @@ public actor SpoolIngestor {
     }
 
     private func closeIncoming() {
+        removals.waitUntilIdle()
         if let incomingDescriptor { close(incomingDescriptor) }
         incomingDescriptor = nil
     }

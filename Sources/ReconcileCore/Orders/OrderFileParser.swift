@@ -146,23 +146,27 @@ public struct OrderFileParser: Sendable {
     static func validateBase64(_ text: String, key: String) throws(OrderFileProblem) {
         var significant = 0
         var padding = 0
-        for (position, scalar) in text.unicodeScalars.enumerated() {
-            switch scalar {
-            case "A"..."Z", "a"..."z", "0"..."9", "+", "/":
+        var position = 0
+        // Receipts run to kilobytes and are ASCII: walk the UTF-8 bytes, not Unicode scalars.
+        for byte in text.utf8 {
+            position += 1
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "/"):
                 guard padding == 0 else {
-                    throw OrderFileProblem(.invalidField, "\"\(key)\" is not base64: data after '=' padding at position \(position + 1)")
+                    throw OrderFileProblem(.invalidField, "\"\(key)\" is not base64: data after '=' padding at position \(position)")
                 }
                 significant += 1
-            case "=":
+            case UInt8(ascii: "="):
                 padding += 1
                 guard padding <= 2 else {
                     throw OrderFileProblem(.invalidField, "\"\(key)\" is not base64: too much '=' padding")
                 }
-            case "\n", "\r", " ", "\t":
+            case UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: " "), UInt8(ascii: "\t"):
                 continue
             default:
                 throw OrderFileProblem(
-                    .invalidField, "\"\(key)\" is not base64: unexpected character at position \(position + 1)")
+                    .invalidField, "\"\(key)\" is not base64: unexpected character at position \(Self.scalarPosition(ofByte: position, in: text))")
             }
         }
         guard significant > 0 else { throw OrderFileProblem(.invalidField, "\"\(key)\" is empty") }
@@ -172,6 +176,17 @@ public struct OrderFileParser: Sendable {
         guard significant % 4 != 1 else {
             throw OrderFileProblem(.invalidField, "\"\(key)\" is not base64: it is truncated")
         }
+    }
+
+    /// The one-based character position of the character starting at one-based UTF-8 byte
+    /// `byte` (they differ after non-ASCII characters).
+    static func scalarPosition(ofByte byte: Int, in text: String) -> Int {
+        var bytes = 0
+        for (index, scalar) in text.unicodeScalars.enumerated() {
+            bytes += UTF8.width(scalar)
+            if bytes >= byte { return index + 1 }
+        }
+        return byte
     }
 
     /// A signed transaction is a compact JWS: three base64url parts joined by dots.

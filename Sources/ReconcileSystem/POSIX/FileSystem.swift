@@ -66,9 +66,13 @@ public enum FileSystem {
     }
 
     /// Reads from `descriptor` until end of file; `nil` when there are more than `limit` bytes.
-    public static func read(_ descriptor: Int32, limit: Int, path: String? = nil) throws(SystemError) -> [UInt8]? {
+    ///
+    /// - Parameter expectedSize: the size `fstat` reported, to read a small file with one
+    ///   small buffer.
+    public static func read(_ descriptor: Int32, limit: Int, expectedSize: Int? = nil, path: String? = nil) throws(SystemError) -> [UInt8]? {
         var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: min(max(limit + 1, 1), 64 * 1024))
+        let chunkSize = expectedSize.map { min(max($0 + 1, 512), 64 * 1024) } ?? 64 * 1024
+        var chunk = [UInt8](repeating: 0, count: min(max(limit + 1, 1), chunkSize))
         while true {
             let count = try retryingOnInterrupt("read", path: path) {
                 chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }

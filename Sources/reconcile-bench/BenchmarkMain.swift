@@ -1,0 +1,143 @@
+import Foundation
+import ReconcileCore
+
+/// Parses the command line and runs the chosen scenarios.
+enum BenchmarkMain {
+    /// Every scenario, by name, in the order they run.
+    static let scenarios: [Scenario] = [
+        Scenario(name: IngestScenario.name, run: IngestScenario.run),
+    ]
+
+    static let usage = """
+        USAGE: reconcile-bench [<scenario>...] [--quick] [--dir <path>]
+
+        Scenarios: \(scenarios.map(\.name).joined(separator: ", ")) (default: all)
+          --quick        A small run of each scenario (what CI runs): figures printed, not judged.
+          --files <n>    ingest: how many files (default 100,000; 5,000 with --quick).
+          --dir <path>   Where state and spool live (default: a new directory under /var/tmp,
+                         on the real disk, not tmpfs).
+        """
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        var names: [String] = []
+        var options = BenchmarkOptions()
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            switch argument {
+            case "--quick": options.quick = true
+            case "--files":
+                guard index < arguments.count, let count = Int(arguments[index]), count > 0 else {
+                    return usageError("'--files' needs a positive number")
+                }
+                options.files = count
+                index += 1
+            case "--dir":
+                guard index < arguments.count else { return usageError("Missing value for '--dir <path>'") }
+                options.baseDirectory = arguments[index]
+                index += 1
+            case "-h", "--help":
+                print(usage)
+                return 0
+            default:
+                guard scenarios.contains(where: { $0.name == argument }) else { return usageError("Unknown scenario '\(argument)'") }
+                names.append(argument)
+            }
+        }
+        let chosen = names.isEmpty ? scenarios : scenarios.filter { names.contains($0.name) }
+        for scenario in chosen {
+            do {
+                let report = try await scenario.run(options)
+                print(report.table())
+                print(report.jsonLine())
+            } catch {
+                FileHandle.standardError.write(Data("Error: \(scenario.name): \(error)\n".utf8))
+                return 1
+            }
+        }
+        return 0
+    }
+
+    static func usageError(_ message: String) -> Int32 {
+        FileHandle.standardError.write(Data("Error: \(message)\n\(usage)\n".utf8))
+        return 64
+    }
+}
+
+/// What every scenario gets.
+struct BenchmarkOptions: Sendable {
+    var quick = false
+    var baseDirectory = "/var/tmp"
+    /// Overrides a scenario's file or order count.
+    var files: Int?
+
+    init(quick: Bool = false, baseDirectory: String = "/var/tmp", files: Int? = nil) {
+        self.quick = quick
+        self.baseDirectory = baseDirectory
+        self.files = files
+    }
+
+    /// A fresh directory for one scenario.
+    func makeDirectory(_ name: String) throws -> String {
+        let path = "\(baseDirectory)/reconcile-bench-\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+}
+
+/// One benchmark scenario: a name and what it runs.
+struct Scenario: Sendable {
+    var name: String
+    var run: @Sendable (BenchmarkOptions) async throws -> BenchmarkReport
+}
+
+/// A scenario's figures: a readable table and a JSON line.
+struct BenchmarkReport {
+    var scenario: String
+    /// (name, value, unit, target) rows, in order.
+    var rows: [(name: String, value: Double, unit: String, target: String)] = []
+    var notes: [String] = []
+
+    mutating func add(_ name: String, _ value: Double, _ unit: String, target: String = "") {
+        rows.append((name, value, unit, target))
+    }
+
+    func table() -> String {
+        var lines = ["== \(scenario)"]
+        let width = max(24, (rows.map(\.name.count).max() ?? 0) + 2)
+        for row in rows {
+            let value = Self.format(row.value)
+            var line = row.name.padding(toLength: width, withPad: " ", startingAt: 0)
+            line += String(repeating: " ", count: max(1, 14 - value.count)) + value + " " + row.unit
+            if !row.target.isEmpty { line = line.padding(toLength: width + 28, withPad: " ", startingAt: 0) + "target " + row.target }
+            lines.append(line)
+        }
+        lines += notes.map { "   " + $0 }
+        return lines.joined(separator: "\n")
+    }
+
+    func jsonLine() -> String {
+        var object = JSONObject()
+        object["scenario"] = .string(scenario)
+        for row in rows {
+            let key = row.name.lowercased().map { $0.isLetter || $0.isNumber ? String($0) : "_" }.joined()
+            object[key] = .number(Self.format(row.value, grouping: false))
+        }
+        return JSONWriter.string(.object(object))
+    }
+
+    static func format(_ value: Double, grouping: Bool = true) -> String {
+        let rounded = value >= 100 ? value.rounded() : (value * 100).rounded() / 100
+        if !grouping || value < 10_000 {
+            return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
+        }
+        let digits = String(Int(rounded))
+        var output = ""
+        for (index, character) in digits.reversed().enumerated() {
+            if index > 0 && index % 3 == 0 { output.append(",") }
+            output.append(character)
+        }
+        return String(output.reversed())
+    }
+}
