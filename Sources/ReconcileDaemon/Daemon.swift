@@ -78,6 +78,8 @@ public final class Daemon {
         do {
             let created = try layout.prepare()
             if !created.isEmpty { logger.notice("created spool directories \(created.joined(separator: ", "))") }
+            let leftovers = Quarantine(layout: layout).removeLeftovers()
+            if !leftovers.isEmpty { logger.notice("removed \(leftovers.count) half-written reason files from \(layout.rejected)") }
         } catch {
             throw StartupFailure(status: ExitStatus.failure, message: "cannot prepare the spool: \(error)", errno: error.errno)
         }

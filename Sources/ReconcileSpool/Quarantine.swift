@@ -16,12 +16,15 @@ public struct Quarantine: Sendable {
 
     /// Moves `incoming/NAME` to `rejected/`, under NAME or, when taken, NAME.1, NAME.2, …
     ///
+    /// A reason without its file is what a crash between the two steps leaves; its name is
+    /// reused (the reason is rewritten).
+    ///
     /// - Returns: the name it has in `rejected/`.
     @discardableResult
     public func reject(_ name: String, problem: OrderFileProblem, orderID: String? = nil, now: Date) throws(SystemError) -> String {
         var target = name
         var suffix = 0
-        while FileSystem.exists("\(layout.rejected)/\(target)") || FileSystem.exists("\(layout.rejected)/\(target).reason") {
+        while FileSystem.exists("\(layout.rejected)/\(target)") {
             suffix += 1
             target = "\(name).\(suffix)"
         }
@@ -33,6 +36,18 @@ public struct Quarantine: Sendable {
         }
         try FileSystem.syncDirectory(layout.rejected)
         return target
+    }
+
+    /// Removes what a crash in the middle of writing a reason leaves behind: the daemon's own
+    /// temporary files (`.NAME.reason.<pid>.<n>.tmp`) in `rejected/`.
+    ///
+    /// - Returns: the names removed.
+    @discardableResult
+    public func removeLeftovers() -> [String] {
+        guard let names = try? FileSystem.listDirectory(layout.rejected) else { return [] }
+        let leftovers = names.filter { $0.hasPrefix(".") && $0.hasSuffix(".tmp") && $0.contains(".reason.") }
+        for name in leftovers { unlink("\(layout.rejected)/\(name)") }
+        return leftovers
     }
 
     /// The reason file: `key: value` lines, for people and for `grep`.
