@@ -42,6 +42,8 @@ public final class Daemon {
 
     /// Starts everything short of the loops: configuration, lock, store (migrated), spool.
     public init(configPath: String, logger: Logger) throws(StartupFailure) {
+        // Absolute, so that a reload reads the same file whatever the working directory is then.
+        let configPath = ConfigurationLoader.absolute(configPath)
         self.configPath = configPath
         self.logger = logger
         let configuration: Configuration

@@ -124,7 +124,7 @@ public actor SpoolIngestor {
             }
             var delay = Duration.seconds(1)
             while summary.deferred > 0, !Task.isCancelled {
-                logger.notice("\(summary.deferred) spool files wait in \(layout.incoming); retrying in \(TimeSpan.format(delay))")
+                logger.notice("\(Plural.count(summary.deferred, "spool file")) wait in \(layout.incoming); retrying in \(TimeSpan.format(delay))")
                 try? await Task.sleep(for: delay)
                 delay = min(delay * 2, .seconds(30))
                 summary = rescan()
@@ -207,7 +207,7 @@ public actor SpoolIngestor {
                 scheduleRemoval(of: committed, directory: directory)
             } catch {
                 logger.error(
-                    "cannot commit \(reads.count) orders to the store; their spool files stay in incoming/: \(error)",
+                    "cannot commit \(Plural.count(reads.count, "order")) to the store; the spool files stay in incoming/: \(error)",
                     id: .storeUnavailable, [.count: String(reads.count), .reason: StoreFailure.of(error).rawValue])
                 summary.deferred += reads.count
             }
@@ -387,7 +387,8 @@ public actor SpoolIngestor {
         if summary.rejected > 0 { parts.append("\(summary.rejected) rejected") }
         let detail = parts.isEmpty ? "" : " (\(parts.joined(separator: ", ")))"
         logger.info(
-            "accepted \(summary.accepted) new orders from \(summary.filesHandled) spool files\(detail)", id: .ordersAccepted,
+            "accepted \(Plural.count(summary.accepted, "new order")) from \(Plural.count(summary.filesHandled, "spool file"))\(detail)",
+            id: .ordersAccepted,
             [.count: String(summary.accepted)])
     }
 }

@@ -29,9 +29,8 @@ enum CheckConfigCommand {
             configuration = try ConfigurationLoader.load(path: path)
         } catch {
             for problem in error.problems { context.output.err("\(problem)\n") }
-            let count = error.problems.count
             throw CommandLineError.failure(
-                "\(count) problem\(count == 1 ? "" : "s") in the configuration", status: ExitStatus.configuration)
+                "\(Plural.count(error.problems.count, "problem")) in the configuration", status: ExitStatus.configuration)
         }
         if !arguments.flag("quiet") {
             context.output.out(summary(configuration))
