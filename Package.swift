@@ -68,7 +68,7 @@ let package = Package(
 
         // MARK: - Tests
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strictSettings),
-        .testTarget(name: "ReconcileCoreTests", dependencies: ["ReconcileCore"], swiftSettings: strictSettings),
+        .testTarget(name: "ReconcileCoreTests", dependencies: ["ReconcileCore", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "ReconcileStoreTests",
             dependencies: ["ReconcileStore", "ReconcileCore", "CSQLite", "TestSupport"],

@@ -1,0 +1,139 @@
+/// One circuit breaker per endpoint (DESIGN §6).
+///
+/// Only endpoint-level failures count (connection errors, time-outs, 5xx, 429, Apple's
+/// 21005/21009/211xx, configuration errors); any other completion is a sign of life and resets
+/// the count. `threshold` failures in a row open the circuit (a configuration error opens it at
+/// once); while open nothing is sent; after the cool-down one probe is let through, which closes
+/// the circuit or re-opens it with a doubled cool-down (up to `maxCooldown`).
+///
+/// Pure: the caller passes the time (monotonic seconds).
+public struct CircuitBreaker: Sendable, Hashable {
+    /// Where the circuit is.
+    public enum State: Sendable, Hashable, CustomStringConvertible {
+        case closed
+        /// Nothing is sent before `until`.
+        case open(until: Double)
+        /// One probe may go (or has gone and is awaited).
+        case halfOpen(probeInFlight: Bool)
+
+        public var description: String {
+            switch self {
+            case .closed: "closed"
+            case .open: "open"
+            case .halfOpen: "half-open"
+            }
+        }
+    }
+
+    /// What the caller may do now.
+    public enum Permission: Sendable, Hashable {
+        /// Send as many requests as other limits allow.
+        case allowed
+        /// Send exactly one request: the probe (not charged to its order).
+        case probe
+        /// Send nothing before this time (or, with a probe in flight, until it completes).
+        case blocked(until: Double?)
+    }
+
+    /// What a completion did to the circuit, for logging.
+    public enum Change: Sendable, Hashable {
+        case none
+        case opened(cooldown: Double, reason: String)
+        case reopened(cooldown: Double, reason: String)
+        case closed
+    }
+
+    public private(set) var state: State = .closed
+    public private(set) var consecutiveFailures = 0
+    public var threshold: Int
+    public var cooldown: Double
+    public var maxCooldown: Double
+    /// The cool-down the next opening will use.
+    public private(set) var currentCooldown: Double
+    /// Why the circuit last opened.
+    public private(set) var lastReason: String?
+    /// How many times it opened since start.
+    public private(set) var openings = 0
+
+    public init(threshold: Int, cooldown: Double, maxCooldown: Double) {
+        self.threshold = max(1, threshold)
+        self.cooldown = cooldown
+        self.maxCooldown = max(cooldown, maxCooldown)
+        self.currentCooldown = cooldown
+    }
+
+    public var isClosed: Bool { state == .closed }
+
+    /// May a request go now?
+    public mutating func permission(now: Double) -> Permission {
+        switch state {
+        case .closed:
+            return .allowed
+        case .open(let until):
+            if now >= until {
+                state = .halfOpen(probeInFlight: false)
+                return .probe
+            }
+            return .blocked(until: until)
+        case .halfOpen(let probeInFlight):
+            return probeInFlight ? .blocked(until: nil) : .probe
+        }
+    }
+
+    /// The caller sent the probe.
+    public mutating func probeSent() {
+        if case .halfOpen = state { state = .halfOpen(probeInFlight: true) }
+    }
+
+    /// A request completed with an answer that shows the endpoint works. Only the probe closes
+    /// an open circuit: a late answer to a request sent before it opened changes nothing.
+    @discardableResult
+    public mutating func recordSuccess() -> Change {
+        consecutiveFailures = 0
+        switch state {
+        case .closed, .open:
+            return .none
+        case .halfOpen:
+            state = .closed
+            currentCooldown = cooldown
+            return .closed
+        }
+    }
+
+    /// A request completed with an endpoint-level failure. A configuration error opens the
+    /// circuit at once.
+    @discardableResult
+    public mutating func recordFailure(reason: String, configurationError: Bool = false, now: Double) -> Change {
+        consecutiveFailures += 1
+        switch state {
+        case .closed:
+            guard configurationError || consecutiveFailures >= threshold else { return .none }
+            return open(reason: reason, now: now, reopening: false)
+        case .halfOpen:
+            return open(reason: reason, now: now, reopening: true)
+        case .open:
+            // A late completion of a request sent before the circuit opened.
+            return .none
+        }
+    }
+
+    /// A probe that could not be sent after all (no order to probe with): let the next caller probe.
+    public mutating func probeAbandoned() {
+        if case .halfOpen = state { state = .halfOpen(probeInFlight: false) }
+    }
+
+    /// After a reload: an open circuit becomes half-open, so the new configuration is tried at once.
+    public mutating func reset() {
+        if case .open = state { state = .halfOpen(probeInFlight: false) }
+        currentCooldown = cooldown
+    }
+
+    private mutating func open(reason: String, now: Double, reopening: Bool) -> Change {
+        let cooldown = currentCooldown
+        state = .open(until: now + cooldown)
+        currentCooldown = min(maxCooldown, currentCooldown * 2)
+        lastReason = reason
+        openings += 1
+        return reopening ? .reopened(cooldown: cooldown, reason: reason) : .opened(cooldown: cooldown, reason: reason)
+    }
+}

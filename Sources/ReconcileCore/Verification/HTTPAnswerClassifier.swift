@@ -1,0 +1,60 @@
+import Foundation
+
+/// The parts of classifying an exchange that every protocol shares: transport failures,
+/// redirects, rate limits, server errors and our own configuration errors.
+public enum HTTPAnswerClassifier {
+    /// What the exchange means before any protocol looks at the body.
+    public enum Disposition: Sendable, Hashable {
+        /// A 2xx (or a status the protocol handles itself): read the body.
+        case answer(HTTPResponse)
+        /// Retry later; the endpoint failed. `retryAfter` from the answer, if any; `rateLimited`
+        /// for 429 (pause the endpoint's bucket).
+        case endpointFailure(reason: String, retryAfter: Duration?, rateLimited: Bool)
+        /// 401, 403, 404: our URL or credentials are wrong.
+        case configuration(reason: String)
+    }
+
+    /// Sorts an exchange. `handled` lists the statuses the protocol reads itself (for example
+    /// 202, 409, 422 for the merchant protocol).
+    public static func classify(_ result: HTTPExchangeResult, handled: Set<Int> = [], now: Date) -> Disposition {
+        let response: HTTPResponse
+        switch result.outcome {
+        case .failure(let failure):
+            return .endpointFailure(reason: failure.kind.rawValue, retryAfter: nil, rateLimited: false)
+        case .success(let answer):
+            response = answer
+        }
+        let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: now) }
+        switch response.status {
+        case 200...299:
+            return .answer(response)
+        case _ where handled.contains(response.status):
+            return .answer(response)
+        case 401, 403:
+            return .configuration(reason: "http_\(response.status): the endpoint refused our credentials")
+        case 404:
+            return .configuration(reason: "http_404: no such endpoint (check the URL)")
+        case 429:
+            return .endpointFailure(reason: "http_429", retryAfter: retryAfter, rateLimited: true)
+        case 300...399:
+            return .endpointFailure(reason: "http_\(response.status)_redirect_not_followed", retryAfter: nil, rateLimited: false)
+        case 408, 500...599:
+            return .endpointFailure(reason: "http_\(response.status)", retryAfter: retryAfter, rateLimited: false)
+        default:
+            return .endpointFailure(reason: "http_\(response.status)", retryAfter: retryAfter, rateLimited: false)
+        }
+    }
+
+    /// A short, printable excerpt of an error body's `reason` (or `error`, `message`) field, for
+    /// an escalation reason; never the whole body.
+    public static func reasonField(in body: [UInt8]) -> String? {
+        guard case .object(let object)? = try? JSONParser(allowsDuplicateKeys: true).parse(body) else { return nil }
+        for key in ["reason", "error", "message", "errorMessage"] {
+            if let text = object[key]?.stringValue, !text.isEmpty {
+                let cleaned = String(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : Character($0) })
+                return cleaned.count > 120 ? String(cleaned.prefix(120)) + "…" : cleaned
+            }
+        }
+        return nil
+    }
+}

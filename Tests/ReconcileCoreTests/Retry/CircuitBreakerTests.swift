@@ -1,0 +1,84 @@
+import Testing
+@testable import ReconcileCore
+
+@Suite("Circuit breaker")
+struct CircuitBreakerTests {
+    @Test("threshold failures in a row open it; any healthy answer resets the count")
+    func threshold() {
+        var circuit = CircuitBreaker(threshold: 3, cooldown: 5, maxCooldown: 300)
+        circuit.recordFailure(reason: "http_503", now: 0)
+        circuit.recordFailure(reason: "http_503", now: 0)
+        circuit.recordSuccess()
+        circuit.recordFailure(reason: "http_503", now: 0)
+        circuit.recordFailure(reason: "http_503", now: 0)
+        #expect(circuit.isClosed)
+        let change = circuit.recordFailure(reason: "http_503", now: 10)
+        #expect(change == .opened(cooldown: 5, reason: "http_503"))
+        let permission = circuit.permission(now: 12)
+        #expect(permission == .blocked(until: 15))
+    }
+
+    @Test("one probe after the cool-down; success closes, failure re-opens with a doubled cool-down up to the maximum")
+    func probes() {
+        var circuit = CircuitBreaker(threshold: 1, cooldown: 5, maxCooldown: 30)
+        circuit.recordFailure(reason: "timeout", now: 0)
+        var permission = circuit.permission(now: 5)
+        #expect(permission == .probe)
+        circuit.probeSent()
+        permission = circuit.permission(now: 6)
+        #expect(permission == .blocked(until: nil))
+        let change = circuit.recordFailure(reason: "timeout", now: 6)
+        #expect(change == .reopened(cooldown: 10, reason: "timeout"))
+        permission = circuit.permission(now: 15)
+        #expect(permission == .blocked(until: 16))
+        var cooldowns: [Double] = []
+        var now = 16.0
+        for _ in 0..<4 {
+            permission = circuit.permission(now: now)
+            #expect(permission == .probe)
+            circuit.probeSent()
+            if case .reopened(let cooldown, _) = circuit.recordFailure(reason: "timeout", now: now) { cooldowns.append(cooldown) }
+            now += 100
+        }
+        #expect(cooldowns == [20, 30, 30, 30])
+        permission = circuit.permission(now: now)
+        #expect(permission == .probe)
+        circuit.probeSent()
+        let closed = circuit.recordSuccess()
+        #expect(closed == .closed)
+        permission = circuit.permission(now: now)
+        #expect(permission == .allowed)
+        circuit.recordFailure(reason: "timeout", now: now)
+        permission = circuit.permission(now: now + 5)
+        #expect(permission == .probe)  // the cool-down starts over
+    }
+
+    @Test("a configuration error opens it at once")
+    func configuration() {
+        var circuit = CircuitBreaker(threshold: 10, cooldown: 5, maxCooldown: 300)
+        let change = circuit.recordFailure(reason: "apple_21004", configurationError: true, now: 0)
+        #expect(change == .opened(cooldown: 5, reason: "apple_21004"))
+        #expect(circuit.openings == 1)
+    }
+
+    @Test("a reload makes an open circuit half-open")
+    func reset() {
+        var circuit = CircuitBreaker(threshold: 1, cooldown: 60, maxCooldown: 300)
+        circuit.recordFailure(reason: "x", now: 0)
+        circuit.reset()
+        let permission = circuit.permission(now: 1)
+        #expect(permission == .probe)
+    }
+
+    @Test("late completions of requests sent before it opened change nothing")
+    func late() {
+        var circuit = CircuitBreaker(threshold: 1, cooldown: 60, maxCooldown: 300)
+        circuit.recordFailure(reason: "x", now: 0)
+        let failure = circuit.recordFailure(reason: "x", now: 1)
+        let success = circuit.recordSuccess()
+        let permission = circuit.permission(now: 2)
+        #expect(failure == .none)
+        #expect(success == .none)
+        #expect(permission == .blocked(until: 60))
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+@testable import ReconcileCore
+
+@Suite("Merchant and delivery answers")
+struct MerchantAnswerTests {
+    let now = Date(timeIntervalSince1970: 1_796_023_566)
+
+    func exchange(_ status: Int, _ body: String = "", headers: [HTTPHeader] = []) -> HTTPExchangeResult {
+        HTTPExchangeResult(.success(HTTPResponse(status: status, headers: headers, body: Array(body.utf8))), latency: .milliseconds(5))
+    }
+
+    @Test(
+        "the merchant protocol's answer table",
+        arguments: [
+            (200, #"{"result":"verified","transaction_id":"1000"}"#, MerchantAnswerClassifier.Verdict.verified(transactionID: "1000"), false),
+            (200, #"{"result":"verified","transaction_id":1000}"#, .verified(transactionID: "1000"), false),
+            (200, #"{"result":"verified"}"#, .verified(transactionID: nil), false),
+            (200, #"{"result":"rejected","reason":"fraud"}"#, .rejected(reason: "fraud"), false),
+            (200, #"{"result":"pending"}"#, .transient(reason: "merchant_pending", retryAfter: nil), false),
+            (200, "not json", .transient(reason: "merchant_unparseable_answer", retryAfter: nil), true),
+            (200, #"{"result":"maybe"}"#, .transient(reason: "merchant_unknown_result", retryAfter: nil), true),
+            (202, "", .transient(reason: "merchant_accepted_pending", retryAfter: nil), false),
+            (409, "", .transient(reason: "merchant_conflict_in_progress", retryAfter: nil), false),
+            (425, "", .transient(reason: "merchant_too_early", retryAfter: nil), false),
+            (408, "", .transient(reason: "http_408", retryAfter: nil), true),
+            (500, "", .transient(reason: "http_500", retryAfter: nil), true),
+            (503, "", .transient(reason: "http_503", retryAfter: nil), true),
+            (302, "", .transient(reason: "http_302_redirect_not_followed", retryAfter: nil), true),
+            (401, "", .configuration(reason: "http_401: the endpoint refused our credentials"), true),
+            (403, "", .configuration(reason: "http_403: the endpoint refused our credentials"), true),
+            (404, "", .configuration(reason: "http_404: no such endpoint (check the URL)"), true),
+            (422, #"{"reason":"unknown product"}"#, .escalate(reason: "merchant_http_422: unknown product"), false),
+            (400, "garbage", .escalate(reason: "merchant_http_400: no reason given"), false),
+        ])
+    func merchant(status: Int, body: String, verdict: MerchantAnswerClassifier.Verdict, endpointFailure: Bool) {
+        let (found, observation) = MerchantAnswerClassifier.classify(exchange(status, body), now: now)
+        #expect(found == verdict)
+        #expect(observation.isFailure == endpointFailure)
+    }
+
+    @Test("429 and Retry-After in both forms")
+    func rateLimited() {
+        let (seconds, _) = MerchantAnswerClassifier.classify(exchange(429, headers: [HTTPHeader("retry-after", "30")]), now: now)
+        #expect(seconds == .transient(reason: "http_429", retryAfter: .seconds(30)))
+        let (date, observation) = MerchantAnswerClassifier.classify(
+            exchange(503, headers: [HTTPHeader("Retry-After", "Mon, 30 Nov 2026 07:28:06 GMT")]), now: now)
+        #expect(date == .transient(reason: "http_503", retryAfter: .seconds(120)))
+        #expect(observation == .failure(reason: "http_503"))
+    }
+
+    @Test("transport failures are transient endpoint failures, never a grant")
+    func failures() {
+        for kind in [HTTPFailure.Kind.timeout, .connectionRefused, .connectionReset, .tls, .bodyTooLarge, .dns, .protocolError] {
+            let result = HTTPExchangeResult(.failure(HTTPFailure(kind, "x")), latency: .seconds(1))
+            #expect(MerchantAnswerClassifier.classify(result, now: now).0 == .transient(reason: kind.rawValue, retryAfter: nil))
+            #expect(MerchantAnswerClassifier.classifyDelivery(result, now: now).0 == .transient(reason: kind.rawValue, retryAfter: nil))
+        }
+    }
+
+    @Test(
+        "the delivery answer table",
+        arguments: [
+            (200, MerchantAnswerClassifier.DeliveryVerdict.delivered), (201, .delivered), (204, .delivered), (409, .delivered),
+            (422, .escalate(reason: "delivery_http_422: no reason given")), (400, .escalate(reason: "delivery_http_400: no reason given")),
+            (503, .transient(reason: "http_503", retryAfter: nil)), (401, .configuration(reason: "http_401: the endpoint refused our credentials")),
+        ])
+    func delivery(status: Int, verdict: MerchantAnswerClassifier.DeliveryVerdict) {
+        #expect(MerchantAnswerClassifier.classifyDelivery(exchange(status), now: now).0 == verdict)
+    }
+}
