@@ -31,6 +31,7 @@ let package = Package(
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CLinux"),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // MARK: - Libraries
         .target(name: "ReconcileCore", swiftSettings: strictSettings),
@@ -41,6 +42,8 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(name: "ReconcileCrypto", dependencies: ["CCrypto"], swiftSettings: strictSettings),
+        .target(name: "ReconcileHTTP", dependencies: ["ReconcileCore", "CCurl"], swiftSettings: strictSettings),
+        .target(name: "ReconcileMock", dependencies: ["ReconcileCore"], swiftSettings: strictSettings),
         .target(
             name: "ReconcileSpool",
             dependencies: ["ReconcileCore", "ReconcileSystem", "ReconcileCrypto", "CLinux"],
@@ -60,6 +63,7 @@ let package = Package(
         // MARK: - Executables
         .executableTarget(name: "reconciled", dependencies: ["ReconcileDaemon"], swiftSettings: strictSettings),
         .executableTarget(name: "reconcilectl", dependencies: ["ReconcileCLI"], swiftSettings: strictSettings),
+        .executableTarget(name: "reconcile-mock", dependencies: ["ReconcileMock", "ReconcileCore"], swiftSettings: strictSettings),
         .executableTarget(
             name: "reconcile-bench",
             dependencies: ["ReconcileCore", "ReconcileStore", "ReconcileSystem", "ReconcileSpool", "ReconcileCrypto"],
@@ -80,6 +84,12 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "ReconcileCryptoTests", dependencies: ["ReconcileCrypto"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "ReconcileHTTPTests", dependencies: ["ReconcileHTTP", "ReconcileMock", "ReconcileCore", "TestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "ReconcileMockTests", dependencies: ["ReconcileMock", "ReconcileCore", "TestSupport"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "ReconcileSpoolTests",
             dependencies: ["ReconcileSpool", "ReconcileStore", "ReconcileSystem", "ReconcileCore", "TestSupport"],

@@ -1,0 +1,100 @@
+import Foundation
+import Glibc
+import ReconcileCore
+import Synchronization
+
+/// `reconcile-mock`'s command line. The mock always ends on its own: after `--idle-exit` without
+/// a request (default 60 s) or `--lifetime` in all, so a test that dies never leaves it behind.
+public enum MockMain {
+    public static let usage = """
+        USAGE: reconcile-mock [--port N] [--port-file PATH] [--host ADDRESS] [--shared-secret S]
+                              [--token T] [--faults JSON] [--seed N] [--idle-exit SPAN] [--lifetime SPAN]
+
+        Serves, on loopback only:
+          POST /verifyReceipt, /sandbox/verifyReceipt   Apple's verifyReceipt (production, sandbox)
+          POST /merchant/verify                         the merchant protocol (Kind=http)
+          POST /deliver                                 delivery
+          GET  /_mock/stats, POST /_mock/config, POST /_mock/reset-stats
+        Test receipts are base64 of a JSON object saying what to answer (see MockReceipt).
+        """
+
+    public static func run(_ arguments: [String]) -> Int32 {
+        var port: UInt16 = 0
+        var host = "127.0.0.1"
+        var portFile: String?
+        var settings = MockService.Settings()
+        var faults = MockFaults()
+        var idleExit: Duration = .seconds(60)
+        var lifetime: Duration = .seconds(3600)
+        var index = 0
+        func value() -> String? {
+            index += 1
+            return index < arguments.count ? arguments[index] : nil
+        }
+        while index < arguments.count {
+            let argument = arguments[index]
+            switch argument {
+            case "--port":
+                guard let text = value(), let number = UInt16(text) else { return usageError("--port needs a number") }
+                port = number
+            case "--host":
+                guard let text = value() else { return usageError("--host needs an address") }
+                host = text
+            case "--port-file": portFile = value()
+            case "--shared-secret": settings.sharedSecret = value()
+            case "--token": settings.token = value()
+            case "--seed": settings.seed = value().flatMap(UInt64.init)
+            case "--faults":
+                guard let text = value(), case .object(let object)? = try? JSONParser().parse(text) else {
+                    return usageError("--faults needs a JSON object")
+                }
+                do { try faults.apply(object) } catch { return usageError(error.description) }
+            case "--idle-exit":
+                guard let span = value().flatMap(TimeSpan.parse) else { return usageError("--idle-exit needs a time span") }
+                idleExit = span
+            case "--lifetime":
+                guard let span = value().flatMap(TimeSpan.parse) else { return usageError("--lifetime needs a time span") }
+                lifetime = span
+            case "-h", "--help":
+                print(usage)
+                return 0
+            default:
+                return usageError("Unknown option '\(argument)'")
+            }
+            index += 1
+        }
+        let lastRequest = Mutex(ContinuousClock.now)
+        let service = MockService(settings: settings, faults: faults) { lastRequest.withLock { $0 = .now } }
+        let server: MockHTTPServer
+        do {
+            server = try MockHTTPServer(host: host, port: port) { service.handle($0) }
+        } catch {
+            FileHandle.standardError.write(Data("reconcile-mock: \(error)\n".utf8))
+            return 1
+        }
+        if let portFile {
+            // Written whole, then renamed, so a reader never sees half a number.
+            guard FileManager.default.createFile(atPath: portFile + ".tmp", contents: Data("\(server.port)\n".utf8)),
+                rename(portFile + ".tmp", portFile) == 0
+            else {
+                FileHandle.standardError.write(Data("reconcile-mock: cannot write \(portFile)\n".utf8))
+                return 1
+            }
+        }
+        FileHandle.standardOutput.write(Data("reconcile-mock listening on \(host):\(server.port)\n".utf8))
+        let started = ContinuousClock.now
+        while true {
+            Thread.sleep(forTimeInterval: 0.5)
+            let idle = ContinuousClock.now - lastRequest.withLock { $0 }
+            if idle > idleExit || ContinuousClock.now - started > lifetime {
+                server.stop()
+                return 0
+            }
+        }
+    }
+
+    static func usageError(_ message: String) -> Int32 {
+        FileHandle.standardError.write(Data("Error: \(message)\n\(usage)\n".utf8))
+        return 64
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import ReconcileCore
+
+/// What the mock has seen: requests per endpoint and per second, per receipt, grant and delivery
+/// requests per `Idempotency-Key`, and whether any key ever differed from its order id.
+public struct MockStats: Sendable, Hashable {
+    public var requests = 0
+    public var byEndpoint: [String: Int] = [:]
+    /// Requests per endpoint per whole second (Unix time).
+    public var perSecond: [String: [Int: Int]] = [:]
+    /// Requests per receipt (keyed by a short fingerprint, never the receipt).
+    public var perReceipt: [String: Int] = [:]
+    /// Merchant grant requests per Idempotency-Key.
+    public var grantRequests: [String: Int] = [:]
+    /// Grants answered "verified", per order id.
+    public var grantsSucceeded: [String: Int] = [:]
+    public var deliveries: [String: Int] = [:]
+    public var deliveriesSucceeded: [String: Int] = [:]
+    /// Requests whose Idempotency-Key was missing or not their order id.
+    public var idempotencyMismatches = 0
+    /// The Reconcile-Attempt values seen per key.
+    public var attemptHeaders: [String: [String]] = [:]
+
+    public init() {}
+
+    mutating func record(endpoint: String, at time: Date) {
+        requests += 1
+        byEndpoint[endpoint, default: 0] += 1
+        perSecond[endpoint, default: [:]][Int(time.timeIntervalSince1970), default: 0] += 1
+    }
+
+    /// Counts a request for a receipt; returns how many there have been for it.
+    mutating func countReceipt(_ receipt: String) -> Int {
+        let key = Self.fingerprint(receipt)
+        perReceipt[key, default: 0] += 1
+        return perReceipt[key]!
+    }
+
+    mutating func countGrantRequest(key: String?, orderID: String, attempt: String?) -> Int {
+        if key != orderID { idempotencyMismatches += 1 }
+        grantRequests[orderID, default: 0] += 1
+        if let attempt { attemptHeaders[orderID, default: []].append(attempt) }
+        return grantRequests[orderID]!
+    }
+
+    mutating func grantSucceeded(orderID: String) {
+        grantsSucceeded[orderID, default: 0] += 1
+    }
+
+    mutating func countDelivery(key: String?, orderID: String, succeeded: Bool) {
+        if key != orderID { idempotencyMismatches += 1 }
+        deliveries[orderID, default: 0] += 1
+        if succeeded { deliveriesSucceeded[orderID, default: 0] += 1 }
+    }
+
+    /// A short, stable fingerprint (FNV-1a 64) of a receipt: counts are keyed by it.
+    public static func fingerprint(_ text: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return String(hash, radix: 16)
+    }
+
+    var json: JSONValue {
+        func counts(_ dictionary: [String: Int]) -> JSONValue {
+            .object(JSONObject(dictionary.sorted { $0.key < $1.key }.map { JSONObject.Member(key: $0.key, value: .integer($0.value)) }))
+        }
+        var seconds = JSONObject()
+        for (endpoint, table) in perSecond.sorted(by: { $0.key < $1.key }) {
+            seconds[endpoint] = counts(Dictionary(uniqueKeysWithValues: table.map { (String($0.key), $0.value) }))
+        }
+        var attempts = JSONObject()
+        for (key, values) in attemptHeaders.sorted(by: { $0.key < $1.key }) {
+            attempts[key] = .array(values.map(JSONValue.string))
+        }
+        return .object(JSONObject([
+            "requests": .integer(requests), "by_endpoint": counts(byEndpoint), "per_second": .object(seconds),
+            "per_receipt": counts(perReceipt), "grant_requests": counts(grantRequests), "grants_succeeded": counts(grantsSucceeded),
+            "deliveries": counts(deliveries), "deliveries_succeeded": counts(deliveriesSucceeded),
+            "idempotency_mismatches": .integer(idempotencyMismatches), "attempt_headers": .object(attempts),
+        ]))
+    }
+
+    /// Reads stats back from their JSON (for tests that query a mock process).
+    public init(json: JSONValue) {
+        func counts(_ value: JSONValue?) -> [String: Int] {
+            Dictionary(uniqueKeysWithValues: (value?.objectValue?.members ?? []).map { ($0.key, Int($0.value.int64Value ?? 0)) })
+        }
+        requests = Int(json["requests"]?.int64Value ?? 0)
+        byEndpoint = counts(json["by_endpoint"])
+        for member in json["per_second"]?.objectValue?.members ?? [] {
+            perSecond[member.key] = Dictionary(uniqueKeysWithValues: counts(member.value).compactMap { key, value in Int(key).map { ($0, value) } })
+        }
+        perReceipt = counts(json["per_receipt"])
+        grantRequests = counts(json["grant_requests"])
+        grantsSucceeded = counts(json["grants_succeeded"])
+        deliveries = counts(json["deliveries"])
+        deliveriesSucceeded = counts(json["deliveries_succeeded"])
+        idempotencyMismatches = Int(json["idempotency_mismatches"]?.int64Value ?? 0)
+        for member in json["attempt_headers"]?.objectValue?.members ?? [] {
+            attemptHeaders[member.key] = member.value.arrayValue?.compactMap(\.stringValue) ?? []
+        }
+    }
+}
