@@ -68,7 +68,7 @@ public actor SpoolIngestor {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     public let layout: SpoolLayout
-    private let store: any OrderStore
+    private let store: any OrderIngesting
     private let logger: Logger
     private let now: @Sendable () -> Date
     private let onCommitted: @Sendable (Summary) -> Void
@@ -83,7 +83,7 @@ public actor SpoolIngestor {
     /// - Parameter onCommitted: called after each committed batch (the scheduler wakes for
     ///   new due orders).
     public init(
-        layout: SpoolLayout, store: any OrderStore, settings: Settings, logger: Logger,
+        layout: SpoolLayout, store: any OrderIngesting, settings: Settings, logger: Logger,
         now: @escaping @Sendable () -> Date = Date.init, onCommitted: @escaping @Sendable (Summary) -> Void = { _ in }
     ) {
         self.layout = layout

@@ -8,7 +8,7 @@ import TestSupport
 @testable import ReconcileSpool
 
 /// Wraps a store to count batches, inject failures, or act in the middle of a commit.
-final class SpyStore: OrderStore {
+final class SpyStore: OrderIngesting {
     let inner: any OrderStore
     let batches = Mutex<[Int]>([])
     let failure = Mutex<(any Error)?>(nil)
@@ -24,9 +24,6 @@ final class SpyStore: OrderStore {
     }
 
     func order(id orderID: String) throws -> StoredOrder? { try inner.order(id: orderID) }
-    func history(orderID: String) throws -> [TransitionRecord] { try inner.history(orderID: orderID) }
-    func countsByState() throws -> [OrderState: Int] { try inner.countsByState() }
-    func pruneFinished(before cutoff: Date, now: Date) throws -> Int { try inner.pruneFinished(before: cutoff, now: now) }
 }
 
 struct DiskFull: Error, ClassifiedStoreError {
@@ -37,7 +34,7 @@ struct DiskFull: Error, ClassifiedStoreError {
 struct SpoolIngestorTests {
     let fixture = SpoolFixture()
 
-    func ingestor(_ store: any OrderStore, logger: Logger = .discarding, batchSize: Int = 512) -> SpoolIngestor {
+    func ingestor(_ store: any OrderIngesting, logger: Logger = .discarding, batchSize: Int = 512) -> SpoolIngestor {
         SpoolIngestor(
             layout: fixture.layout, store: store,
             settings: .init(verifierKind: .apple, maxFileSize: 1024 * 1024, batchSize: batchSize), logger: logger)

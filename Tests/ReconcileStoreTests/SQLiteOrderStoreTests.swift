@@ -8,13 +8,14 @@ import TestSupport
 struct SQLiteOrderStoreTests {
     let fixture = StoreFixture()
 
-    @Test("the due-order query is a range scan of orders_due")
-    func dueQueryUsesIndex() throws {
+    @Test("the due-order queries are range scans of their partial indexes", arguments: WorkKind.allCases)
+    func dueQueryUsesIndex(kind: WorkKind) throws {
         let store = try fixture.open()
         _ = try store.ingest((0..<200).map { candidate("A\($0)") }, verifierKind: .apple, now: t0)
         try store.withConnection { try $0.execute("ANALYZE") }
-        let plan = try store.queryPlan(SQLiteOrderStore.dueOrdersSQL, [.integer(t0.epochMilliseconds), .integer(10)])
-        #expect(plan.contains { $0.contains("USING INDEX orders_due") || $0.contains("USING COVERING INDEX orders_due") }, "\(plan)")
+        let plan = try store.queryPlan(SQLiteOrderStore.dueOrdersSQL(kind), [.integer(t0.epochMilliseconds), .integer(10)])
+        let index = "orders_due_\(kind.rawValue)"
+        #expect(plan.contains { $0.contains("USING INDEX \(index)") || $0.contains("USING COVERING INDEX \(index)") }, "\(plan)")
         #expect(!plan.contains { $0.hasPrefix("SCAN orders") }, "\(plan)")
         #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)")
     }

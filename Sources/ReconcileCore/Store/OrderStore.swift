@@ -1,11 +1,7 @@
 import Foundation
 
-/// The durable home of orders (DESIGN §7), as the daemon and `reconcilectl` see it.
-///
-/// SQLite serves it today (`SQLiteOrderStore`); the protocol is what a PostgreSQL store with
-/// `FOR UPDATE SKIP LOCKED` leases would implement to serve several daemons. Every method is
-/// one transaction: it commits entirely or not at all.
-public protocol OrderStore: Sendable {
+/// What the spool ingest needs of a store: committing batches of spool files.
+public protocol OrderIngesting: Sendable {
     /// Commits a batch of spool files in one transaction, applying the rules of DESIGN §3 in
     /// order (a later candidate sees an earlier one of the same batch).
     ///
@@ -15,7 +11,14 @@ public protocol OrderStore: Sendable {
     /// - Throws: when nothing could be committed (disk full, read-only, busy); then no spool
     ///   file may be deleted.
     func ingest(_ candidates: [IngestCandidate], verifierKind: VerifierKind, now: Date) throws -> [IngestOutcome]
+}
 
+/// The durable home of orders (DESIGN §7), as the daemon and `reconcilectl` see it.
+///
+/// SQLite serves it today (`SQLiteOrderStore`); the protocol is what a PostgreSQL store with
+/// `FOR UPDATE SKIP LOCKED` leases would implement to serve several daemons. Every method is
+/// one transaction: it commits entirely or not at all.
+public protocol OrderStore: OrderIngesting {
     /// The order with this id, if stored.
     func order(id orderID: String) throws -> StoredOrder?
 
@@ -30,4 +33,32 @@ public protocol OrderStore: Sendable {
     ///
     /// - Returns: how many orders were pruned.
     func pruneFinished(before cutoff: Date, now: Date) throws -> Int
+
+    // MARK: - Scheduling
+
+    /// Releases every lease (at start-up: one daemon per store, so any lease is a crash's).
+    /// Orders left `verifying` go back to `pending`, due now.
+    ///
+    /// - Returns: the ids of the orders released.
+    func releaseLeases(now: Date) throws -> [String]
+
+    /// Leases up to `limit` orders of `kind` due at `now`, earliest first, and (when `charge`)
+    /// counts the attempt: `pending` orders become `verifying`.
+    func claimDue(_ kind: WorkKind, now: Date, limit: Int, owner: String, leaseUntil: Date, charge: Bool) throws -> [ClaimedOrder]
+
+    /// The earliest next attempt of an order of `kind`, or `nil` when none waits.
+    func nextDueTime(_ kind: WorkKind) throws -> Date?
+
+    /// Applies attempt completions under their leases, in one transaction.
+    func complete(_ completions: [AttemptCompletion], owner: String, now: Date) throws -> [CompletionResult]
+
+    /// `waiting` orders taken in before `cutoff` expire (MaxAge without usable proof).
+    func expireWaiting(receivedBefore cutoff: Date, now: Date, limit: Int) throws -> [CompletionResult]
+
+    /// When the oldest `waiting` order was taken in, or `nil` when none waits.
+    func oldestWaitingReceivedAt() throws -> Date?
+
+    /// Makes `waiting` orders whose proof the verifier kind can use `pending` (after a reload
+    /// changed `Kind=`). Returns how many.
+    func promoteWaiting(usableBy kind: VerifierKind, now: Date) throws -> Int
 }

@@ -1,8 +1,9 @@
 /// The store's schema, as the ordered list of migrations that builds it.
 ///
 /// Times are integer milliseconds since 1970 UTC. An order waits for an attempt exactly when
-/// `next_attempt_at` is set, so the partial index `orders_due` holds only claimable orders and
-/// due-order selection is a range scan whatever the backlog.
+/// `next_attempt_at` is set (cleared while it is leased), so the partial indexes
+/// `orders_due_verify` (pending orders) and `orders_due_deliver` (verified orders) hold only
+/// claimable orders, and due-order selection is a range scan whatever the backlog.
 public enum StoreSchema {
     public static let migrations: [Migration] = [
         Migration(
@@ -46,7 +47,10 @@ public enum StoreSchema {
                     finished_by TEXT,
                     pruned_at INTEGER
                 );
-                CREATE INDEX orders_due ON orders(next_attempt_at) WHERE next_attempt_at IS NOT NULL;
+                CREATE INDEX orders_due_verify ON orders(next_attempt_at)
+                    WHERE next_attempt_at IS NOT NULL AND state = 'pending';
+                CREATE INDEX orders_due_deliver ON orders(next_attempt_at)
+                    WHERE next_attempt_at IS NOT NULL AND state = 'verified';
                 CREATE INDEX orders_state_received ON orders(state, received_at);
                 CREATE INDEX orders_leased ON orders(lease_owner) WHERE lease_owner IS NOT NULL;
                 CREATE INDEX orders_prunable ON orders(updated_at)
