@@ -45,13 +45,16 @@ let package = Package(
         .target(name: "ReconcileHTTP", dependencies: ["ReconcileCore", "CCurl"], swiftSettings: strictSettings),
         .target(name: "ReconcileMock", dependencies: ["ReconcileCore"], swiftSettings: strictSettings),
         .target(
+            name: "ReconcileEngine", dependencies: ["ReconcileCore", "ReconcileSystem", "ReconcileHTTP"],
+            swiftSettings: strictSettings),
+        .target(
             name: "ReconcileSpool",
             dependencies: ["ReconcileCore", "ReconcileSystem", "ReconcileCrypto", "CLinux"],
             swiftSettings: strictSettings
         ),
         .target(
             name: "ReconcileDaemon",
-            dependencies: ["ReconcileCore", "ReconcileStore", "ReconcileSystem", "ReconcileSpool"],
+            dependencies: ["ReconcileCore", "ReconcileStore", "ReconcileSystem", "ReconcileSpool", "ReconcileEngine", "ReconcileHTTP"],
             swiftSettings: strictSettings
         ),
         .target(

@@ -8,9 +8,11 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/inotify.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 #include <fcntl.h>
 #include <errno.h>
+#include <time.h>
 
 /// The credentials of the process at the other end of a Unix socket (SO_PEERCRED).
 struct reconcile_peer_credentials {
@@ -49,6 +51,19 @@ static inline int reconcile_fcntl_setfl(int fd, int flags) {
 
 static inline int reconcile_fcntl_getfl(int fd) {
     return fcntl(fd, F_GETFL);
+}
+
+#ifndef TFD_TIMER_CANCEL_ON_SET
+#define TFD_TIMER_CANCEL_ON_SET (1 << 1)
+#endif
+
+/// Arms a CLOCK_REALTIME timerfd far in the future with TFD_TIMER_CANCEL_ON_SET: a read then
+/// fails with ECANCELED whenever the wall clock is set (stepped), which is how the scheduler
+/// notices a clock step.
+static inline int reconcile_timerfd_watch_clock(int fd) {
+    struct itimerspec spec = {0};
+    spec.it_value.tv_sec = 0x7FFFFFFF;
+    return timerfd_settime(fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &spec, NULL);
 }
 
 #endif

@@ -1,13 +1,15 @@
 import Foundation
 import Glibc
 import ReconcileCore
+import ReconcileEngine
+import ReconcileHTTP
 import ReconcileSpool
 import ReconcileStore
 import ReconcileSystem
 
-/// The running daemon: wires configuration, lock, store, spool watch and ingest together and
-/// reacts to signals. Everything it wires lives in the libraries; this type only decides the
-/// order of start-up and shutdown.
+/// The running daemon: wires configuration, lock, store, spool ingest, scheduler and signals
+/// together. Everything it wires lives in the libraries; this type only decides the order of
+/// start-up and shutdown.
 public final class Daemon {
     /// A start-up failure: the exit status and a one-line reason.
     public struct StartupFailure: Error, Sendable, CustomStringConvertible {
@@ -27,12 +29,17 @@ public final class Daemon {
 
     public private(set) var configuration: Configuration
     let configPath: String
+    let environment: [String: String]
     let logger: Logger
     let lock: LockFile
     let store: SQLiteOrderStore
     let layout: SpoolLayout
     let ingestor: SpoolIngestor
+    let transport: CurlTransport
+    let escalations: EscalationRunner
+    let scheduler: Scheduler
     private var watcher: SpoolWatcher?
+    private var clockWatch: WallClockWatch?
     private var rescanTimer: Task<Void, Never>?
     private var pruneTimer: Task<Void, Never>?
     private let spoolEvents: AsyncStream<SpoolEvent>.Continuation
@@ -40,11 +47,13 @@ public final class Daemon {
     private let events: AsyncStream<Event>.Continuation
     private let eventStream: AsyncStream<Event>
 
-    /// Starts everything short of the loops: configuration, lock, store (migrated), spool.
-    public init(configPath: String, logger: Logger) throws(StartupFailure) {
+    /// Starts everything short of the loops: configuration, secrets, lock, store (migrated),
+    /// spool, scheduler.
+    public init(configPath: String, environment: [String: String], logger: Logger) throws(StartupFailure) {
         // Absolute, so that a reload reads the same file whatever the working directory is then.
         let configPath = ConfigurationLoader.absolute(configPath)
         self.configPath = configPath
+        self.environment = environment
         self.logger = logger
         let configuration: Configuration
         do {
@@ -53,9 +62,18 @@ public final class Daemon {
             for problem in error.problems {
                 logger.error("configuration: \(problem)", id: .configurationError, [.path: problem.path, .reason: "configuration"])
             }
-            throw StartupFailure(status: ExitStatus.configuration, message: "bad configuration in \(configPath) (\(error.problems.count) problems)")
+            throw StartupFailure(status: ExitStatus.configuration, message: "bad configuration in \(configPath) (\(Plural.count(error.problems.count, "problem")))")
         }
         self.configuration = configuration
+
+        transport = CurlTransport(maximumConnections: max(64, configuration.verifier.maxInFlight * 2))
+        let settings: Scheduler.Settings
+        do {
+            settings = try VerificationFactory.settings(for: configuration, environment: environment, transport: transport)
+        } catch {
+            logger.error("configuration: \(error)", id: .configurationError, [.reason: "credential"])
+            throw StartupFailure(status: ExitStatus.configuration, message: error.description)
+        }
 
         let database = configuration.state.database
         do {
@@ -86,10 +104,14 @@ public final class Daemon {
             throw StartupFailure(status: ExitStatus.failure, message: "cannot prepare the spool: \(error)", errno: error.errno)
         }
 
+        escalations = EscalationRunner(settings: configuration.escalation, logger: logger)
+        let scheduler = Scheduler(store: store, settings: settings, logger: logger, escalations: escalations)
+        self.scheduler = scheduler
         (spoolEventStream, spoolEvents) = AsyncStream<SpoolEvent>.makeStream()
         (eventStream, events) = AsyncStream<Event>.makeStream()
         ingestor = SpoolIngestor(
-            layout: layout, store: store, settings: Self.ingestSettings(configuration), logger: logger)
+            layout: layout, store: store, settings: Self.ingestSettings(configuration), logger: logger,
+            onCommitted: { _ in scheduler.nudge() })
     }
 
     static func ingestSettings(_ configuration: Configuration) -> SpoolIngestor.Settings {
@@ -107,13 +129,19 @@ public final class Daemon {
         spoolEvents.yield(.rescan(reason: "start-up"))
         startRescanTimer()
         startPruneTimer()
+        do {
+            clockWatch = try WallClockWatch { [scheduler] in Task { await scheduler.clockChanged() } }
+        } catch {
+            logger.warning("cannot watch for wall-clock steps (\(error)); a step is noticed at the next due time")
+        }
         let ingest = Task { [ingestor, spoolEventStream] in
             await ingestor.run(events: spoolEventStream)
         }
+        let scheduling = Task { [scheduler] in await scheduler.run() }
 
         let counts = (try? store.countsByState()) ?? [:]
         logger.notice(
-            "reconciled \(ReconcileVersion.current) started: spool \(layout.root), store \(store.path) with \(counts.values.reduce(0, +)) orders, Kind=\(configuration.verifier.kind.rawValue)",
+            "reconciled \(ReconcileVersion.current) started: spool \(layout.root), store \(store.path) with \(Plural.count(counts.values.reduce(0, +), "order")), Kind=\(configuration.verifier.kind.rawValue) \(configuration.verifier.url.absoluteString)",
             id: .started)
 
         loop: for await event in eventStream {
@@ -122,7 +150,7 @@ public final class Daemon {
                 logger.notice("received \(SignalStream.name(of: number)); stopping", id: .stopping)
                 break loop
             case .signal(let number) where number == SIGHUP:
-                reload()
+                _ = await reload()
             case .signal:
                 continue
             case .rewatch:
@@ -132,12 +160,16 @@ public final class Daemon {
             }
         }
 
+        // Stop taking work in, let in-flight attempts finish, commit, close.
         rescanTimer?.cancel()
         pruneTimer?.cancel()
         watcher?.cancel()
         watcher = nil
+        clockWatch = nil
         spoolEvents.finish()
         await ingest.value
+        await scheduler.stop(drainTimeout: configuration.daemon.drainTimeout)
+        await scheduling.value
         store.close()
         logger.notice("stopped cleanly")
         return ExitStatus.success
@@ -198,7 +230,7 @@ public final class Daemon {
                 do {
                     let pruned = try store.pruneFinished(before: now.addingTimeInterval(-keep.inSeconds), now: now)
                     if pruned > 0 {
-                        logger.info("pruned receipts and raw files of \(pruned) orders finished more than \(TimeSpan.format(keep)) ago", [.count: String(pruned)])
+                        logger.info("pruned receipts and raw files of \(Plural.count(pruned, "order")) finished more than \(TimeSpan.format(keep)) ago", [.count: String(pruned)])
                     }
                 } catch {
                     logger.warning("cannot prune finished orders: \(error)", [.reason: StoreFailure.of(error).rawValue])
@@ -210,10 +242,10 @@ public final class Daemon {
 
     // MARK: - Reload
 
-    /// Re-reads the configuration (SIGHUP). A bad file, or a change to a key that needs a
-    /// restart, keeps the running configuration and says why.
-    @discardableResult
-    func reload() -> Result<Configuration, ReloadFailure> {
+    /// Re-reads the configuration and its secrets (SIGHUP, `reconcilectl reload`). A bad file, an
+    /// unreadable secret, or a change to a key that needs a restart keeps the running
+    /// configuration and says why.
+    func reload() async -> Result<Configuration, ReloadFailure> {
         let next: Configuration
         do {
             next = try ConfigurationLoader.load(path: configPath)
@@ -221,7 +253,7 @@ public final class Daemon {
             for problem in error.problems {
                 logger.error("reload refused: \(problem)", id: .configurationError, [.path: problem.path])
             }
-            return .failure(.invalid(error))
+            return .failure(.invalid(error.description))
         }
         let changed = RestartOnlyKeys.changed(from: configuration, to: next)
         guard changed.isEmpty else {
@@ -229,9 +261,23 @@ public final class Daemon {
             logger.error("reload refused: \(names) changed; these need a restart (systemctl restart reconciled)", id: .configurationError)
             return .failure(.needsRestart(changed))
         }
+        let settings: Scheduler.Settings
+        do {
+            settings = try VerificationFactory.settings(for: next, environment: environment, transport: transport)
+        } catch {
+            logger.error("reload refused: \(error)", id: .configurationError)
+            return .failure(.invalid(error.description))
+        }
+        let kindChanged = next.verifier.kind != configuration.verifier.kind
         configuration = next
-        let settings = Self.ingestSettings(next)
-        Task { [ingestor] in await ingestor.apply(settings) }
+        transport.reloadTrustAnchors()
+        await scheduler.apply(settings)
+        await escalations.apply(next.escalation)
+        await ingestor.apply(Self.ingestSettings(next))
+        if kindChanged, let promoted = try? store.promoteWaiting(usableBy: next.verifier.kind, now: Date()), promoted > 0 {
+            logger.notice("Kind=\(next.verifier.kind.rawValue) can verify \(Plural.count(promoted, "waiting order")); they are due now")
+            scheduler.nudge()
+        }
         startRescanTimer(fallback: watcher == nil)
         startPruneTimer()
         logger.notice("reloaded the configuration from \(configPath)", id: .reloaded)
@@ -241,12 +287,12 @@ public final class Daemon {
 
 /// Why a reload kept the old configuration.
 public enum ReloadFailure: Error, Sendable, CustomStringConvertible {
-    case invalid(ConfigurationError)
+    case invalid(String)
     case needsRestart([String])
 
     public var description: String {
         switch self {
-        case .invalid(let error): "the new configuration is invalid:\n\(error)"
+        case .invalid(let reason): "the new configuration is invalid:\n\(reason)"
         case .needsRestart(let keys): "\(keys.joined(separator: ", ")) changed; restart the daemon to apply"
         }
     }

@@ -40,7 +40,7 @@ public enum DaemonMain {
         let configPath = ConfigurationLoader.path(commandLine: commandLine.configPath, environment: environment)
         let daemon: Daemon
         do {
-            daemon = try Daemon(configPath: configPath, logger: logger)
+            daemon = try Daemon(configPath: configPath, environment: environment, logger: logger)
         } catch {
             logger.critical("cannot start: \(error.message)")
             return error.status

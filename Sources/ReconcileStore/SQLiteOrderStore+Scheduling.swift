@@ -195,7 +195,7 @@ extension SQLiteOrderStore {
             detail = more
         case .verified(let granted, let finishes, let by):
             event = .verified(finishesOrder: finishes)
-            reason = finishes ? "finished" : "verified"
+            reason = by == "merchant" ? "granted" : "verified"
             grant = granted
             finishedBy = finishes ? by : nil
         case .delivered:
@@ -210,7 +210,7 @@ extension SQLiteOrderStore {
                     "INSERT OR IGNORE INTO claims (transaction_id, order_ref, claimed_at, actor) VALUES (?, ?, ?, 'daemon')",
                     [.text(item.transactionID), .integer(order.reference), .integer(now.epochMilliseconds)])
                 event = .verified(finishesOrder: finishes)
-                reason = finishes ? "finished" : "verified"
+                reason = "verified"
                 grant = Grant(item, environment: environment)
                 finishedBy = finishes ? "verifier" : nil
             case .duplicateTransaction(let transactionID, let claimant):
@@ -226,6 +226,14 @@ extension SQLiteOrderStore {
                 reason = "no_matching_purchase"
                 detail = "the receipt holds no unclaimed purchase of \(order.productID) for this order"
             }
+        }
+
+        // A reason may carry its explanation ("http_404: no such endpoint"): the stable word goes
+        // to the reason column, the words to the detail.
+        if let colon = reason.range(of: ": ") {
+            let explanation = String(reason[colon.upperBound...])
+            detail = [explanation, detail].compactMap { $0 }.joined(separator: "; ")
+            reason = String(reason[..<colon.lowerBound])
         }
 
         // New proof during the attempt: a verdict against the old proof does not stand.
@@ -301,6 +309,20 @@ extension SQLiteOrderStore {
             }
         }
         return claims
+    }
+
+    public func clampNextAttempts(notAfter limit: Date) throws -> Int {
+        try write { connection in
+            var moved = 0
+            for kind in WorkKind.allCases {
+                // A range of the partial due index, per kind.
+                try connection.run(
+                    "UPDATE orders SET next_attempt_at = ? WHERE next_attempt_at IS NOT NULL AND next_attempt_at > ? AND state = '\(kind.waitingState.rawValue)'",
+                    [.integer(limit.epochMilliseconds), .integer(limit.epochMilliseconds)])
+                moved += connection.changes
+            }
+            return moved
+        }
     }
 
     // MARK: - Waiting orders

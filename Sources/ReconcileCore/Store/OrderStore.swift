@@ -58,6 +58,12 @@ public protocol OrderStore: OrderIngesting {
     /// When the oldest `waiting` order was taken in, or `nil` when none waits.
     func oldestWaitingReceivedAt() throws -> Date?
 
+    /// Brings every next attempt later than `limit` forward to `limit` (after the wall clock
+    /// stepped back, so that the queue does not stall for the length of the step).
+    ///
+    /// - Returns: how many orders moved.
+    func clampNextAttempts(notAfter limit: Date) throws -> Int
+
     /// Makes `waiting` orders whose proof the verifier kind can use `pending` (after a reload
     /// changed `Kind=`). Returns how many.
     func promoteWaiting(usableBy kind: VerifierKind, now: Date) throws -> Int

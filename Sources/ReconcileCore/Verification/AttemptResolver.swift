@@ -1,0 +1,70 @@
+import Foundation
+
+/// Turns a verifier's verdict into what the store applies (DESIGN §5–6): transient answers get
+/// a backoff or escalate on the limits, 21002 is capped at three answers, configuration errors
+/// and circuit probes charge no attempt.
+public struct AttemptResolver: Sendable {
+    public var policy: RetryPolicy
+    /// Whether a delivery step follows verification (`[Delivery] URL=` with `Kind=apple`).
+    public var deliveryConfigured: Bool
+    /// `21002` answers before `malformed_receipt`.
+    public var malformedLimit = 3
+
+    public init(policy: RetryPolicy, deliveryConfigured: Bool) {
+        self.policy = policy
+        self.deliveryConfigured = deliveryConfigured
+    }
+
+    /// - Parameters:
+    ///   - circuitClosed: whether the order's endpoint is healthy (age counts only then).
+    ///   - retryAt: when an uncharged order is due again (the circuit's probe time).
+    public func resolve<R: RandomSource>(
+        _ outcome: VerifierOutcome, for order: ClaimedOrder, now: Date, circuitClosed: Bool, retryAt: Date, random: inout R
+    ) -> AttemptCompletion {
+        func completion(_ resolution: AttemptCompletion.Resolution, charged: Bool = order.charged) -> AttemptCompletion {
+            AttemptCompletion(order: order, records: outcome.records, resolution: resolution, charged: charged)
+        }
+        func afterFailure(_ reason: String, retryAfter: Duration?, malformed: Bool = false) -> AttemptCompletion {
+            guard order.charged else {
+                // A probe that failed: not charged, due again at the next probe.
+                return completion(.retry(at: max(retryAt, now), reason: reason, malformed: malformed))
+            }
+            switch policy.afterTransientFailure(
+                attempts: order.attempt, receivedAt: order.receivedAt, now: now, retryAfter: retryAfter,
+                circuitClosed: circuitClosed, random: &random)
+            {
+            case .retry(let at):
+                return completion(.retry(at: at, reason: reason, malformed: malformed))
+            case .escalate(let limit):
+                let detail = limit == "max_attempts"
+                    ? "\(order.attempt) attempts reached MaxAttempts (last: \(reason))"
+                    : "older than MaxAge=\(TimeSpan.format(policy.maxAge)) (last: \(reason))"
+                return completion(.escalate(reason: limit, detail: detail, limits: true))
+            }
+        }
+
+        switch outcome.verdict {
+        case .transient(let reason, let retryAfter):
+            return afterFailure(reason, retryAfter: retryAfter)
+        case .notSent(let reason):
+            return completion(.retry(at: max(retryAt, now), reason: reason), charged: false)
+        case .malformed:
+            if order.malformedAnswers + 1 >= malformedLimit {
+                return completion(.reject(reason: "malformed_receipt", detail: "Apple answered 21002 \(malformedLimit) times"))
+            }
+            return afterFailure("apple_21002", retryAfter: nil, malformed: true)
+        case .configuration(let reason):
+            return completion(.retry(at: max(retryAt, now), reason: reason), charged: false)
+        case .reject(let reason, let detail):
+            return completion(.reject(reason: reason, detail: detail))
+        case .escalate(let reason, let detail):
+            return completion(.escalate(reason: reason, detail: detail))
+        case .granted(let grant, let finishedBy):
+            return completion(.verified(grant, finishes: true, finishedBy: finishedBy))
+        case .match(let items, let environment):
+            return completion(.match(items: items, environment: environment, finishes: !deliveryConfigured))
+        case .delivered:
+            return completion(.delivered)
+        }
+    }
+}

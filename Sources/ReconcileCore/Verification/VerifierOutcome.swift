@@ -1,0 +1,31 @@
+/// What a verifier (or the delivery client) found out in one attempt: the requests it sent and
+/// its verdict, before the retry policy turns it into a store resolution.
+public struct VerifierOutcome: Sendable, Hashable {
+    public var records: [AttemptRecord]
+    public var verdict: Verdict
+
+    public init(records: [AttemptRecord], verdict: Verdict) {
+        self.records = records
+        self.verdict = verdict
+    }
+
+    /// The verdict of an attempt.
+    public enum Verdict: Sendable, Hashable {
+        /// Try again later (after `retryAfter` at least, if the server said).
+        case transient(reason: String, retryAfter: Duration? = nil)
+        /// Apple's 21002: transient up to three answers, then a rejection.
+        case malformed
+        case reject(reason: String, detail: String? = nil)
+        case escalate(reason: String, detail: String? = nil)
+        /// Our configuration is wrong: the order is not charged and waits for the circuit.
+        case configuration(reason: String)
+        /// Granted (the merchant protocol).
+        case granted(Grant, finishedBy: String)
+        /// Apple's status 0: match inside the store transaction.
+        case match(items: [AppleReceiptItem], environment: String?)
+        /// The delivery endpoint acknowledged the grant.
+        case delivered
+        /// No request could be sent (an endpoint's circuit opened meanwhile).
+        case notSent(reason: String)
+    }
+}

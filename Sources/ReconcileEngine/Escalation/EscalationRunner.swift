@@ -1,0 +1,98 @@
+import Foundation
+import ReconcileCore
+import ReconcileSystem
+
+/// Runs `[Escalation] Command=` for escalated orders (DESIGN §6): one at a time, at most
+/// `CommandRate` per second, killed after `Timeout=`, with the `RECONCILE_*` variables and never
+/// the receipt. A failure is logged and blocks nothing.
+public actor EscalationRunner {
+    /// One escalation to announce.
+    public struct Notice: Sendable, Hashable {
+        public var orderID: String
+        public var productID: String
+        public var state: OrderState
+        public var reason: String
+        public var attempts: Int
+        public var transactionID: String?
+
+        public init(orderID: String, productID: String, state: OrderState, reason: String, attempts: Int, transactionID: String?) {
+            self.orderID = orderID
+            self.productID = productID
+            self.state = state
+            self.reason = reason
+            self.attempts = attempts
+            self.transactionID = transactionID
+        }
+
+        /// The command's environment: exactly these variables (DESIGN §6).
+        public var environment: [String: String] {
+            [
+                "RECONCILE_ORDER_ID": orderID, "RECONCILE_PRODUCT_ID": productID, "RECONCILE_STATE": state.rawValue,
+                "RECONCILE_REASON": reason, "RECONCILE_ATTEMPTS": String(attempts), "RECONCILE_TRANSACTION_ID": transactionID ?? "",
+            ]
+        }
+    }
+
+    private var settings: Configuration.EscalationSettings
+    private let logger: Logger
+    private var queue: [Notice] = []
+    private var running = false
+    private var lastStart: ContinuousClock.Instant?
+    /// Notices beyond this many waiting are dropped (logged): the orders stay escalated.
+    public let queueLimit = 10_000
+    public private(set) var commandsRun = 0
+    public private(set) var commandsFailed = 0
+
+    public init(settings: Configuration.EscalationSettings, logger: Logger) {
+        self.settings = settings
+        self.logger = logger
+    }
+
+    public func apply(_ settings: Configuration.EscalationSettings) {
+        self.settings = settings
+    }
+
+    public func enqueue(_ notice: Notice) {
+        guard settings.command != nil else { return }
+        guard queue.count < queueLimit else {
+            logger.warning(
+                "escalation command queue is full (\(queueLimit)); not announcing order \(notice.orderID)",
+                [.orderID: notice.orderID, .reason: "escalation_queue_full"])
+            return
+        }
+        queue.append(notice)
+        if !running {
+            running = true
+            Task { await self.drain() }
+        }
+    }
+
+    /// Waits until every queued command has run (for tests and shutdown).
+    public func waitUntilIdle() async {
+        while running { try? await Task.sleep(for: .milliseconds(20)) }
+    }
+
+    private func drain() async {
+        while !queue.isEmpty {
+            let notice = queue.removeFirst()
+            guard let command = settings.command else { continue }
+            let spacing = Duration.seconds(1 / settings.commandRate)
+            if let lastStart, ContinuousClock.now - lastStart < spacing {
+                try? await Task.sleep(until: lastStart + spacing, clock: .continuous)
+            }
+            lastStart = .now
+            let (outcome, firstLine) = await CommandRunner.run(command, environment: notice.environment, timeout: settings.timeout)
+            commandsRun += 1
+            if outcome.succeeded {
+                logger.debug("escalation command for order \(notice.orderID) succeeded", [.orderID: notice.orderID])
+            } else {
+                commandsFailed += 1
+                let tail = firstLine.map { ": \($0)" } ?? ""
+                logger.warning(
+                    "escalation command for order \(notice.orderID) \(outcome)\(tail)",
+                    [.orderID: notice.orderID, .reason: "escalation_command_failed"])
+            }
+        }
+        running = false
+    }
+}

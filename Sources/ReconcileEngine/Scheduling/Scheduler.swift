@@ -1,0 +1,513 @@
+import Foundation
+import ReconcileCore
+import ReconcileSystem
+
+/// The heart of `reconciled` (DESIGN §4–6): picks due orders by index, leases them, sends each
+/// attempt within the in-flight, rate and circuit limits, applies the outcomes in batches, and
+/// sleeps until the next due order or event. No polling: it wakes for a due time, a circuit's
+/// probe time, a token, a completion, new orders, an operator, a reload or a clock step.
+///
+/// An actor on its own dispatch queue, because it calls the store synchronously.
+public actor Scheduler: EndpointGate {
+    /// What the scheduler needs from the configuration; replaced on reload.
+    public struct Settings: Sendable {
+        public var verifier: any OrderVerifier
+        /// The delivery client, when `[Delivery] URL=` is set.
+        public var delivery: DeliveryClient?
+        public var resolver: AttemptResolver
+        public var maxInFlight: Int
+        /// Requests per second per endpoint; `nil` is unlimited.
+        public var maxRate: Double?
+        public var burst: Int
+        public var circuitThreshold: Int
+        public var circuitCooldown: Duration
+        public var circuitMaxCooldown: Duration
+        /// The longest single request, for the lease.
+        public var requestTimeout: Duration
+
+        public init(
+            verifier: any OrderVerifier, delivery: DeliveryClient?, resolver: AttemptResolver, maxInFlight: Int, maxRate: Double?,
+            burst: Int, circuitThreshold: Int, circuitCooldown: Duration, circuitMaxCooldown: Duration, requestTimeout: Duration
+        ) {
+            self.verifier = verifier
+            self.delivery = delivery
+            self.resolver = resolver
+            self.maxInFlight = maxInFlight
+            self.maxRate = maxRate
+            self.burst = burst
+            self.circuitThreshold = circuitThreshold
+            self.circuitCooldown = circuitCooldown
+            self.circuitMaxCooldown = circuitMaxCooldown
+            self.requestTimeout = requestTimeout
+        }
+    }
+
+    private let executor = DispatchQueueExecutor(label: "reconcile.scheduler")
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    private let store: any OrderStore
+    private let logger: Logger
+    /// This daemon's lease owner: host, pid and a random part, unique per start.
+    public nonisolated let owner: String
+    private var settings: Settings
+    private let escalations: EscalationRunner?
+    private let wake = WakeSignal()
+    private let origin = ContinuousClock.now
+    private var wallOffset: Double
+    private var random = SystemRandomSource()
+
+    private var circuits: [VerificationEndpoint: CircuitBreaker] = [:]
+    private var buckets: [VerificationEndpoint: TokenBucket] = [:]
+    private var inFlight = 0
+    private var pendingCompletions: [AttemptCompletion] = []
+    private var flushScheduled = false
+    private var stopping = false
+    private var stopped = false
+    private var bundleMismatchStreak = 0
+    private var heartbeat: (@Sendable () -> Void)?
+    private var heartbeatInterval: Duration?
+    /// Counters since start, for status and metrics.
+    public private(set) var counters = Counters()
+
+    /// What happened since start.
+    public struct Counters: Sendable, Hashable {
+        public var attemptsStarted = 0
+        public var requestsSent = 0
+        public var finished = 0
+        public var rejected = 0
+        public var escalated = 0
+        public var expired = 0
+        public var retried = 0
+        /// Attempt outcomes by class (`transient`, `configuration`, …).
+        public var outcomes: [String: Int] = [:]
+    }
+
+    public init(store: any OrderStore, settings: Settings, logger: Logger, escalations: EscalationRunner? = nil) {
+        self.store = store
+        self.settings = settings
+        self.logger = logger
+        self.escalations = escalations
+        let host = ProcessInfo.processInfo.hostName
+        self.owner = "\(host):\(getpid()):\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
+        self.wallOffset = Date().timeIntervalSince1970
+        for endpoint in Self.endpoints(of: settings) {
+            circuits[endpoint] = Self.circuit(settings)
+            buckets[endpoint] = TokenBucket(rate: settings.maxRate, burst: settings.burst, now: 0)
+        }
+    }
+
+    // MARK: - Control
+
+    /// Wakes the loop: new orders, an operator's action.
+    public nonisolated func nudge() {
+        wake.signal()
+    }
+
+    /// Takes new settings (a reload): limits change, open circuits become half-open.
+    public func apply(_ settings: Settings) {
+        self.settings = settings
+        configureLimits(settings)
+        for endpoint in circuits.keys { circuits[endpoint]?.reset() }
+        wake.signal()
+    }
+
+    /// Calls `beat` from the loop at least every `interval` (the systemd watchdog): a wedged loop
+    /// stops calling it.
+    public func setHeartbeat(every interval: Duration, _ beat: @escaping @Sendable () -> Void) {
+        heartbeatInterval = interval
+        heartbeat = beat
+        wake.signal()
+    }
+
+    /// The wall clock was set: re-evaluate what is due, and after a step back bring far-off
+    /// attempts forward so that the queue does not stall for the length of the step.
+    public func clockChanged() {
+        let offset = Date().timeIntervalSince1970 - monotonic()
+        let step = offset - wallOffset
+        wallOffset = offset
+        if step < -60 {
+            let limit = Date().addingTimeInterval(settings.resolver.policy.backoff.maxDelay.inSeconds)
+            let moved = (try? store.clampNextAttempts(notAfter: limit)) ?? 0
+            logger.warning(
+                "the wall clock stepped back by \(TimeSpan.format(.seconds(-step))); \(Plural.count(moved, "order")) scheduled beyond MaxDelay brought forward",
+                [.reason: "clock_step"])
+        } else if step > 60 {
+            logger.notice("the wall clock stepped forward by \(TimeSpan.format(.seconds(step))); re-evaluating what is due", [.reason: "clock_step"])
+        }
+        wake.signal()
+    }
+
+    /// Stops taking work, lets in-flight attempts finish for up to `drainTimeout`, commits their
+    /// outcomes. Attempts still running after that keep their leases until the next start.
+    public func stop(drainTimeout: Duration) async {
+        stopping = true
+        wake.signal()
+        let deadline = ContinuousClock.now + drainTimeout
+        while inFlight > 0 && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        if inFlight > 0 {
+            logger.warning("\(Plural.count(inFlight, "attempt")) still in flight after DrainTimeout; they are retried at the next start")
+        }
+        flush()
+        while !stopped { try? await Task.sleep(for: .milliseconds(5)) }
+    }
+
+    /// A snapshot for `reconcilectl status`.
+    public func status() -> SchedulerStatus {
+        let now = monotonic()
+        var endpoints: [SchedulerStatus.Endpoint] = []
+        for endpoint in VerificationEndpoint.allCases {
+            guard let circuit = circuits[endpoint] else { continue }
+            var until: Date?
+            if case .open(let time) = circuit.state { until = Date().addingTimeInterval(time - now) }
+            endpoints.append(SchedulerStatus.Endpoint(
+                endpoint: endpoint, circuit: circuit.state.description, openUntil: until, lastReason: circuit.lastReason,
+                openings: circuit.openings))
+        }
+        return SchedulerStatus(inFlight: inFlight, endpoints: endpoints, counters: counters)
+    }
+
+    // MARK: - The loop
+
+    /// Runs until ``stop(drainTimeout:)``. Releases the leases a crash left first.
+    public func run() async {
+        do {
+            let released = try store.releaseLeases(now: Date())
+            if !released.isEmpty {
+                logger.notice("released the leases of \(Plural.count(released.count, "order")) left by an earlier stop; they are due again")
+            }
+        } catch {
+            logger.error("cannot release leases: \(error)", [.reason: StoreFailure.of(error).rawValue])
+        }
+        var lastBeat = ContinuousClock.now
+        while !stopping {
+            let deadline = dispatch()
+            if let heartbeat, let interval = heartbeatInterval {
+                heartbeat()
+                lastBeat = .now
+                let beatDeadline = lastBeat + interval
+                await wake.wait(until: deadline.map { min($0, beatDeadline) } ?? beatDeadline)
+            } else {
+                await wake.wait(until: deadline)
+            }
+        }
+        stopped = true
+    }
+
+    /// One pass: expire, claim and start what is due and allowed. Returns when to look again
+    /// (`nil`: only an event can bring work).
+    private func dispatch() -> ContinuousClock.Instant? {
+        let now = Date()
+        let mono = monotonic()
+        var wakeTimes: [Double] = []
+        do {
+            if let time = try expireWaitingOrders(now: now) { wakeTimes.append(mono + time.timeIntervalSince(now)) }
+            for kind in [WorkKind.deliver, .verify] {
+                let candidate: (any OrderVerifier)? = kind == .verify ? settings.verifier : settings.delivery
+                guard let verifier = candidate else { continue }
+                guard let due = try store.nextDueTime(kind) else { continue }
+                if due > now {
+                    wakeTimes.append(mono + due.timeIntervalSince(now))
+                    continue
+                }
+                let slots = settings.maxInFlight - inFlight
+                guard slots > 0 else { continue }  // a completion wakes the loop
+                let endpoint = verifier.firstEndpoint
+                let probe: Bool
+                switch circuits[endpoint, default: newCircuit()].permission(now: mono) {
+                case .allowed: probe = false
+                case .probe: probe = true
+                case .blocked(let until):
+                    if let until { wakeTimes.append(until) }
+                    continue
+                }
+                let tokens = buckets[endpoint, default: newBucket(mono)].available(now: mono)
+                guard tokens > 0 else {
+                    if probe { circuits[endpoint]?.probeAbandoned() }
+                    wakeTimes.append(buckets[endpoint]!.nextTokenTime(now: mono))
+                    continue
+                }
+                let wanted = probe ? 1 : min(slots, tokens, 256)
+                let lease = now.addingTimeInterval(settings.requestTimeout.inSeconds * 2 + 60)
+                let claimed = try store.claimDue(kind, now: now, limit: wanted, owner: owner, leaseUntil: lease, charge: !probe)
+                if probe && claimed.isEmpty { circuits[endpoint]?.probeAbandoned() }
+                for order in claimed {
+                    _ = buckets[endpoint]?.take(now: mono)
+                    if probe {
+                        circuits[endpoint]?.probeSent()
+                        logger.info("probing \(endpoint.rawValue) with order \(order.orderID) (not charged)", [.orderID: order.orderID, .endpoint: endpoint.rawValue])
+                    }
+                    start(order, with: verifier)
+                }
+                if claimed.count == wanted && !probe { wakeTimes.append(mono) }  // more may be due at once
+            }
+        } catch {
+            logger.error("the store failed while scheduling: \(error); retrying in 1s", [.reason: StoreFailure.of(error).rawValue])
+            wakeTimes.append(mono + 1)
+        }
+        guard let earliest = wakeTimes.min() else { return nil }
+        return origin + .seconds(max(earliest, mono))
+    }
+
+    /// Expires waiting orders past MaxAge; returns when the next one will.
+    private func expireWaitingOrders(now: Date) throws -> Date? {
+        let maxAge = settings.resolver.policy.maxAge.inSeconds
+        guard let oldest = try store.oldestWaitingReceivedAt() else { return nil }
+        let expiry = oldest.addingTimeInterval(maxAge)
+        guard expiry <= now else { return expiry }
+        let expired = try store.expireWaiting(receivedBefore: now.addingTimeInterval(-maxAge), now: now, limit: 500)
+        for result in expired { report(result) }
+        return expired.count == 500 ? now : try store.oldestWaitingReceivedAt().map { $0.addingTimeInterval(maxAge) }
+    }
+
+    private func start(_ order: ClaimedOrder, with verifier: any OrderVerifier) {
+        inFlight += 1
+        counters.attemptsStarted += 1
+        // Off the scheduler's queue: building bodies and parsing answers run in parallel.
+        Task.detached { [self] in
+            let outcome = await verifier.verify(order, gate: self)
+            await self.finished(order, outcome, endpoint: verifier.firstEndpoint)
+        }
+    }
+
+    private func finished(_ order: ClaimedOrder, _ outcome: VerifierOutcome, endpoint: VerificationEndpoint) {
+        inFlight -= 1
+        counters.requestsSent += outcome.records.count
+        var outcome = outcome
+        if case .escalate("bundle_mismatch", _) = outcome.verdict {
+            bundleMismatchStreak += 1
+            if bundleMismatchStreak >= 3 {
+                let reason = "bundle_mismatch: \(bundleMismatchStreak) receipts in a row are for another app; check BundleID="
+                recordObservation(endpoint, .configuration(reason: reason))
+                outcome.verdict = .configuration(reason: reason)
+            }
+        } else if case .match = outcome.verdict {
+            bundleMismatchStreak = 0
+        }
+        let now = Date()
+        let mono = monotonic()
+        let circuit = circuits[endpoint, default: newCircuit()]
+        let retryAt: Date
+        if case .open(let until) = circuit.state {
+            retryAt = now.addingTimeInterval(max(0, until - mono))
+        } else {
+            retryAt = now.addingTimeInterval(settings.circuitCooldown.inSeconds)
+        }
+        let completion = settings.resolver.resolve(outcome, for: order, now: now, circuitClosed: circuit.isClosed, retryAt: retryAt, random: &random)
+        pendingCompletions.append(completion)
+        if !flushScheduled {
+            flushScheduled = true
+            // After every completion already queued on this actor: a group commit.
+            Task { self.flush() }
+        }
+        wake.signal()
+    }
+
+    /// Commits every pending completion in one transaction.
+    private func flush() {
+        flushScheduled = false
+        guard !pendingCompletions.isEmpty else { return }
+        let batch = pendingCompletions
+        pendingCompletions.removeAll()
+        do {
+            let results = try store.complete(batch, owner: owner, now: Date())
+            for (completion, result) in zip(batch, results) {
+                counters.outcomes[Self.outcomeClass(completion), default: 0] += 1
+                report(result)
+            }
+        } catch {
+            logger.error(
+                "cannot commit \(Plural.count(batch.count, "attempt outcome")): \(error); retrying in 1s",
+                id: .storeUnavailable, [.reason: StoreFailure.of(error).rawValue])
+            pendingCompletions = batch + pendingCompletions
+            if !flushScheduled {
+                flushScheduled = true
+                Task {
+                    try? await Task.sleep(for: .seconds(1))
+                    self.flush()
+                }
+            }
+            return
+        }
+        wake.signal()
+    }
+
+    static func outcomeClass(_ completion: AttemptCompletion) -> String {
+        switch completion.resolution {
+        case .retry: completion.charged ? "transient" : "uncharged"
+        case .reject: "reject"
+        case .escalate: "escalate"
+        case .verified, .match: "verified"
+        case .delivered: "delivered"
+        }
+    }
+
+    /// Logs what a completion did (DESIGN §8: info for the transitions that matter, warning for
+    /// escalations, debug for retries) and hands escalations to the command runner.
+    private func report(_ result: CompletionResult) {
+        guard result.applied else {
+            logger.warning("the lease on order \(result.orderID) was lost; its outcome was not applied", [.orderID: result.orderID])
+            return
+        }
+        let fields: KeyValuePairs<LogField, String?> = [
+            .orderID: result.orderID, .orderState: result.to.rawValue, .productID: result.productID,
+            .transactionID: result.transactionID, .attempt: String(result.attempts), .reason: result.reason,
+            .nextAttempt: result.nextAttemptAt.map(RFC3339.format),
+        ]
+        let detail = result.detail.map { ": \($0)" } ?? ""
+        switch result.to {
+        case .finished:
+            counters.finished += 1
+            let how = switch result.reason {
+            case "granted": "granted by the merchant"
+            case "delivered": "delivered"
+            default: "verified"
+            }
+            let transaction = result.transactionID.map { ", transaction \($0)" } ?? ""
+            logger.info("order \(result.orderID) finished (\(how)\(transaction))", id: .finished, fields)
+        case .rejected:
+            counters.rejected += 1
+            logger.info("order \(result.orderID) rejected: \(result.reason)\(detail)", id: .rejected, fields)
+        case .escalated:
+            counters.escalated += 1
+            logger.warning("order \(result.orderID) escalated: \(result.reason)\(detail)", id: .escalated, fields)
+            Task { [escalations] in
+                await escalations?.enqueue(EscalationRunner.Notice(
+                    orderID: result.orderID, productID: result.productID, state: result.to, reason: result.reason,
+                    attempts: result.attempts, transactionID: result.transactionID))
+            }
+        case .expired:
+            counters.expired += 1
+            logger.info("order \(result.orderID) expired: no usable proof arrived within MaxAge", id: .expired, fields)
+        case .pending:
+            counters.retried += 1
+            logger.debug("order \(result.orderID) will be retried (\(result.reason))", fields)
+        default:
+            logger.debug("order \(result.orderID) is \(result.to) (\(result.reason))", fields)
+        }
+    }
+
+    // MARK: - EndpointGate
+
+    public func acquire(_ endpoint: VerificationEndpoint) async -> Bool {
+        while !stopping {
+            let mono = monotonic()
+            switch circuits[endpoint, default: newCircuit()].permission(now: mono) {
+            case .blocked: return false
+            case .probe: circuits[endpoint]?.probeSent()
+            case .allowed: break
+            }
+            if buckets[endpoint, default: newBucket(mono)].take(now: mono) { return true }
+            let wait = max(0.001, buckets[endpoint]!.nextTokenTime(now: mono) - mono)
+            try? await Task.sleep(for: .seconds(wait))
+        }
+        return false
+    }
+
+    public func report(_ endpoint: VerificationEndpoint, _ observation: EndpointObservation, retryAfter: Duration?, rateLimited: Bool) {
+        let mono = monotonic()
+        if rateLimited {
+            let pause = max(retryAfter?.inSeconds ?? 1, 1)
+            buckets[endpoint, default: newBucket(mono)].pause(until: mono + pause, now: mono)
+            logger.notice(
+                "\(endpoint.rawValue) answered 429; sending nothing there for \(TimeSpan.format(.seconds(pause)))",
+                [.endpoint: endpoint.rawValue, .reason: "http_429"])
+        }
+        recordObservation(endpoint, observation)
+    }
+
+    private func recordObservation(_ endpoint: VerificationEndpoint, _ observation: EndpointObservation) {
+        let mono = monotonic()
+        var circuit = circuits[endpoint, default: newCircuit()]
+        let change: CircuitBreaker.Change
+        var configuration = false
+        switch observation {
+        case .healthy:
+            change = circuit.recordSuccess()
+        case .failure(let reason):
+            change = circuit.recordFailure(reason: reason, now: mono)
+        case .configuration(let reason):
+            configuration = true
+            change = circuit.recordFailure(reason: reason, configurationError: true, now: mono)
+        }
+        circuits[endpoint] = circuit
+        switch change {
+        case .none:
+            return
+        case .opened(let cooldown, let reason), .reopened(let cooldown, let reason):
+            let fields: KeyValuePairs<LogField, String?> = [.endpoint: endpoint.rawValue, .reason: reason]
+            let verb = { if case .reopened = change { "re-opened" } else { "opened" } }()
+            let message = "circuit for \(endpoint.rawValue) \(verb) (\(reason)); nothing is sent there for \(TimeSpan.format(.seconds(cooldown))), then one probe"
+            if configuration {
+                logger.error(message + " — fix the configuration, then `reconcilectl reload`", id: .circuitOpened, fields)
+            } else {
+                logger.warning(message, id: .circuitOpened, fields)
+            }
+        case .closed:
+            logger.notice("circuit for \(endpoint.rawValue) closed: the probe succeeded", id: .circuitClosed, [.endpoint: endpoint.rawValue])
+        }
+        wake.signal()
+    }
+
+    // MARK: - Limits
+
+    private func configureLimits(_ settings: Settings) {
+        let mono = monotonic()
+        for endpoint in VerificationEndpoint.allCases {
+            if var circuit = circuits[endpoint] {
+                circuit.threshold = settings.circuitThreshold
+                circuit.cooldown = settings.circuitCooldown.inSeconds
+                circuit.maxCooldown = max(settings.circuitCooldown.inSeconds, settings.circuitMaxCooldown.inSeconds)
+                circuits[endpoint] = circuit
+            }
+            buckets[endpoint]?.reconfigure(rate: settings.maxRate, burst: settings.burst, now: mono)
+        }
+        for endpoint in Self.endpoints(of: settings) where circuits[endpoint] == nil {
+            circuits[endpoint] = newCircuit()
+            buckets[endpoint] = newBucket(mono)
+        }
+    }
+
+    /// The endpoints a configuration talks to.
+    static func endpoints(of settings: Settings) -> [VerificationEndpoint] {
+        var used = [settings.verifier.firstEndpoint]
+        if settings.verifier.firstEndpoint == .production { used.append(.sandbox) }
+        if let delivery = settings.delivery { used.append(delivery.firstEndpoint) }
+        return used
+    }
+
+    static func circuit(_ settings: Settings) -> CircuitBreaker {
+        CircuitBreaker(
+            threshold: settings.circuitThreshold, cooldown: settings.circuitCooldown.inSeconds,
+            maxCooldown: settings.circuitMaxCooldown.inSeconds)
+    }
+
+    private func newCircuit() -> CircuitBreaker {
+        Self.circuit(settings)
+    }
+
+    private func newBucket(_ mono: Double) -> TokenBucket {
+        TokenBucket(rate: settings.maxRate, burst: settings.burst, now: mono)
+    }
+
+    private nonisolated func monotonic() -> Double {
+        (ContinuousClock.now - origin).inSeconds
+    }
+}
+
+/// The scheduler's live state, for `reconcilectl status` and metrics.
+public struct SchedulerStatus: Sendable, Hashable {
+    public struct Endpoint: Sendable, Hashable {
+        public var endpoint: VerificationEndpoint
+        /// `closed`, `open` or `half-open`.
+        public var circuit: String
+        public var openUntil: Date?
+        public var lastReason: String?
+        public var openings: Int
+    }
+
+    public var inFlight: Int
+    public var endpoints: [Endpoint]
+    public var counters: Scheduler.Counters
+}

@@ -1,0 +1,48 @@
+import Foundation
+import ReconcileCore
+
+/// Verifies (or delivers) one claimed order: sends the requests its protocol needs and says
+/// what the answers mean. Never throws and never touches the store: the scheduler applies the
+/// outcome.
+public protocol OrderVerifier: Sendable {
+    /// Where the attempt's first request goes (the scheduler takes its token before the claim).
+    var firstEndpoint: VerificationEndpoint { get }
+
+    func verify(_ order: ClaimedOrder, gate: any EndpointGate) async -> VerifierOutcome
+}
+
+/// What a verifier asks of the scheduler between requests of one attempt.
+public protocol EndpointGate: Sendable {
+    /// Waits for a token of `endpoint` (a bounce to the sandbox takes one too); false when the
+    /// endpoint's circuit is open and nothing may be sent there.
+    func acquire(_ endpoint: VerificationEndpoint) async -> Bool
+
+    /// Reports what an exchange said about its endpoint: feeds its circuit, and a 429 pauses
+    /// its bucket.
+    func report(_ endpoint: VerificationEndpoint, _ observation: EndpointObservation, retryAfter: Duration?, rateLimited: Bool) async
+}
+
+/// Where a verifier sends its requests and how.
+public struct EndpointSettings: Sendable, Hashable {
+    public var url: String
+    public var timeout: Duration
+    public var caFile: String?
+    /// `Authorization: Bearer …`, when set. Never logged.
+    public var bearerToken: String?
+
+    public init(url: String, timeout: Duration, caFile: String? = nil, bearerToken: String? = nil) {
+        self.url = url
+        self.timeout = timeout
+        self.caFile = caFile
+        self.bearerToken = bearerToken
+    }
+
+    /// The headers every request to this endpoint carries.
+    func headers(_ extra: [HTTPHeader]) -> [HTTPHeader] {
+        var headers = [HTTPHeader("Content-Type", "application/json"), HTTPHeader("Accept", "application/json")]
+        headers.append(HTTPHeader("User-Agent", "reconciled/\(ReconcileVersion.current)"))
+        headers += extra
+        if let bearerToken { headers.append(HTTPHeader("Authorization", "Bearer \(bearerToken)")) }
+        return headers
+    }
+}

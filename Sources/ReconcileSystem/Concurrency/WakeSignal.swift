@@ -1,0 +1,64 @@
+import Synchronization
+
+/// Wakes a loop that sleeps until a deadline: `signal()` from anywhere ends the current (or the
+/// next) `wait` at once. A signal is never lost; several coalesce into one wake-up.
+public final class WakeSignal: Sendable {
+    private struct State {
+        var pending = false
+        var waiter: CheckedContinuation<Void, Never>?
+        var timer: Task<Void, Never>?
+        var generation = 0
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// Ends the current wait, or the next one if nobody waits.
+    public func signal() {
+        let (waiter, timer) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Task<Void, Never>?) in
+            guard let waiter = state.waiter else {
+                state.pending = true
+                return (nil, nil)
+            }
+            state.waiter = nil
+            defer { state.timer = nil }
+            return (waiter, state.timer)
+        }
+        timer?.cancel()
+        waiter?.resume()
+    }
+
+    /// Sleeps until `deadline` (forever when `nil`) or a signal, whichever comes first.
+    public func wait(until deadline: ContinuousClock.Instant?) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = state.withLock { state -> Bool in
+                if state.pending {
+                    state.pending = false
+                    return true
+                }
+                state.generation += 1
+                state.waiter = continuation
+                if let deadline {
+                    let generation = state.generation
+                    state.timer = Task { [self] in
+                        try? await Task.sleep(until: deadline, clock: .continuous)
+                        if !Task.isCancelled { self.expire(generation) }
+                    }
+                }
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    private func expire(_ generation: Int) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard state.generation == generation, let waiter = state.waiter else { return nil }
+            state.waiter = nil
+            state.timer = nil
+            return waiter
+        }
+        waiter?.resume()
+    }
+}
