@@ -91,6 +91,9 @@ let package = Package(
             name: "ReconcileHTTPTests", dependencies: ["ReconcileHTTP", "ReconcileMock", "ReconcileCore", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
+            name: "ReconcileEngineTests", dependencies: ["ReconcileEngine", "ReconcileCore", "ReconcileStore", "ReconcileMock", "ReconcileHTTP", "TestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
             name: "ReconcileMockTests", dependencies: ["ReconcileMock", "ReconcileCore", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
