@@ -113,7 +113,10 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["reconciled", "reconcilectl", "ReconcileStore", "ReconcileCore", "TestSupport"],
+            dependencies: [
+                "reconciled", "reconcilectl", "reconcile-mock", "ReconcileStore", "ReconcileCore", "ReconcileMock", "ReconcileHTTP",
+                "TestSupport",
+            ],
             swiftSettings: strictSettings
         ),
     ]

@@ -86,12 +86,12 @@ public final class ChildProcess: @unchecked Sendable {
 
 /// Polls until `condition` holds or `timeout` passes; returns whether it held.
 public func eventually(
-    timeout: Duration = .seconds(30), every interval: Duration = .milliseconds(25), _ condition: () throws -> Bool
+    timeout: Duration = .seconds(30), every interval: Duration = .milliseconds(25), _ condition: () async throws -> Bool
 ) async rethrows -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
-        if try condition() { return true }
+        if try await condition() { return true }
         try? await Task.sleep(for: interval)
     }
-    return try condition()
+    return try await condition()
 }

@@ -1,0 +1,119 @@
+import Foundation
+import Glibc
+import ReconcileCore
+import ReconcileHTTP
+import ReconcileMock
+import TestSupport
+@testable import ReconcileStore
+
+/// One end-to-end setup in a temporary directory: a `reconcile-mock` process, a configuration,
+/// the spool, and the built `reconciled` started and stopped at will.
+final class Harness: @unchecked Sendable {
+    // @unchecked: used from one test at a time.
+    let directory: TemporaryDirectory
+    var mock: ChildProcess?
+    var mockPort: UInt16 = 0
+    let transport = CurlTransport()
+
+    init(_ name: String) {
+        directory = TemporaryDirectory(prefix: "e2e-\(name)")
+        for folder in ["spool/tmp", "spool/incoming", "bin"] {
+            try! FileManager.default.createDirectory(atPath: directory.file(folder), withIntermediateDirectories: true)
+        }
+    }
+
+    var configPath: String { directory.file("reconciled.conf") }
+    var base: String { "http://127.0.0.1:\(mockPort)" }
+
+    // MARK: - Mock
+
+    func startMock(_ arguments: [String] = []) async throws {
+        let portFile = directory.file("mock.port")
+        let mock = try ChildProcess(
+            "reconcile-mock", arguments: ["--port-file", portFile, "--idle-exit", "60s", "--lifetime", "10min"] + arguments,
+            directory: directory, label: "mock")
+        self.mock = mock
+        guard await eventually(timeout: .seconds(10), { FileManager.default.fileExists(atPath: portFile) }),
+            let text = directory.read("mock.port"), let port = UInt16(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        else { throw HarnessError("the mock did not start: \(mock.standardError)") }
+        mockPort = port
+    }
+
+    func mockStats() async throws -> MockStats {
+        let result = await transport.send(HTTPRequest(method: "GET", url: base + "/_mock/stats", timeout: .seconds(5)))
+        guard let response = result.response else { throw HarnessError("no stats: \(result.outcome)") }
+        return MockStats(json: try JSONParser().parse(response.body))
+    }
+
+    func configureMock(_ json: String) async throws {
+        let result = await transport.send(HTTPRequest(url: base + "/_mock/config", body: Array(json.utf8), timeout: .seconds(5)))
+        guard result.response?.status == 200 else { throw HarnessError("mock config refused: \(result.outcome)") }
+    }
+
+    // MARK: - Daemon
+
+    /// Writes the configuration: spool, store and socket in the directory, plus `sections`.
+    func configure(_ sections: String) {
+        directory.write("reconciled.conf", """
+            [Spool]
+            Directory=spool
+            [State]
+            Database=state/orders.db
+            [Control]
+            Socket=run/control.sock
+            \(sections)
+            """)
+    }
+
+    func startDaemon(environment: [String: String] = [:]) throws -> ChildProcess {
+        try ChildProcess("reconciled", arguments: ["--config", configPath, "--log-level", "debug"], environment: environment, directory: directory)
+    }
+
+    /// Starts the daemon and waits until it says it has started (its signal handling is in place).
+    func startDaemonAndWait(environment: [String: String] = [:]) async throws -> ChildProcess {
+        let daemon = try startDaemon(environment: environment)
+        guard await eventually(timeout: .seconds(20), { daemon.standardError.contains("started:") || !daemon.isRunning }), daemon.isRunning else {
+            throw HarnessError("reconciled did not start: \(daemon.standardError)")
+        }
+        return daemon
+    }
+
+    /// Drops an order file the producer's way.
+    func drop(_ name: String, _ text: String) {
+        let temporary = directory.write("spool/tmp/\(name)", text)
+        precondition(rename(temporary, directory.file("spool/incoming/\(name)")) == 0)
+    }
+
+    func dropOrder(_ orderID: String, receipt: MockReceipt? = nil, product: String = "gems") {
+        drop("\(orderID).json", OrderFixtures.orderJSON(orderID, product: product, receipt: receipt?.base64 ?? "QUJD"))
+    }
+
+    // MARK: - Store
+
+    func store() throws -> SQLiteOrderStore {
+        try SQLiteOrderStore(path: directory.file("state/orders.db"), mode: .readOnly)
+    }
+
+    func counts() -> [OrderState: Int] {
+        (try? store().countsByState()) ?? [:]
+    }
+
+    /// Waits until `count` orders are in `state`.
+    func waitFor(_ state: OrderState, count: Int, timeout: Duration = .seconds(30)) async -> Bool {
+        await eventually(timeout: timeout, every: .milliseconds(50)) { counts()[state] == count }
+    }
+
+    func scalar(_ sql: String) throws -> Int {
+        try Int(store().withConnection { try $0.scalar(sql) } ?? 0)
+    }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A unique Apple-style receipt for an order.
+func appleReceipt(_ transactionID: String, environment: String = "Production", product: String = "gems", statuses: [Int] = []) -> MockReceipt {
+    MockReceipt(environment: environment, items: [.init(productID: product, transactionID: transactionID)], statuses: statuses)
+}

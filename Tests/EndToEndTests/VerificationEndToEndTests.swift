@@ -1,0 +1,237 @@
+import Foundation
+import Glibc
+import ReconcileCore
+import ReconcileMock
+import Testing
+import TestSupport
+@testable import ReconcileStore
+
+/// The built `reconciled` against the built `reconcile-mock` on loopback (issue 3's "done when").
+@Suite("End to end: verification", .serialized)
+struct VerificationEndToEndTests {
+    /// Fast retry settings, so that a test sees many attempts in seconds.
+    static let quickRetry = """
+        [Retry]
+        InitialDelay=50ms
+        Multiplier=2
+        MaxDelay=200ms
+        Jitter=none
+        """
+
+    @Test("1,000 orders, all finished against a healthy merchant endpoint, each granted once under its own key")
+    func thousandOrders() async throws {
+        let harness = Harness("thousand")
+        try await harness.startMock()
+        harness.configure("""
+            [Verifier]
+            Kind=http
+            URL=\(harness.base)/merchant/verify
+            MaxInFlight=32
+            MaxRate=infinity
+            """)
+        for index in 0..<1000 { harness.dropOrder(String(format: "T%04d", index)) }
+        let daemon = try harness.startDaemon()
+        #expect(await harness.waitFor(.finished, count: 1000, timeout: .seconds(60)), "\(harness.counts())")
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+        let stats = try await harness.mockStats()
+        #expect(stats.grantsSucceeded.count == 1000)
+        #expect(stats.grantsSucceeded.values.allSatisfy { $0 == 1 })
+        #expect(stats.idempotencyMismatches == 0)
+        #expect(try harness.scalar("SELECT count(*) FROM transitions WHERE to_state = 'finished'") == 1000)
+        #expect(try harness.scalar("SELECT count(*) FROM orders WHERE finished_by = 'merchant'") == 1000)
+    }
+
+    @Test("an outage burns no attempts and ages no order into escalation; probes only; then everything finishes")
+    func outage() async throws {
+        let harness = Harness("outage")
+        try await harness.startMock(["--faults", #"{"outage":true}"#])
+        harness.configure("""
+            [Verifier]
+            Kind=http
+            URL=\(harness.base)/merchant/verify
+            MaxInFlight=2
+            MaxRate=infinity
+            CircuitThreshold=2
+            CircuitCooldown=200ms
+            CircuitMaxCooldown=500ms
+            \(Self.quickRetry)
+            MaxAttempts=3
+            MaxAge=2s
+            """)
+        for index in 0..<40 { harness.dropOrder("O\(index)") }
+        let daemon = try harness.startDaemon()
+        try await Task.sleep(for: .seconds(1))
+        let early = try await harness.mockStats().requests
+        try await Task.sleep(for: .seconds(3))  // past MaxAge, with the circuit open
+        let late = try await harness.mockStats().requests
+        // In 3 s of open circuit with cool-downs of 200–500 ms: a probe at a time, no storm.
+        #expect(late - early <= 12, "requests during the outage: \(late - early)")
+        #expect(late - early >= 3)
+        #expect(harness.counts()[.escalated] == nil)
+        #expect(try harness.scalar("SELECT max(attempts) FROM orders") <= 1)
+        // Only the attempts before the circuit opened were charged: at most the threshold plus
+        // what was already in flight (2 + 2 - 1).
+        #expect(try harness.scalar("SELECT count(*) FROM orders WHERE attempts > 0") <= 3)
+
+        try await harness.configureMock(#"{"reset":true}"#)
+        #expect(await harness.waitFor(.finished, count: 40, timeout: .seconds(30)), "\(harness.counts())")
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+        #expect(daemon.standardError.contains("circuit for merchant opened"))
+        #expect(daemon.standardError.contains("circuit for merchant closed"))
+    }
+
+    @Test("429 with Retry-After pauses the endpoint for that long")
+    func rateLimited() async throws {
+        let harness = Harness("429")
+        try await harness.startMock(["--faults", #"{"status_rates":{"429":1.0},"retry_after":"3"}"#])
+        harness.configure("""
+            [Verifier]
+            Kind=http
+            URL=\(harness.base)/merchant/verify
+            MaxInFlight=1
+            MaxRate=infinity
+            CircuitThreshold=100
+            \(Self.quickRetry)
+            """)
+        harness.dropOrder("R1")
+        let daemon = try harness.startDaemon()
+        #expect(await eventually(timeout: .seconds(10)) { (try? await harness.mockStats().requests) ?? 0 >= 1 })
+        try await Task.sleep(for: .seconds(2))
+        // Within the 3 s pause: nothing more, however short the backoff.
+        #expect(try await harness.mockStats().requests == 1)
+        try await harness.configureMock(#"{"reset":true}"#)
+        #expect(await harness.waitFor(.finished, count: 1, timeout: .seconds(10)))
+        daemon.send(SIGTERM)
+        _ = await daemon.wait()
+        #expect(daemon.standardError.contains("merchant answered 429; sending nothing there for 3s"))
+    }
+
+    func appleConfiguration(_ harness: Harness, allowSandbox: Bool, delivery: Bool = false, extra: String = "") -> String {
+        harness.directory.write("shared-secret", "s3cret\n")
+        return """
+            [Verifier]
+            Kind=apple
+            URL=\(harness.base)/verifyReceipt
+            SandboxURL=\(harness.base)/sandbox/verifyReceipt
+            BundleID=com.example.app
+            AllowSandbox=\(allowSandbox ? "yes" : "no")
+            SharedSecretFile=shared-secret
+            MaxRate=infinity
+            \(delivery ? "[Delivery]\nURL=\(harness.base)/deliver" : "")
+            \(Self.quickRetry)
+            \(extra)
+            """
+    }
+
+    @Test("a sandbox receipt is finished through the 21007 bounce only with AllowSandbox=yes")
+    func sandboxBounce() async throws {
+        for allowed in [true, false] {
+            let harness = Harness("sandbox")
+            try await harness.startMock(["--shared-secret", "s3cret"])
+            harness.configure(appleConfiguration(harness, allowSandbox: allowed))
+            harness.dropOrder("S1", receipt: appleReceipt("5000", environment: "Sandbox"))
+            let daemon = try harness.startDaemon()
+            let expected: OrderState = allowed ? .finished : .rejected
+            #expect(await harness.waitFor(expected, count: 1, timeout: .seconds(10)), "\(harness.counts())")
+            daemon.send(SIGTERM)
+            _ = await daemon.wait()
+            let order = try #require(try harness.store().order(id: "S1"))
+            if allowed {
+                #expect(order.environment == "Sandbox")
+                #expect(order.verifiedTransactionID == "5000")
+                #expect(try await harness.mockStats().byEndpoint == ["production": 1, "sandbox": 1])
+            } else {
+                #expect(order.reason == "sandbox_not_allowed")
+                #expect(try await harness.mockStats().byEndpoint == ["production": 1])
+            }
+        }
+    }
+
+    @Test("a replayed receipt for a second order is escalated as duplicate_transaction, naming the first")
+    func duplicateTransaction() async throws {
+        let harness = Harness("duplicate")
+        try await harness.startMock(["--shared-secret", "s3cret"])
+        harness.configure(appleConfiguration(harness, allowSandbox: false))
+        let receipt = appleReceipt("7777")
+        harness.dropOrder("FIRST", receipt: receipt)
+        let daemon = try harness.startDaemon()
+        #expect(await harness.waitFor(.finished, count: 1))
+        harness.dropOrder("REPLAY", receipt: receipt)
+        #expect(await harness.waitFor(.escalated, count: 1))
+        daemon.send(SIGTERM)
+        _ = await daemon.wait()
+        let replay = try #require(try harness.store().order(id: "REPLAY"))
+        #expect(replay.reason == "duplicate_transaction")
+        #expect(try harness.store().history(orderID: "REPLAY").last?.detail == "transaction 7777 is claimed by order FIRST")
+        #expect(try harness.scalar("SELECT count(*) FROM claims") == 1)
+        #expect(daemon.standardError.contains("order REPLAY escalated: duplicate_transaction: transaction 7777 is claimed by order FIRST"))
+    }
+
+    @Test("MaxAttempts escalates and runs the command with exactly the RECONCILE_* variables, never the receipt")
+    func maxAttemptsRunsCommand() async throws {
+        let harness = Harness("escalate")
+        try await harness.startMock()
+        let output = harness.directory.file("escalations.txt")
+        let script = harness.directory.write("bin/page", "#!/bin/sh\nenv | sort >> \(output)\necho --- >> \(output)\n")
+        chmod(script, 0o755)
+        harness.configure("""
+            [Verifier]
+            Kind=http
+            URL=\(harness.base)/merchant/verify
+            MaxRate=infinity
+            \(Self.quickRetry)
+            MaxAttempts=3
+            [Escalation]
+            Command=bin/page --service reconciled
+            CommandRate=100
+            """)
+        let receipt = MockReceipt(merchantAnswers: ["pending"])
+        harness.dropOrder("M1", receipt: receipt)
+        let daemon = try harness.startDaemon()
+        #expect(await harness.waitFor(.escalated, count: 1))
+        #expect(await eventually(timeout: .seconds(10)) { harness.directory.read("escalations.txt")?.contains("---") == true })
+        daemon.send(SIGTERM)
+        _ = await daemon.wait()
+        let environment = try #require(harness.directory.read("escalations.txt"))
+        let variables = environment.split(separator: "\n").filter { $0.hasPrefix("RECONCILE_") }.map(String.init)
+        #expect(variables == [
+            "RECONCILE_ATTEMPTS=3", "RECONCILE_ORDER_ID=M1", "RECONCILE_PRODUCT_ID=gems", "RECONCILE_REASON=max_attempts",
+            "RECONCILE_STATE=escalated", "RECONCILE_TRANSACTION_ID=",
+        ])
+        #expect(!environment.contains(receipt.base64))
+        #expect(!environment.contains("NOTIFY_SOCKET"))
+        #expect(try await harness.mockStats().grantRequests["M1"] == 3)
+        #expect(try await harness.mockStats().attemptHeaders["M1"] == ["1", "2", "3"])
+    }
+
+    @Test("SIGKILLs mid-run: one Idempotency-Key per order, no transaction claimed twice, one finished transition each")
+    func killedMidRun() async throws {
+        let harness = Harness("kills")
+        try await harness.startMock(["--shared-secret", "s3cret", "--faults", #"{"latency_ms":15}"#])
+        harness.configure(appleConfiguration(harness, allowSandbox: false, delivery: true, extra: "MaxAttempts=100"))
+        let total = 300
+        for index in 0..<total { harness.dropOrder("K\(index)", receipt: appleReceipt(String(900_000 + index))) }
+        for round in 0..<4 {
+            let daemon = try harness.startDaemon()
+            try await Task.sleep(for: .milliseconds(300 + 150 * round))
+            daemon.send(SIGKILL)
+            _ = await daemon.wait()
+        }
+        let daemon = try await harness.startDaemonAndWait()
+        #expect(await harness.waitFor(.finished, count: total, timeout: .seconds(60)), "\(harness.counts())")
+        daemon.send(SIGTERM)
+        let status = await daemon.wait()
+        #expect(status == 0, "\(daemon.standardError.split(separator: "\n").suffix(5).joined(separator: "\n"))")
+        let stats = try await harness.mockStats()
+        #expect(stats.idempotencyMismatches == 0)
+        #expect(Set(stats.deliveriesSucceeded.keys) == Set((0..<total).map { "K\($0)" }))
+        #expect(try harness.scalar("SELECT count(*) FROM transitions WHERE to_state = 'finished'") == total)
+        #expect(try harness.scalar("SELECT count(DISTINCT order_ref) FROM transitions WHERE to_state = 'finished'") == total)
+        #expect(try harness.scalar("SELECT count(*) FROM claims") == total)
+        #expect(try harness.scalar("SELECT count(DISTINCT order_ref) FROM claims") == total)
+        #expect(try harness.scalar("SELECT count(*) FROM orders WHERE verified_transaction_id IS NULL") == 0)
+        #expect(try harness.scalar("SELECT count(*) FROM orders WHERE finished_by = 'delivery'") == total)
+    }
+}
