@@ -69,7 +69,10 @@ let package = Package(
         .executableTarget(name: "reconcile-mock", dependencies: ["ReconcileMock", "ReconcileCore"], swiftSettings: strictSettings),
         .executableTarget(
             name: "reconcile-bench",
-            dependencies: ["ReconcileCore", "ReconcileStore", "ReconcileSystem", "ReconcileSpool", "ReconcileCrypto"],
+            dependencies: [
+                "ReconcileCore", "ReconcileStore", "ReconcileSystem", "ReconcileSpool", "ReconcileCrypto", "ReconcileEngine",
+                "ReconcileHTTP", "ReconcileMock",
+            ],
             swiftSettings: strictSettings
         ),
 

@@ -4,10 +4,11 @@ import ReconcileCore
 extension SQLiteOrderStore {
     /// Due-order selection per kind: a range scan of the partial index that holds exactly the
     /// orders of that kind waiting for an attempt. The state is a literal so that SQLite can
-    /// prove the partial index applies.
+    /// prove the partial index applies, and `INDEXED BY` pins it: left to itself, the planner
+    /// prefers the (state, received_at) index and sorts the whole backlog on every claim.
     static func dueOrdersSQL(_ kind: WorkKind) -> String {
         """
-        SELECT id FROM orders
+        SELECT id FROM orders INDEXED BY orders_due_\(kind.rawValue)
         WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ? AND state = '\(kind.waitingState.rawValue)'
         ORDER BY next_attempt_at
         LIMIT ?
@@ -24,7 +25,7 @@ extension SQLiteOrderStore {
         try withConnection { connection in
             try connection.queryFirst(
                 """
-                SELECT next_attempt_at FROM orders
+                SELECT next_attempt_at FROM orders INDEXED BY orders_due_\(kind.rawValue)
                 WHERE next_attempt_at IS NOT NULL AND state = '\(kind.waitingState.rawValue)'
                 ORDER BY next_attempt_at LIMIT 1
                 """
@@ -75,57 +76,72 @@ extension SQLiteOrderStore {
     }
 
     public func claimDue(_ kind: WorkKind, now: Date, limit: Int, owner: String, leaseUntil: Date, charge: Bool) throws -> [ClaimedOrder] {
-        guard limit > 0 else { return [] }
-        return try write { connection in
-            let orders = try connection.query(
-                "SELECT \(Self.claimColumns) FROM orders WHERE id IN (\(Self.dueOrdersSQL(kind))) ORDER BY next_attempt_at",
-                [.integer(now.epochMilliseconds), .integer(limit)]
-            ) { row in
-                let grant = row.isNull(16) && row.isNull(18)
-                    ? nil
-                    : Grant(
-                        transactionID: row.optionalString(16), originalTransactionID: row.optionalString(17),
-                        productID: row.optionalString(18), quantity: row.optionalInt64(19).map(Int.init),
-                        purchaseDateMilliseconds: row.optionalInt64(20), environment: row.optionalString(21))
-                let previous = kind == .verify ? row.int(12) : row.int(13)
-                return ClaimedOrder(
-                    reference: row.int64(0), orderID: row.string(1), productID: row.string(2), kind: kind,
-                    proof: OrderProof(receipt: row.optionalString(3), transactionID: row.optionalString(4), signedTransaction: row.optionalString(5)),
-                    applicationUsername: row.optionalString(6), userID: row.optionalString(7), amount: row.optionalString(8),
-                    currency: row.optionalString(9), createdAt: row.optionalInt64(10).map(Date.init(epochMilliseconds:)),
-                    receivedAt: Date(epochMilliseconds: row.int64(11)), attempt: previous + (charge ? 1 : 0), charged: charge,
-                    malformedAnswers: row.int(14), grant: grant, proofRevision: row.int64(15))
-            }
-            for order in orders {
-                let leased = kind == .verify ? OrderState.verifying : .verified
-                try connection.run(
-                    """
-                    UPDATE orders SET state = ?, lease_owner = ?, leased_until = ?, lease_proof_revision = proof_revision,
-                        next_attempt_at = NULL, updated_at = ?,
-                        attempts = attempts + ?, delivery_attempts = delivery_attempts + ?
-                    WHERE id = ?
-                    """,
-                    [
-                        .text(leased.rawValue), .text(owner), .integer(leaseUntil.epochMilliseconds), .integer(now.epochMilliseconds),
-                        .integer(charge && kind == .verify ? 1 : 0), .integer(charge && kind == .deliver ? 1 : 0), .integer(order.reference),
-                    ])
-                if kind == .verify {
-                    try Self.recordTransition(
-                        connection, orderRef: order.reference, at: now, actor: .daemon, from: .pending, to: .verifying,
-                        reason: charge ? "attempt" : "probe",
-                        detail: charge ? "attempt \(order.attempt)" : "circuit probe (not charged)")
-                }
-            }
-            return orders
+        try commit([], claims: [ClaimRequest(kind: kind, limit: limit, charge: charge, leaseUntil: leaseUntil)], owner: owner, now: now)
+            .claimed[0]
+    }
+
+    /// Leases up to `request.limit` due orders inside the caller's transaction.
+    private static func claim(_ request: ClaimRequest, owner: String, now: Date, connection: SQLiteConnection) throws -> [ClaimedOrder] {
+        let kind = request.kind
+        let charge = request.charge
+        guard request.limit > 0 else { return [] }
+        let orders = try connection.query(
+            "SELECT \(Self.claimColumns) FROM orders WHERE id IN (\(Self.dueOrdersSQL(kind))) ORDER BY next_attempt_at",
+            [.integer(now.epochMilliseconds), .integer(request.limit)]
+        ) { row in
+            let grant = row.isNull(16) && row.isNull(18)
+                ? nil
+                : Grant(
+                    transactionID: row.optionalString(16), originalTransactionID: row.optionalString(17),
+                    productID: row.optionalString(18), quantity: row.optionalInt64(19).map(Int.init),
+                    purchaseDateMilliseconds: row.optionalInt64(20), environment: row.optionalString(21))
+            let previous = kind == .verify ? row.int(12) : row.int(13)
+            return ClaimedOrder(
+                reference: row.int64(0), orderID: row.string(1), productID: row.string(2), kind: kind,
+                proof: OrderProof(receipt: row.optionalString(3), transactionID: row.optionalString(4), signedTransaction: row.optionalString(5)),
+                applicationUsername: row.optionalString(6), userID: row.optionalString(7), amount: row.optionalString(8),
+                currency: row.optionalString(9), createdAt: row.optionalInt64(10).map(Date.init(epochMilliseconds:)),
+                receivedAt: Date(epochMilliseconds: row.int64(11)), attempt: previous + (charge ? 1 : 0), charged: charge,
+                malformedAnswers: row.int(14), grant: grant, proofRevision: row.int64(15))
         }
+        for order in orders {
+            let leased = kind == .verify ? OrderState.verifying : .verified
+            try connection.run(
+                """
+                UPDATE orders SET state = ?, lease_owner = ?, leased_until = ?, lease_proof_revision = proof_revision,
+                    next_attempt_at = NULL, updated_at = ?,
+                    attempts = attempts + ?, delivery_attempts = delivery_attempts + ?
+                WHERE id = ?
+                """,
+                [
+                    .text(leased.rawValue), .text(owner), .integer(request.leaseUntil.epochMilliseconds), .integer(now.epochMilliseconds),
+                    .integer(charge && kind == .verify ? 1 : 0), .integer(charge && kind == .deliver ? 1 : 0), .integer(order.reference),
+                ])
+            if kind == .verify {
+                try Self.recordTransition(
+                    connection, orderRef: order.reference, at: now, actor: .daemon, from: .pending, to: .verifying,
+                    reason: charge ? "attempt" : "probe",
+                    detail: charge ? "attempt \(order.attempt)" : "circuit probe (not charged)")
+            }
+        }
+        return orders
     }
 
     // MARK: - Completions
 
     public func complete(_ completions: [AttemptCompletion], owner: String, now: Date) throws -> [CompletionResult] {
         guard !completions.isEmpty else { return [] }
+        return try commit(completions, claims: [], owner: owner, now: now).results
+    }
+
+    public func commit(_ completions: [AttemptCompletion], claims: [ClaimRequest], owner: String, now: Date) throws -> TurnResult {
+        guard !completions.isEmpty || claims.contains(where: { $0.limit > 0 }) else {
+            return TurnResult(results: [], claimed: claims.map { _ in [] })
+        }
         return try write { connection in
-            try completions.map { try Self.apply($0, owner: owner, now: now, connection: connection) }
+            let results = try completions.map { try Self.apply($0, owner: owner, now: now, connection: connection) }
+            let claimed = try claims.map { try Self.claim($0, owner: owner, now: now, connection: connection) }
+            return TurnResult(results: results, claimed: claimed)
         }
     }
 
@@ -317,7 +333,7 @@ extension SQLiteOrderStore {
             for kind in WorkKind.allCases {
                 // A range of the partial due index, per kind.
                 try connection.run(
-                    "UPDATE orders SET next_attempt_at = ? WHERE next_attempt_at IS NOT NULL AND next_attempt_at > ? AND state = '\(kind.waitingState.rawValue)'",
+                    "UPDATE orders INDEXED BY orders_due_\(kind.rawValue) SET next_attempt_at = ? WHERE next_attempt_at IS NOT NULL AND next_attempt_at > ? AND state = '\(kind.waitingState.rawValue)'",
                     [.integer(limit.epochMilliseconds), .integer(limit.epochMilliseconds)])
                 moved += connection.changes
             }

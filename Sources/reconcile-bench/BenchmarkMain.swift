@@ -6,6 +6,7 @@ enum BenchmarkMain {
     /// Every scenario, by name, in the order they run.
     static let scenarios: [Scenario] = [
         Scenario(name: IngestScenario.name, run: IngestScenario.run),
+        Scenario(name: EndToEndScenario.name, run: EndToEndScenario.run),
     ]
 
     static let usage = """

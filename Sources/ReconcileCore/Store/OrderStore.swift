@@ -52,6 +52,10 @@ public protocol OrderStore: OrderIngesting {
     /// Applies attempt completions under their leases, in one transaction.
     func complete(_ completions: [AttemptCompletion], owner: String, now: Date) throws -> [CompletionResult]
 
+    /// One scheduler turn in one transaction (one fsync): applies `completions`, then leases
+    /// what `claims` ask for.
+    func commit(_ completions: [AttemptCompletion], claims: [ClaimRequest], owner: String, now: Date) throws -> TurnResult
+
     /// `waiting` orders taken in before `cutoff` expire (MaxAge without usable proof).
     func expireWaiting(receivedBefore cutoff: Date, now: Date, limit: Int) throws -> [CompletionResult]
 

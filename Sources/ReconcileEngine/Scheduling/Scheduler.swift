@@ -59,10 +59,14 @@ public actor Scheduler: EndpointGate {
     private var circuits: [VerificationEndpoint: CircuitBreaker] = [:]
     private var buckets: [VerificationEndpoint: TokenBucket] = [:]
     private var inFlight = 0
+    /// Orders leased ahead of a free slot (a few), so that a finished attempt's slot is refilled
+    /// at once instead of after the next commit. Their tokens and circuit permission are taken
+    /// when they start; if they cannot start, they go back uncharged.
+    private var ready: [ReadyOrder] = []
     private var pendingCompletions: [AttemptCompletion] = []
-    private var flushScheduled = false
     private var stopping = false
     private var stopped = false
+    private var drainDeadline: ContinuousClock.Instant?
     private var bundleMismatchStreak = 0
     private var heartbeat: (@Sendable () -> Void)?
     private var heartbeatInterval: Duration?
@@ -140,16 +144,9 @@ public actor Scheduler: EndpointGate {
     /// Stops taking work, lets in-flight attempts finish for up to `drainTimeout`, commits their
     /// outcomes. Attempts still running after that keep their leases until the next start.
     public func stop(drainTimeout: Duration) async {
+        drainDeadline = ContinuousClock.now + drainTimeout
         stopping = true
         wake.signal()
-        let deadline = ContinuousClock.now + drainTimeout
-        while inFlight > 0 && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        if inFlight > 0 {
-            logger.warning("\(Plural.count(inFlight, "attempt")) still in flight after DrainTimeout; they are retried at the next start")
-        }
-        flush()
         while !stopped { try? await Task.sleep(for: .milliseconds(5)) }
     }
 
@@ -180,73 +177,134 @@ public actor Scheduler: EndpointGate {
         } catch {
             logger.error("cannot release leases: \(error)", [.reason: StoreFailure.of(error).rawValue])
         }
-        var lastBeat = ContinuousClock.now
-        while !stopping {
-            let deadline = dispatch()
+        // After a stop, the loop goes on committing outcomes (without claiming) until nothing is
+        // in flight or the drain time is up.
+        while !stopping || (inFlight > 0 && ContinuousClock.now < drainDeadline ?? .now) {
+            var deadline = dispatch()
+            if stopping, let drainDeadline { deadline = deadline.map { min($0, drainDeadline) } ?? drainDeadline }
             if let heartbeat, let interval = heartbeatInterval {
                 heartbeat()
-                lastBeat = .now
-                let beatDeadline = lastBeat + interval
+                let beatDeadline = ContinuousClock.now + interval
                 await wake.wait(until: deadline.map { min($0, beatDeadline) } ?? beatDeadline)
             } else {
                 await wake.wait(until: deadline)
             }
         }
+        if inFlight > 0 {
+            logger.warning("\(Plural.count(inFlight, "attempt")) still in flight after DrainTimeout; they are retried at the next start")
+        }
+        for leased in ready { giveBack(leased, reason: "stopping") }
+        ready.removeAll()
+        flush()
         stopped = true
     }
 
-    /// One pass: expire, claim and start what is due and allowed. Returns when to look again
-    /// (`nil`: only an event can bring work).
+    /// One turn: expire, then in one transaction commit the outcomes of finished attempts and
+    /// lease what is due and allowed; start those attempts. Returns when to look again (`nil`:
+    /// only an event can bring work).
     private func dispatch() -> ContinuousClock.Instant? {
         let now = Date()
         let mono = monotonic()
         var wakeTimes: [Double] = []
+        var plans: [Plan] = []
+        let completions = pendingCompletions
+        pendingCompletions.removeAll()
         do {
             if let time = try expireWaitingOrders(now: now) { wakeTimes.append(mono + time.timeIntervalSince(now)) }
-            for kind in [WorkKind.deliver, .verify] {
-                let candidate: (any OrderVerifier)? = kind == .verify ? settings.verifier : settings.delivery
-                guard let verifier = candidate else { continue }
-                guard let due = try store.nextDueTime(kind) else { continue }
-                if due > now {
-                    wakeTimes.append(mono + due.timeIntervalSince(now))
-                    continue
-                }
-                let slots = settings.maxInFlight - inFlight
-                guard slots > 0 else { continue }  // a completion wakes the loop
-                let endpoint = verifier.firstEndpoint
-                let probe: Bool
-                switch circuits[endpoint, default: newCircuit()].permission(now: mono) {
-                case .allowed: probe = false
-                case .probe: probe = true
-                case .blocked(let until):
-                    if let until { wakeTimes.append(until) }
-                    continue
-                }
-                let tokens = buckets[endpoint, default: newBucket(mono)].available(now: mono)
-                guard tokens > 0 else {
-                    if probe { circuits[endpoint]?.probeAbandoned() }
-                    wakeTimes.append(buckets[endpoint]!.nextTokenTime(now: mono))
-                    continue
-                }
-                let wanted = probe ? 1 : min(slots, tokens, 256)
-                let lease = now.addingTimeInterval(settings.requestTimeout.inSeconds * 2 + 60)
-                let claimed = try store.claimDue(kind, now: now, limit: wanted, owner: owner, leaseUntil: lease, charge: !probe)
-                if probe && claimed.isEmpty { circuits[endpoint]?.probeAbandoned() }
-                for order in claimed {
-                    _ = buckets[endpoint]?.take(now: mono)
-                    if probe {
-                        circuits[endpoint]?.probeSent()
-                        logger.info("probing \(endpoint.rawValue) with order \(order.orderID) (not charged)", [.orderID: order.orderID, .endpoint: endpoint.rawValue])
-                    }
-                    start(order, with: verifier)
-                }
-                if claimed.count == wanted && !probe { wakeTimes.append(mono) }  // more may be due at once
+            if !stopping {
+                plans = try plan(now: now, mono: mono, wakeTimes: &wakeTimes)
             }
+            guard !completions.isEmpty || !plans.isEmpty else { return wakeTime(wakeTimes, mono: mono) }
+            let turn = try store.commit(completions, claims: plans.map(\.request), owner: owner, now: now)
+            for (completion, result) in zip(completions, turn.results) {
+                counters.outcomes[Self.outcomeClass(completion), default: 0] += 1
+                report(result)
+            }
+            if !completions.isEmpty { wakeTimes.append(mono) }  // outcomes may have made orders due
+            for (plan, claimed) in zip(plans, turn.claimed) {
+                if plan.probe && claimed.isEmpty { circuits[plan.endpoint]?.probeAbandoned() }
+                for order in claimed {
+                    if plan.probe {
+                        _ = buckets[plan.endpoint]?.take(now: mono)
+                        circuits[plan.endpoint]?.probeSent()
+                        logger.info("probing \(plan.endpoint.rawValue) with order \(order.orderID) (not charged)", [.orderID: order.orderID, .endpoint: plan.endpoint.rawValue])
+                        start(order, with: plan.verifier)
+                    } else {
+                        ready.append(ReadyOrder(order: order, verifier: plan.verifier, endpoint: plan.endpoint))
+                    }
+                }
+                if claimed.count == plan.request.limit && !plan.probe { wakeTimes.append(mono) }  // more may be due at once
+            }
+            startReady()
         } catch {
-            logger.error("the store failed while scheduling: \(error); retrying in 1s", [.reason: StoreFailure.of(error).rawValue])
+            pendingCompletions = completions + pendingCompletions
+            for plan in plans where plan.probe { circuits[plan.endpoint]?.probeAbandoned() }
+            logger.error(
+                "the store failed while scheduling: \(error); retrying in 1s", id: .storeUnavailable,
+                [.reason: StoreFailure.of(error).rawValue])
             wakeTimes.append(mono + 1)
         }
-        guard let earliest = wakeTimes.min() else { return nil }
+        return wakeTime(wakeTimes, mono: mono)
+    }
+
+    /// An order leased ahead, and what to verify it with.
+    private struct ReadyOrder {
+        var order: ClaimedOrder
+        var verifier: any OrderVerifier
+        var endpoint: VerificationEndpoint
+    }
+
+    /// How many orders may wait leased for a slot.
+    private var readyLimit: Int { min(8, max(1, settings.maxInFlight / 8)) }
+
+    /// A claim the turn will make, and for what.
+    private struct Plan {
+        var request: ClaimRequest
+        var verifier: any OrderVerifier
+        var endpoint: VerificationEndpoint
+        var probe: Bool
+    }
+
+    /// What may be claimed now: per kind, as many due orders as free slots, tokens and the
+    /// endpoint's circuit allow (delivery first: those orders are paid and granted already).
+    private func plan(now: Date, mono: Double, wakeTimes: inout [Double]) throws -> [Plan] {
+        var plans: [Plan] = []
+        var slots = settings.maxInFlight - inFlight + readyLimit - ready.count
+        for kind in [WorkKind.deliver, .verify] {
+            let candidate: (any OrderVerifier)? = kind == .verify ? settings.verifier : settings.delivery
+            guard let verifier = candidate, slots > 0 else { continue }  // a completion wakes the loop
+            guard let due = try store.nextDueTime(kind) else { continue }
+            if due > now {
+                wakeTimes.append(mono + due.timeIntervalSince(now))
+                continue
+            }
+            let endpoint = verifier.firstEndpoint
+            let probe: Bool
+            switch circuits[endpoint, default: newCircuit()].permission(now: mono) {
+            case .allowed: probe = false
+            case .probe: probe = true
+            case .blocked(let until):
+                if let until { wakeTimes.append(until) }
+                continue
+            }
+            let tokens = buckets[endpoint, default: newBucket(mono)].available(now: mono)
+            guard tokens > 0 else {
+                if probe { circuits[endpoint]?.probeAbandoned() }
+                wakeTimes.append(buckets[endpoint]!.nextTokenTime(now: mono))
+                continue
+            }
+            let wanted = probe ? 1 : min(slots, tokens, 256)
+            slots -= wanted
+            let lease = now.addingTimeInterval(settings.requestTimeout.inSeconds * 2 + 60)
+            plans.append(Plan(
+                request: ClaimRequest(kind: kind, limit: wanted, charge: !probe, leaseUntil: lease), verifier: verifier,
+                endpoint: endpoint, probe: probe))
+        }
+        return plans
+    }
+
+    private func wakeTime(_ times: [Double], mono: Double) -> ContinuousClock.Instant? {
+        guard let earliest = times.min() else { return nil }
         return origin + .seconds(max(earliest, mono))
     }
 
@@ -259,6 +317,49 @@ public actor Scheduler: EndpointGate {
         let expired = try store.expireWaiting(receivedBefore: now.addingTimeInterval(-maxAge), now: now, limit: 500)
         for result in expired { report(result) }
         return expired.count == 500 ? now : try store.oldestWaitingReceivedAt().map { $0.addingTimeInterval(maxAge) }
+    }
+
+    /// Starts leased orders while slots, tokens and circuits allow; orders whose endpoint closed
+    /// meanwhile go back uncharged.
+    private func startReady() {
+        let mono = monotonic()
+        var index = 0
+        while index < ready.count && inFlight < settings.maxInFlight {
+            let next = ready[index]
+            switch circuits[next.endpoint, default: newCircuit()].permission(now: mono) {
+            case .allowed:
+                guard buckets[next.endpoint, default: newBucket(mono)].take(now: mono) else {
+                    index += 1
+                    continue
+                }
+                ready.remove(at: index)
+                start(next.order, with: next.verifier)
+            case .probe, .blocked:
+                // The endpoint failed since the lease was taken: not sent, not charged.
+                circuits[next.endpoint]?.probeAbandoned()
+                ready.remove(at: index)
+                giveBack(next, reason: "circuit_open")
+            }
+        }
+    }
+
+    /// Hands a leased, unsent order back to the next turn: due again at its circuit's probe
+    /// time, the attempt not charged.
+    private func giveBack(_ leased: ReadyOrder, reason: String) {
+        let completion = settings.resolver.resolve(
+            VerifierOutcome(records: [], verdict: .notSent(reason: reason)), for: leased.order, now: Date(),
+            circuitClosed: false, retryAt: retryTime(leased.endpoint), random: &random)
+        pendingCompletions.append(completion)
+        wake.signal()
+    }
+
+    /// When an order of `endpoint` may next be tried: its circuit's probe time, or a cool-down.
+    private func retryTime(_ endpoint: VerificationEndpoint) -> Date {
+        let now = Date()
+        if case .open(let until) = circuits[endpoint]?.state {
+            return now.addingTimeInterval(max(0, until - monotonic()))
+        }
+        return now.addingTimeInterval(settings.circuitCooldown.inSeconds)
     }
 
     private func start(_ order: ClaimedOrder, with verifier: any OrderVerifier) {
@@ -285,28 +386,18 @@ public actor Scheduler: EndpointGate {
         } else if case .match = outcome.verdict {
             bundleMismatchStreak = 0
         }
-        let now = Date()
-        let mono = monotonic()
-        let circuit = circuits[endpoint, default: newCircuit()]
-        let retryAt: Date
-        if case .open(let until) = circuit.state {
-            retryAt = now.addingTimeInterval(max(0, until - mono))
-        } else {
-            retryAt = now.addingTimeInterval(settings.circuitCooldown.inSeconds)
-        }
-        let completion = settings.resolver.resolve(outcome, for: order, now: now, circuitClosed: circuit.isClosed, retryAt: retryAt, random: &random)
+        let circuitClosed = circuits[endpoint, default: newCircuit()].isClosed
+        let completion = settings.resolver.resolve(
+            outcome, for: order, now: Date(), circuitClosed: circuitClosed, retryAt: retryTime(endpoint), random: &random)
+        // Committed by the next turn, with whatever else finished meanwhile and the next claims:
+        // one transaction, one fsync.
         pendingCompletions.append(completion)
-        if !flushScheduled {
-            flushScheduled = true
-            // After every completion already queued on this actor: a group commit.
-            Task { self.flush() }
-        }
+        if !stopping { startReady() }
         wake.signal()
     }
 
-    /// Commits every pending completion in one transaction.
+    /// Commits every pending completion (at stop, after the loop has ended).
     private func flush() {
-        flushScheduled = false
         guard !pendingCompletions.isEmpty else { return }
         let batch = pendingCompletions
         pendingCompletions.removeAll()
@@ -318,19 +409,9 @@ public actor Scheduler: EndpointGate {
             }
         } catch {
             logger.error(
-                "cannot commit \(Plural.count(batch.count, "attempt outcome")): \(error); retrying in 1s",
+                "cannot commit \(Plural.count(batch.count, "attempt outcome")) at stop: \(error); the orders are retried at the next start",
                 id: .storeUnavailable, [.reason: StoreFailure.of(error).rawValue])
-            pendingCompletions = batch + pendingCompletions
-            if !flushScheduled {
-                flushScheduled = true
-                Task {
-                    try? await Task.sleep(for: .seconds(1))
-                    self.flush()
-                }
-            }
-            return
         }
-        wake.signal()
     }
 
     static func outcomeClass(_ completion: AttemptCompletion) -> String {
