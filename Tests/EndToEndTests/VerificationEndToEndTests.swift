@@ -235,3 +235,71 @@ struct VerificationEndToEndTests {
         #expect(try harness.scalar("SELECT count(*) FROM orders WHERE finished_by = 'delivery'") == total)
     }
 }
+
+@Suite("End to end: configuration errors and expiry", .serialized)
+struct ConfigurationErrorEndToEndTests {
+    @Test("a wrong shared secret (21004) opens the circuit, is logged at err once per opening, and charges no order")
+    func wrongSecret() async throws {
+        let harness = Harness("21004")
+        try await harness.startMock(["--shared-secret", "the-real-one"])
+        harness.directory.write("shared-secret", "a-wrong-one\n")
+        harness.configure("""
+            [Verifier]
+            Kind=apple
+            URL=\(harness.base)/verifyReceipt
+            BundleID=com.example.app
+            SharedSecretFile=shared-secret
+            MaxRate=infinity
+            MaxInFlight=1
+            CircuitCooldown=300ms
+            CircuitMaxCooldown=300ms
+            """)
+        for index in 0..<5 { harness.dropOrder("W\(index)", receipt: appleReceipt("80\(index)")) }
+        let daemon = try await harness.startDaemonAndWait()
+        try await Task.sleep(for: .seconds(2))
+        daemon.send(SIGTERM)
+        _ = await daemon.wait()
+        #expect(try harness.scalar("SELECT max(attempts) FROM orders") == 0)
+        #expect(harness.counts() == [.pending: 5])
+        let errors = daemon.standardError.split(separator: "\n").filter { $0.contains("circuit for production") && $0.contains(" err: ") }
+        let openings = daemon.standardError.split(separator: "\n").filter { $0.contains("circuit for production") }.count
+        #expect(errors.count == openings)
+        #expect(openings >= 2 && openings <= 8, "openings: \(openings)")
+        #expect(daemon.standardError.contains("apple_21004"))
+        #expect(!daemon.standardError.contains("a-wrong-one"))
+    }
+
+    @Test("an empty shared secret stops the start with exit 78")
+    func emptySecret() async throws {
+        let harness = Harness("empty-secret")
+        harness.directory.write("shared-secret", "\n")
+        harness.configure("""
+            [Verifier]
+            Kind=apple
+            URL=https://buy.itunes.apple.com/verifyReceipt
+            BundleID=com.example.app
+            SharedSecretFile=shared-secret
+            """)
+        let daemon = try harness.startDaemon()
+        #expect(await daemon.wait() == 78)
+        #expect(daemon.standardError.contains("[Verifier] SharedSecretFile=: \(harness.directory.file("shared-secret")) is empty"))
+    }
+
+    @Test("an order that never gets usable proof expires after MaxAge")
+    func expiry() async throws {
+        let harness = Harness("expiry")
+        harness.configure("""
+            [Verifier]
+            Kind=http
+            URL=http://127.0.0.1:9/merchant/verify
+            [Retry]
+            MaxAge=1s
+            """)
+        harness.drop("N1.json", OrderFixtures.orderJSON("N1", receipt: nil))
+        let daemon = try await harness.startDaemonAndWait()
+        #expect(await harness.waitFor(.expired, count: 1, timeout: .seconds(10)))
+        daemon.send(SIGTERM)
+        _ = await daemon.wait()
+        #expect(daemon.standardError.contains("order N1 expired"))
+    }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import ReconcileCore
 
 @Suite("Receipt matcher")
@@ -60,5 +61,27 @@ struct ReceiptMatcherTests {
     @Test("the same transaction in in_app and latest_receipt_info counts once")
     func duplicatesAcrossLists() {
         #expect(ReceiptMatcher.candidates(in: [item("1"), item("1")], for: key()).count == 1)
+    }
+}
+
+@Suite("Receipt matcher on Apple's real answer")
+struct ReceiptMatcherFixtureTests {
+    @Test("the sandbox success fixture matches each of its products to its own transaction")
+    func fixture() throws {
+        let answer = try AppleReceiptAnswer.parse(TestSupport.Fixtures.bytes("apple/verifyreceipt-0-success-sandbox-in_app.json"))
+        let reference = Date(timeIntervalSince1970: 1_409_628_546)
+        for (product, transaction) in [("com.sumiapp.GridDiary.pro", "1000000118990828"), ("com.sumiapp.griddiary.test", "1000000122102348")] {
+            let key = ReceiptMatcher.OrderKey(orderID: "A1", productID: product, referenceTime: reference)
+            guard case .matched(let item) = ReceiptMatcher.match(answer.items, for: key, claims: [:]) else {
+                Issue.record("\(product) did not match")
+                continue
+            }
+            #expect(item.transactionID == transaction)
+        }
+        let unknown = ReceiptMatcher.OrderKey(orderID: "A1", productID: "com.sumiapp.other", referenceTime: reference)
+        #expect(ReceiptMatcher.match(answer.items, for: unknown, claims: [:]) == .noMatchingPurchase)
+        let claimed = ReceiptMatcher.OrderKey(orderID: "A2", productID: "com.sumiapp.GridDiary.pro", referenceTime: reference)
+        #expect(ReceiptMatcher.match(answer.items, for: claimed, claims: ["1000000118990828": "A1"])
+            == .duplicateTransaction(transactionID: "1000000118990828", claimant: "A1"))
     }
 }
