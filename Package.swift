@@ -59,7 +59,7 @@ let package = Package(
         ),
         .target(
             name: "ReconcileCLI",
-            dependencies: ["ReconcileCore", "ReconcileStore", "ReconcileSystem", "ReconcileSpool"],
+            dependencies: ["ReconcileCore", "ReconcileStore", "ReconcileSystem", "ReconcileSpool", "ReconcileCrypto", "CLinux"],
             swiftSettings: strictSettings
         ),
 

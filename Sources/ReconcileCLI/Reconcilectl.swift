@@ -36,7 +36,8 @@ public enum Reconcilectl {
 
     /// Every verb, in the order help lists them.
     static var commands: [CommandSpec] {
-        [CheckConfigCommand.spec, helpCommand]
+        [StatusCommand.spec, ListCommand.spec, ShowCommand.spec] + OperatorCommand.specs
+            + [SubmitCommand.spec, ReloadCommand.spec, BackupCommand.spec, CheckConfigCommand.spec, helpCommand]
     }
 
     static var helpCommand: CommandSpec {

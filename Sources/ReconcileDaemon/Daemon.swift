@@ -6,6 +6,7 @@ import ReconcileHTTP
 import ReconcileSpool
 import ReconcileStore
 import ReconcileSystem
+import Synchronization
 
 /// The running daemon: wires configuration, lock, store, spool ingest, scheduler and signals
 /// together. Everything it wires lives in the libraries; this type only decides the order of
@@ -25,6 +26,8 @@ public final class Daemon {
         case signal(Int32)
         /// The spool watch was lost; set it up again.
         case rewatch
+        /// `reconcilectl reload`: reload, then report the new generation or why not.
+        case reload(@Sendable (Result<Int, ReloadFailure>) -> Void)
     }
 
     public private(set) var configuration: Configuration
@@ -38,6 +41,8 @@ public final class Daemon {
     let transport: CurlTransport
     let escalations: EscalationRunner
     let scheduler: Scheduler
+    let control: ControlHandler
+    private var controlServer: ControlSocketServer?
     private var watcher: SpoolWatcher?
     private var clockWatch: WallClockWatch?
     private var rescanTimer: Task<Void, Never>?
@@ -112,6 +117,21 @@ public final class Daemon {
         ingestor = SpoolIngestor(
             layout: layout, store: store, settings: Self.ingestSettings(configuration), logger: logger,
             onCommitted: { _ in scheduler.nudge() })
+        control = ControlHandler(
+            store: store, scheduler: scheduler, configPath: configPath, verifierKind: configuration.verifier.kind, logger: logger
+        ) { [events] in
+            await withCheckedContinuation { continuation in
+                events.yield(.reload { continuation.resume(returning: $0) })
+            }
+        }
+        do {
+            let handler = control
+            controlServer = try ControlSocketServer(path: configuration.control.socket) { line, peer in
+                await handler.handle(line, peer: peer)
+            }
+        } catch {
+            throw StartupFailure(status: ExitStatus.failure, message: "cannot open the control socket: \(error)", errno: error.errno)
+        }
     }
 
     static func ingestSettings(_ configuration: Configuration) -> SpoolIngestor.Settings {
@@ -151,6 +171,8 @@ public final class Daemon {
                 break loop
             case .signal(let number) where number == SIGHUP:
                 _ = await reload()
+            case .reload(let reply):
+                reply(await reload().map { _ in control.generation.load(ordering: .relaxed) })
             case .signal:
                 continue
             case .rewatch:
@@ -161,6 +183,7 @@ public final class Daemon {
         }
 
         // Stop taking work in, let in-flight attempts finish, commit, close.
+        controlServer?.stop()
         rescanTimer?.cancel()
         pruneTimer?.cancel()
         watcher?.cancel()
@@ -280,7 +303,9 @@ public final class Daemon {
         }
         startRescanTimer(fallback: watcher == nil)
         startPruneTimer()
-        logger.notice("reloaded the configuration from \(configPath)", id: .reloaded)
+        control.verifierKind.withLock { $0 = next.verifier.kind }
+        let generation = control.generation.add(1, ordering: .relaxed).newValue
+        logger.notice("reloaded the configuration from \(configPath) (generation \(generation))", id: .reloaded)
         return .success(next)
     }
 }

@@ -31,9 +31,7 @@ public struct Quarantine: Sendable {
         try FileSystem.writeAtomically("\(layout.rejected)/\(target).reason", Self.reasonText(name, problem: problem, orderID: orderID, now: now))
         let source = "\(layout.incoming)/\(name)"
         let destination = "\(layout.rejected)/\(target)"
-        try retryingOnInterrupt("rename", path: source) {
-            reconcile_rename_noreplace(AT_FDCWD, source, AT_FDCWD, destination)
-        }
+        try FileSystem.renameWithoutReplacing(source, to: destination)
         try FileSystem.syncDirectory(layout.rejected)
         return target
     }

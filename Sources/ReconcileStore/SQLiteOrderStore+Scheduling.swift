@@ -55,7 +55,7 @@ extension SQLiteOrderStore {
             let leased = try connection.query("SELECT id, order_id, state FROM orders WHERE lease_owner IS NOT NULL") {
                 ($0.int64(0), $0.string(1), OrderState(rawValue: $0.string(2)) ?? .held)
             }
-            for (reference, _, state) in leased {
+            for (reference, orderID, state) in leased {
                 let next: OrderState = state == .verifying ? .pending : state
                 try connection.run(
                     """
@@ -70,6 +70,7 @@ extension SQLiteOrderStore {
                         connection, orderRef: reference, at: now, actor: .daemon, from: .verifying, to: .pending,
                         reason: "lease_released", detail: "the daemon stopped during an attempt; the order is due again")
                 }
+                _ = try Self.applyPendingAction(orderRef: reference, orderID: orderID, now: now, connection: connection)
             }
             return leased.map(\.1)
         }
@@ -307,10 +308,19 @@ extension SQLiteOrderStore {
             connection, orderRef: order.reference, at: now, actor: .daemon, from: row.state, to: state, reason: reason,
             detail: transitionDetail, attemptRef: attemptRef)
         let attempts = (order.kind == .verify ? row.attempts : row.deliveryAttempts) - refund
-        return CompletionResult(
+        var result = CompletionResult(
             orderID: order.orderID, productID: order.productID, from: row.state, to: state, reason: reason, detail: detail,
             attempts: attempts, transactionID: grant?.transactionID ?? order.grant?.transactionID ?? order.proof.transactionID,
             nextAttemptAt: nextAttempt)
+        // An operator's action that waited for this attempt applies now.
+        if let operated = try applyPendingAction(orderRef: order.reference, orderID: order.orderID, now: now, connection: connection),
+            case .applied(_, let final) = operated.result
+        {
+            result.to = final
+            result.reason = "operator"
+            result.nextAttemptAt = final == .pending || final == .verified ? now : nil
+        }
+        return result
     }
 
     /// Who holds the claims on these transaction ids.

@@ -34,6 +34,11 @@ public protocol OrderStore: OrderIngesting {
     /// - Returns: how many orders were pruned.
     func pruneFinished(before cutoff: Date, now: Date) throws -> Int
 
+    /// Applies an operator's action (DESIGN §4): to orders whose attempt is in flight it is
+    /// recorded and applied when the attempt ends; a forbidden action is refused with the
+    /// order's state named. One transaction.
+    func apply(_ request: OperatorRequest, now: Date) throws -> [OperatorOutcome]
+
     // MARK: - Scheduling
 
     /// Releases every lease (at start-up: one daemon per store, so any lease is a crash's).

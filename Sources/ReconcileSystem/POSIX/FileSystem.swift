@@ -116,6 +116,14 @@ public enum FileSystem {
         try syncDirectory(directory)
     }
 
+    /// Renames `source` to `target`, failing with `EEXIST` rather than replacing a file that is
+    /// there (`renameat2(RENAME_NOREPLACE)`).
+    public static func renameWithoutReplacing(_ source: String, to target: String) throws(SystemError) {
+        try retryingOnInterrupt("rename", path: target) {
+            reconcile_rename_noreplace(AT_FDCWD, source, AT_FDCWD, target)
+        }
+    }
+
     /// The names in a directory, without `.` and `..`.
     public static func listDirectory(_ path: String) throws(SystemError) -> [String] {
         let descriptor = try openDirectory(path)

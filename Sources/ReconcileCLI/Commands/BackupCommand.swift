@@ -1,0 +1,49 @@
+import Foundation
+import Glibc
+import ReconcileCore
+import ReconcileStore
+import ReconcileSystem
+
+/// `reconcilectl backup FILE`: a consistent copy of the store (`VACUUM INTO`), safe while the
+/// daemon runs.
+enum BackupCommand {
+    static var spec: CommandSpec {
+        CommandSpec(
+            name: "backup", abstract: "Write a consistent copy of the store to a new file.",
+            usage: "backup <file>",
+            discussion: "Safe while reconciled runs. The file must not exist.",
+            arguments: [ArgumentSpec(name: "file", help: "Where to write the copy.")],
+            run: run)
+    }
+
+    static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
+        guard let path = arguments.positionals.first else {
+            throw CommandLineError.usage("Missing expected argument '<file>'", command: "backup")
+        }
+        guard arguments.positionals.count == 1 else {
+            throw CommandLineError.usage("Unexpected argument '\(arguments.positionals[1])'", command: "backup")
+        }
+        let target = ConfigurationLoader.absolute(path)
+        guard !FileSystem.exists(target) else {
+            throw CommandLineError.failure("\(target) exists; choose a new name")
+        }
+        let environment = try CommandEnvironment(context)
+        let store = try environment.readStore()
+        let orders = (try? store.countsByState().values.reduce(0, +)) ?? 0
+        do {
+            try store.backup(to: target)
+            let descriptor = open(target, O_RDONLY | O_CLOEXEC)
+            if descriptor >= 0 {
+                fsync(descriptor)
+                close(descriptor)
+            }
+            try FileSystem.syncDirectory(FileSystem.parentDirectory(of: target))
+        } catch {
+            throw CommandLineError.failure("cannot back up to \(target): \(error)")
+        }
+        var info = stat()
+        let size = stat(target, &info) == 0 ? Int(info.st_size) : 0
+        context.output.out("backed up \(Plural.count(orders, "order")) to \(target) (\(Number.grouped(size)) bytes)\n")
+        return ExitStatus.success
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import ReconcileCore
+import ReconcileStore
+
+/// `reconcilectl list`: orders, filtered, soonest next attempt first.
+enum ListCommand {
+    static var spec: CommandSpec {
+        CommandSpec(
+            name: "list", abstract: "List orders, soonest next attempt first.",
+            usage: "list [--state <state>]... [--product <id>] [--older-than <span>] [--limit <n>] [--json]",
+            discussion: """
+                Reads the store (read-only; the daemon may run). States: waiting, pending,
+                verifying, verified, finished, rejected, escalated, held, cancelled, expired.
+                """,
+            options: [
+                OptionSpec(long: "state", short: "s", valueName: "state", help: "Only orders in this state; repeat for several.", repeatable: true),
+                OptionSpec(long: "product", short: "p", valueName: "id", help: "Only orders of this product."),
+                OptionSpec(long: "older-than", short: nil, valueName: "span", help: "Only orders taken in longer ago than this (e.g. 1h, 3d)."),
+                OptionSpec(long: "limit", short: "n", valueName: "n", help: "Show at most this many (default 100)."),
+                OptionSpec(long: "json", short: nil, valueName: nil, help: "Print JSON (see README, \"JSON output\")."),
+            ],
+            run: run)
+    }
+
+    static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
+        try ArgumentChecks.noPositionals(arguments, command: "list")
+        var filter = OrderFilter()
+        filter.states = try arguments.allValues("state").map { try ArgumentChecks.state($0, command: "list") }
+        filter.productID = arguments.value("product")
+        if let span = arguments.value("older-than") {
+            guard let duration = TimeSpan.parse(span) else {
+                throw CommandLineError.usage("Invalid value '\(span)' for '--older-than <span>'; use e.g. 30min, 1h, 3d", command: "list")
+            }
+            filter.receivedBefore = context.now().addingTimeInterval(-duration.inSeconds)
+        }
+        if let limit = arguments.value("limit") {
+            guard let number = Int(limit), number > 0, number <= 1_000_000 else {
+                throw CommandLineError.usage("Invalid value '\(limit)' for '--limit <n>'; use a number from 1 to 1000000", command: "list")
+            }
+            filter.limit = number
+        }
+        let environment = try CommandEnvironment(context)
+        let (orders, total) = try environment.readStore().list(filter)
+        let now = context.now()
+        if arguments.flag("json") {
+            let list = JSONValue.array(orders.map { .object(OrderJSON.summary($0)) })
+            context.output.out(JSONWriter.string(.object(JSONObject(["version": .integer(1), "orders": list]))) + "\n")
+            return ExitStatus.success
+        }
+        guard !orders.isEmpty else {
+            context.output.out("no orders match\n")
+            return ExitStatus.success
+        }
+        var table = TextTable([
+            .init(title: "ORDER", maximum: 20), .init(title: "STATE", maximum: 9), .init(title: "PRODUCT", maximum: 20),
+            .init(title: "ATT", maximum: 4, alignRight: true), .init(title: "NEXT", maximum: 8), .init(title: "AGE", maximum: 5),
+            .init(title: "REASON", maximum: 40, flexible: true),
+        ])
+        for order in orders {
+            table.add([
+                order.orderID, order.state.rawValue, order.productID, String(order.attempts),
+                order.nextAttemptAt.map { RelativeTime.describe($0, now: now) } ?? "-", RelativeTime.age(order.receivedAt, now: now),
+                order.reason ?? "",
+            ])
+        }
+        let style = TerminalStyle(output: context.output, environment: context.environment)
+        var text = table.render(style: style, colours: [1: TerminalStyle.colour(of:)])
+        if total > orders.count {
+            text += "(showing \(Number.grouped(orders.count)) of \(Number.grouped(total)); use --limit to see more)\n"
+        }
+        context.output.out(text)
+        return ExitStatus.success
+    }
+}

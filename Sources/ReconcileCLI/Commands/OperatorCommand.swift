@@ -1,0 +1,163 @@
+import Foundation
+import Glibc
+import ReconcileCore
+import ReconcileStore
+import ReconcileSystem
+
+/// The operator's actions on orders: `retry`, `hold`, `release`, `resolve`, `cancel`
+/// (DESIGN §4, §10). While the daemon runs they are requests over its control socket, applied by
+/// the daemon (an order whose attempt is in flight gets the action when the attempt ends);
+/// without a daemon they are applied to the store directly, by its owner only.
+enum OperatorCommand {
+    static var specs: [CommandSpec] {
+        [
+            CommandSpec(
+                name: "retry", abstract: "Make orders due now, granting at least one more attempt.",
+                usage: "retry (<order-id>... | --state <state>) [--reset-attempts] [--force] [--note <text>]",
+                discussion: """
+                    Works on pending, rejected, expired and escalated orders (an order escalated
+                    during delivery goes back to verified). --reset-attempts also zeroes the
+                    attempt count and restarts the age clock. Retrying an order escalated as a
+                    duplicate_transaction needs --force.
+                    """,
+                arguments: [ArgumentSpec(name: "order-id", help: "Orders to retry.")],
+                options: [
+                    OptionSpec(long: "state", short: "s", valueName: "state", help: "Retry every order in this state instead."),
+                    OptionSpec(long: "reset-attempts", short: nil, valueName: nil, help: "Zero the attempts and restart the age clock."),
+                    OptionSpec(long: "force", short: "f", valueName: nil, help: "Retry a duplicate_transaction escalation."),
+                    OptionSpec(long: "note", short: "m", valueName: "text", help: "Why, for the order's history."),
+                ]) { try run(.retry, $0, $1) },
+            CommandSpec(
+                name: "hold", abstract: "Keep orders from being attempted until released.",
+                usage: "hold <order-id>... [--note <text>]",
+                arguments: [ArgumentSpec(name: "order-id", help: "Orders to hold.")],
+                options: [OptionSpec(long: "note", short: "m", valueName: "text", help: "Why, for the order's history.")]
+            ) { try run(.hold, $0, $1) },
+            CommandSpec(
+                name: "release", abstract: "Return held orders to the state they were held in.",
+                usage: "release <order-id>...",
+                arguments: [ArgumentSpec(name: "order-id", help: "Orders to release.")],
+                options: [OptionSpec(long: "note", short: "m", valueName: "text", help: "Why, for the order's history.")]
+            ) { try run(.release, $0, $1) },
+            CommandSpec(
+                name: "resolve", abstract: "Finish an order by hand.",
+                usage: "resolve <order-id> --note <text> [--transaction-id <id>]",
+                discussion: "The order is recorded as finished by the operator. --transaction-id claims that transaction for it.",
+                arguments: [ArgumentSpec(name: "order-id", help: "The order to finish.")],
+                options: [
+                    OptionSpec(long: "note", short: "m", valueName: "text", help: "Why (required)."),
+                    OptionSpec(long: "transaction-id", short: nil, valueName: "id", help: "Claim this transaction for the order."),
+                ]
+            ) { try run(.resolve, $0, $1) },
+            CommandSpec(
+                name: "cancel", abstract: "Give up on an order for good.",
+                usage: "cancel <order-id> --note <text>",
+                arguments: [ArgumentSpec(name: "order-id", help: "The order to cancel.")],
+                options: [OptionSpec(long: "note", short: "m", valueName: "text", help: "Why (required).")]
+            ) { try run(.cancel, $0, $1) },
+        ]
+    }
+
+    static func run(_ action: OperatorAction, _ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
+        let name = action.rawValue
+        let orders = arguments.positionals
+        for id in orders where !OrderFileParser.isValidOrderID(id) {
+            throw CommandLineError.usage("'\(id)' is not an order id (1–128 of A-Z a-z 0-9 . _ : -)", command: name)
+        }
+        let state = try arguments.value("state").map { try ArgumentChecks.state($0, command: name) }
+        if state != nil && !orders.isEmpty {
+            throw CommandLineError.usage("Give order ids or --state, not both", command: name)
+        }
+        if state == nil && orders.isEmpty {
+            throw CommandLineError.usage(action == .retry ? "Missing expected argument '<order-id>' (or --state)" : "Missing expected argument '<order-id>'", command: name)
+        }
+        if (action == .resolve || action == .cancel) && orders.count > 1 {
+            throw CommandLineError.usage("Unexpected argument '\(orders[1])' (\(name) takes one order)", command: name)
+        }
+        let note = arguments.value("note")
+        if (action == .resolve || action == .cancel) && (note?.isEmpty ?? true) {
+            throw CommandLineError.usage("Missing expected argument '--note <text>'", command: name)
+        }
+        if let note, note.count > 1000 || note.unicodeScalars.contains(where: { $0.value < 0x20 }) {
+            throw CommandLineError.usage("'--note' must be one line of at most 1000 characters", command: name)
+        }
+
+        let environment = try CommandEnvironment(context)
+        let request = ControlRequest(
+            operation: ControlRequest.Operation(rawValue: name)!, orders: orders, state: state, note: note,
+            resetAttempts: arguments.flag("reset-attempts"), force: arguments.flag("force"), transactionID: arguments.value("transaction-id"))
+        let outcomes: [OperatorOutcome]
+        if let answer = try environment.askDaemon(request) {
+            outcomes = ControlResponse.parseOutcomes(answer)
+        } else {
+            outcomes = try applyWithoutDaemon(request, action: action, environment: environment, arguments: arguments)
+            context.output.err("reconciled is not running; the change is recorded in the store and picked up at the next start.\n")
+        }
+        return report(outcomes, action: action, bulk: state != nil, context: context)
+    }
+
+    /// Without a daemon: the store's owner applies the action, under the daemon's lock.
+    static func applyWithoutDaemon(
+        _ request: ControlRequest, action: OperatorAction, environment: CommandEnvironment, arguments: ParsedArguments
+    ) throws -> [OperatorOutcome] {
+        let path = environment.databasePath
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw CommandLineError.failure("reconciled is not running and there is no store at \(path)")
+        }
+        if info.st_uid != geteuid() {
+            let owner = UserDatabase.userName(of: info.st_uid) ?? "uid \(info.st_uid)"
+            let command = (["reconcilectl"] + CommandLine.arguments.dropFirst()).map(shellQuoted).joined(separator: " ")
+            throw CommandLineError.failure(
+                "reconciled is not running, and the store \(path) belongs to \(owner); run as its owner:\n  sudo -u \(owner) \(command)")
+        }
+        let lock: LockFile
+        do {
+            lock = try LockFile.acquire(path + ".lock")
+        } catch {
+            throw CommandLineError.failure("reconciled does not answer on \(environment.socketPath) but \(error)")
+        }
+        defer { withExtendedLifetime(lock) {} }
+        let store: SQLiteOrderStore
+        do {
+            store = try SQLiteOrderStore(path: path, mode: .operatorWrite)
+        } catch {
+            throw CommandLineError.failure(String(describing: error))
+        }
+        let target: OperatorRequest.Target = request.state.map { .state($0) } ?? .orders(request.orders)
+        return try store.apply(
+            OperatorRequest(
+                action: action, target: target, actor: .operator(environment.operatorName), note: request.note,
+                resetAttempts: request.resetAttempts, force: request.force, transactionID: request.transactionID),
+            verifierKind: environment.configuration.verifier.kind, now: environment.context.now())
+    }
+
+    /// One line per order, a count for bulk actions; exit 1 when an order was not changed.
+    static func report(_ outcomes: [OperatorOutcome], action: OperatorAction, bulk: Bool, context: CommandContext) -> Int32 {
+        var unchanged = 0
+        for outcome in outcomes {
+            switch outcome.result {
+            case .applied(let from, let to):
+                let due = (to == .pending || to == .verified) ? " (due now)" : ""
+                context.output.out("\(outcome.orderID): \(from) → \(to)\(due)\n")
+            case .deferred(let state):
+                context.output.out("\(outcome.orderID): \(state); \(action.rawValue) applies when its attempt in flight ends\n")
+            case .refused(let reason):
+                unchanged += 1
+                context.output.err("\(outcome.orderID): \(reason)\n")
+            case .notFound:
+                unchanged += 1
+                context.output.err("\(outcome.orderID): no such order\n")
+            }
+        }
+        let changed = outcomes.count - unchanged
+        if bulk || outcomes.count > 1 {
+            context.output.out("\(changed) of \(Plural.count(outcomes.count, "order")) changed\n")
+        }
+        return unchanged == 0 ? ExitStatus.success : ExitStatus.failure
+    }
+
+    static func shellQuoted(_ word: String) -> String {
+        word.allSatisfy { $0.isLetter || $0.isNumber || "-_./:=@".contains($0) } ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import ReconcileCore
+import ReconcileCrypto
+import ReconcileStore
+
+/// `reconcilectl show ORDER_ID`: everything about one order, and its whole history.
+enum ShowCommand {
+    static var spec: CommandSpec {
+        CommandSpec(
+            name: "show", abstract: "Show an order: its fields, next attempt and whole history.",
+            usage: "show <order-id> [--json]",
+            discussion: "Receipts are shown as their length and a short SHA-256, never in full.",
+            arguments: [ArgumentSpec(name: "order-id", help: "The merchant's order id.")],
+            options: [OptionSpec(long: "json", short: nil, valueName: nil, help: "Print JSON (see README, \"JSON output\").")],
+            run: run)
+    }
+
+    static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
+        guard let orderID = arguments.positionals.first else {
+            throw CommandLineError.usage("Missing expected argument '<order-id>'", command: "show")
+        }
+        guard arguments.positionals.count == 1 else {
+            throw CommandLineError.usage("Unexpected argument '\(arguments.positionals[1])'", command: "show")
+        }
+        let environment = try CommandEnvironment(context)
+        let store = try environment.readStore()
+        guard let order = try store.order(id: orderID) else {
+            throw CommandLineError.failure("no order \(orderID) in \(environment.databasePath)")
+        }
+        let history = try store.history(orderID: orderID)
+        if arguments.flag("json") {
+            context.output.out(JSONWriter.string(.object(OrderJSON.detail(order, history: history))) + "\n")
+            return ExitStatus.success
+        }
+        let now = context.now()
+        let style = TerminalStyle(output: context.output, environment: context.environment)
+        var lines = ["Order \(style.bold(order.orderID))"]
+        func field(_ label: String, _ value: String?) {
+            guard let value, !value.isEmpty else { return }
+            lines.append("  " + label.padding(toLength: 15, withPad: " ", startingAt: 0) + value)
+        }
+        let state = style.paint(order.state.rawValue, TerminalStyle.colour(of: order.state.rawValue) ?? .dim)
+        field("state", "\(state) — \(order.state.meaning)\(order.reason.map { " (\($0))" } ?? "")")
+        if order.state == .held, let resume = order.resumeState { field("held from", resume.rawValue) }
+        field("product", order.productID)
+        if let receipt = order.proof.receipt {
+            field("receipt", "\(Number.grouped(receipt.utf8.count)) bytes, sha256 \(SHA256.fingerprint(receipt))")
+        } else if order.prunedAt != nil {
+            field("receipt", "pruned \(RelativeTime.describe(order.prunedAt!, now: now)) (KeepFinished=)")
+        }
+        if let signed = order.proof.signedTransaction {
+            field("signed", "\(Number.grouped(signed.utf8.count)) bytes, sha256 \(SHA256.fingerprint(signed))")
+        }
+        field("transaction", order.proof.transactionID.map { "\($0) (from the order)" })
+        field("user", [order.userID, order.applicationUsername.map { "application username \($0)" }].compactMap { $0 }.joined(separator: " · "))
+        if let amount = order.amount { field("amount", [amount, order.currency].compactMap { $0 }.joined(separator: " ")) }
+        field("created", order.createdAt.map { RelativeTime.both($0, now: now) })
+        field("received", RelativeTime.both(order.receivedAt, now: now))
+        field("updated", RelativeTime.both(order.updatedAt, now: now))
+        field("attempts", "\(order.attempts) verification, \(order.deliveryAttempts) delivery")
+        if let next = order.nextAttemptAt {
+            field("next attempt", RelativeTime.both(next, now: now))
+        } else if order.leaseOwner != nil {
+            field("next attempt", "in flight now (lease held by \(order.leaseOwner!))")
+        } else {
+            field("next attempt", "none (\(order.state.rawValue))")
+        }
+        field("verified", order.verifiedTransactionID.map { "transaction \($0)\(order.environment.map { ", \($0)" } ?? "")" })
+        field("finished by", order.finishedBy)
+        lines.append("")
+        lines.append(style.bold("History"))
+        var table = TextTable([
+            .init(title: "TIME", maximum: 20), .init(title: "ACTOR", maximum: 16), .init(title: "TRANSITION", maximum: 21),
+            .init(title: "REASON / ANSWER", maximum: 200, flexible: true),
+        ])
+        table.width = 200  // history lines carry their full reason; terminals wrap
+        for record in history {
+            var answer = record.reason
+            var parts: [String] = []
+            if let status = record.verifierStatus { parts.append("status \(status)") }
+            if let http = record.httpStatus { parts.append("HTTP \(http)") }
+            if let environment = record.environment { parts.append(environment) }
+            if let endpoint = record.endpoint { parts.append(endpoint) }
+            if let latency = record.latencyMilliseconds { parts.append("\(latency) ms") }
+            if !parts.isEmpty { answer += " (" + parts.joined(separator: ", ") + ")" }
+            if let detail = record.detail { answer += ": " + detail }
+            table.add([
+                RFC3339.format(record.at), record.actor.description,
+                "\(record.from?.rawValue ?? "–") → \(record.to.rawValue)", answer,
+            ])
+        }
+        context.output.out(lines.joined(separator: "\n") + "\n" + table.render(style: style))
+        return ExitStatus.success
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import ReconcileCore
+import ReconcileStore
+
+/// `reconcilectl status`: is the daemon up, how many orders are where, how are the circuits.
+enum StatusCommand {
+    /// Exit status when the daemon is not running (as `systemctl status`).
+    static let notRunning: Int32 = 3
+
+    static var spec: CommandSpec {
+        CommandSpec(
+            name: "status", abstract: "Show whether reconciled runs, the orders by state and the circuits.",
+            usage: "status [--json]",
+            discussion: """
+                Asks the daemon over its control socket; when it is not running, reads the store
+                instead. Exits 0 when the daemon runs and 3 when it does not.
+                """,
+            options: [OptionSpec(long: "json", short: nil, valueName: nil, help: "Print JSON (see README, \"JSON output\").")],
+            run: run)
+    }
+
+    static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
+        try ArgumentChecks.noPositionals(arguments, command: "status")
+        let environment = try CommandEnvironment(context)
+        let now = context.now()
+        let daemon = try environment.askDaemon(ControlRequest(operation: .status), timeout: .seconds(10))?["status"]?.objectValue
+        var counts: [String: Int] = [:]
+        var oldest: Date?
+        var next: Date?
+        if let daemon {
+            for member in daemon["counts"]?.objectValue?.members ?? [] { counts[member.key] = Int(member.value.int64Value ?? 0) }
+            oldest = daemon["oldest_pending"]?.stringValue.flatMap(RFC3339.parse)
+            next = daemon["next_attempt"]?.stringValue.flatMap(RFC3339.parse)
+        } else if let summary = try? environment.readStore().summary() {
+            for (state, count) in summary.counts { counts[state.rawValue] = count }
+            oldest = summary.oldestPendingReceivedAt
+            next = summary.nextAttemptAt
+        }
+        if arguments.flag("json") {
+            var object = JSONObject(["version": .integer(1), "running": .bool(daemon != nil)])
+            if let info = daemon?["daemon"] { object["daemon"] = info }
+            object["counts"] = .object(JSONObject(OrderState.allCases.compactMap { state in
+                counts[state.rawValue].map { JSONObject.Member(key: state.rawValue, value: .integer($0)) }
+            }))
+            object["oldest_pending"] = oldest.map { .string(RFC3339.format($0)) } ?? .null
+            object["next_attempt"] = next.map { .string(RFC3339.format($0)) } ?? .null
+            object["circuits"] = daemon?["circuits"] ?? .array([])
+            context.output.out(JSONWriter.string(.object(object)) + "\n")
+            return daemon == nil ? notRunning : ExitStatus.success
+        }
+        let style = TerminalStyle(output: context.output, environment: context.environment)
+        var lines: [String] = []
+        if let info = daemon?["daemon"]?.objectValue {
+            let uptime = TimeSpan.format(.seconds(info["uptime_seconds"]?.int64Value ?? 0))
+            lines.append(style.paint("reconciled is running", .green)
+                + " (pid \(info["pid"]?.int64Value ?? 0), up \(uptime), configuration generation \(info["generation"]?.int64Value ?? 1))")
+            lines.append(row("in flight", String(info["in_flight"]?.int64Value ?? 0)))
+        } else {
+            lines.append(style.paint("reconciled is not running", .red) + " (nothing answers on \(environment.socketPath))")
+        }
+        let shown = OrderState.allCases.compactMap { state in counts[state.rawValue].map { "\(state.rawValue) \(Number.grouped($0))" } }
+        lines.append(row("orders", shown.isEmpty ? "none" : shown.joined(separator: " · ")))
+        lines.append(row("oldest pending", oldest.map { RelativeTime.both($0, now: now) } ?? "none"))
+        lines.append(row("next attempt", next.map { RelativeTime.both($0, now: now) } ?? "none"))
+        if let circuits = daemon?["circuits"]?.arrayValue, !circuits.isEmpty {
+            let text = circuits.compactMap { value -> String? in
+                guard let circuit = value.objectValue, let endpoint = circuit["endpoint"]?.stringValue, let state = circuit["state"]?.stringValue else { return nil }
+                var part = "\(endpoint) \(state == "closed" ? state : style.paint(state, .red))"
+                if state != "closed", let reason = circuit["reason"]?.stringValue { part += " (\(reason))" }
+                return part
+            }.joined(separator: " · ")
+            lines.append(row("circuits", text))
+        }
+        context.output.out(lines.joined(separator: "\n") + "\n")
+        return daemon == nil ? notRunning : ExitStatus.success
+    }
+
+    static func row(_ label: String, _ value: String) -> String {
+        "  " + label.padding(toLength: 15, withPad: " ", startingAt: 0) + value
+    }
+}

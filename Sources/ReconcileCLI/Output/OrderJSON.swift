@@ -1,0 +1,55 @@
+import Foundation
+import ReconcileCore
+import ReconcileCrypto
+
+/// The JSON shapes of `list` and `show` (DESIGN §10), version 1. Times are RFC 3339 UTC with
+/// `Z`; receipts are never shown, only their length and a short SHA-256.
+enum OrderJSON {
+    static func time(_ date: Date?) -> JSONValue {
+        date.map { .string(RFC3339.format($0)) } ?? .null
+    }
+
+    /// One row of `list --json`.
+    static func summary(_ order: StoredOrder) -> JSONObject {
+        JSONObject([
+            "order_id": .string(order.orderID), "product_id": .string(order.productID), "state": .string(order.state.rawValue),
+            "attempts": .integer(order.attempts), "next_attempt": time(order.nextAttemptAt), "received_at": time(order.receivedAt),
+            "updated_at": time(order.updatedAt), "reason": .string(orNull: order.reason),
+        ])
+    }
+
+    /// `show --json`: the order's fields and its history.
+    static func detail(_ order: StoredOrder, history: [TransitionRecord]) -> JSONObject {
+        var object = JSONObject(["version": .integer(1)])
+        for member in summary(order).members { object[member.key] = member.value }
+        object["delivery_attempts"] = .integer(order.deliveryAttempts)
+        object["resume_state"] = .string(orNull: order.resumeState?.rawValue)
+        object["receipt"] = order.proof.receipt.map { receipt in
+            .object(JSONObject(["length": .integer(receipt.utf8.count), "sha256": .string(SHA256.fingerprint(receipt))]))
+        } ?? .null
+        object["signed_transaction"] = order.proof.signedTransaction.map { signed in
+            .object(JSONObject(["length": .integer(signed.utf8.count), "sha256": .string(SHA256.fingerprint(signed))]))
+        } ?? .null
+        object["transaction_id"] = .string(orNull: order.proof.transactionID)
+        object["application_username"] = .string(orNull: order.applicationUsername)
+        object["user_id"] = .string(orNull: order.userID)
+        object["amount"] = .string(orNull: order.amount)
+        object["currency"] = .string(orNull: order.currency)
+        object["created_at"] = time(order.createdAt)
+        object["verified_transaction_id"] = .string(orNull: order.verifiedTransactionID)
+        object["environment"] = .string(orNull: order.environment)
+        object["finished_by"] = .string(orNull: order.finishedBy)
+        object["lease_owner"] = .string(orNull: order.leaseOwner)
+        object["pruned_at"] = time(order.prunedAt)
+        object["history"] = .array(history.map { record in
+            .object(JSONObject([
+                "at": time(record.at), "actor": .string(record.actor.description), "from": .string(orNull: record.from?.rawValue),
+                "to": .string(record.to.rawValue), "reason": .string(record.reason), "detail": .string(orNull: record.detail),
+                "verifier_status": record.verifierStatus.map(JSONValue.integer) ?? .null,
+                "http_status": record.httpStatus.map(JSONValue.integer) ?? .null, "environment": .string(orNull: record.environment),
+                "endpoint": .string(orNull: record.endpoint), "latency_ms": record.latencyMilliseconds.map(JSONValue.integer) ?? .null,
+            ]))
+        })
+        return object
+    }
+}

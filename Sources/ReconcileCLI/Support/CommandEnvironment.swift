@@ -1,0 +1,61 @@
+import Foundation
+import Glibc
+import ReconcileCore
+import ReconcileStore
+import ReconcileSystem
+
+/// What most verbs need before they start: the configuration, the store, the daemon.
+struct CommandEnvironment {
+    let context: CommandContext
+    let configuration: Configuration
+
+    /// Loads the configuration the daemon uses; a bad one ends the command with exit 78.
+    init(_ context: CommandContext) throws {
+        self.context = context
+        do {
+            configuration = try ConfigurationLoader.load(path: context.effectiveConfigPath)
+        } catch {
+            for problem in error.problems { context.output.err("\(problem)\n") }
+            throw CommandLineError.failure(
+                "\(Plural.count(error.problems.count, "problem")) in the configuration", status: ExitStatus.configuration)
+        }
+    }
+
+    var databasePath: String { configuration.state.database }
+    var socketPath: String { configuration.control.socket }
+
+    /// The store, read-only (read verbs never need more).
+    func readStore() throws -> SQLiteOrderStore {
+        do {
+            return try SQLiteOrderStore(path: databasePath, mode: .readOnly)
+        } catch {
+            throw CommandLineError.failure(String(describing: error))
+        }
+    }
+
+    /// The operator recorded in the history: `SUDO_USER` when run through sudo, else the user.
+    var operatorName: String {
+        if let sudoUser = context.environment["SUDO_USER"], !sudoUser.isEmpty { return sudoUser }
+        return UserDatabase.currentUserName
+    }
+
+    /// Sends a request to the daemon; `nil` when it is not running.
+    func askDaemon(_ request: ControlRequest, timeout: Duration = .seconds(30)) throws -> JSONObject? {
+        var request = request
+        if geteuid() == 0, let sudoUser = context.environment["SUDO_USER"], !sudoUser.isEmpty { request.onBehalfOf = sudoUser }
+        let answer: String
+        do {
+            answer = try ControlSocketClient.request(request.line, path: socketPath, timeout: timeout)
+        } catch {
+            if case .notRunning = error { return nil }
+            throw CommandLineError.failure(error.description)
+        }
+        guard case .object(let object)? = try? JSONParser().parse(answer) else {
+            throw CommandLineError.failure("reconciled answered something that is not JSON")
+        }
+        guard object["ok"]?.boolValue == true else {
+            throw CommandLineError.failure(object["error"]?.stringValue ?? "reconciled refused the request")
+        }
+        return object
+    }
+}

@@ -1,0 +1,141 @@
+/// One request on the control socket (DESIGN §10): a JSON object on one line,
+/// `{"v":1,"op":"retry","orders":["A1"],…}`.
+public struct ControlRequest: Sendable, Hashable {
+    /// The operations. `status` and `wake` read or nudge; the rest change orders or the daemon
+    /// and need a privileged peer.
+    public enum Operation: String, CaseIterable, Sendable, Hashable {
+        case status, wake, reload, retry, hold, release, resolve, cancel
+
+        /// Whether only root or the daemon's group may ask for it.
+        public var isWrite: Bool {
+            switch self {
+            case .status, .wake: false
+            default: true
+            }
+        }
+
+        /// The operator action it carries, for the order operations.
+        public var action: OperatorAction? {
+            switch self {
+            case .retry: .retry
+            case .hold: .hold
+            case .release: .release
+            case .resolve: .resolve
+            case .cancel: .cancel
+            case .status, .wake, .reload: nil
+            }
+        }
+    }
+
+    public static let version = 1
+    /// Requests longer than this are refused.
+    public static let maximumSize = 64 * 1024
+
+    public var operation: Operation
+    public var orders: [String]
+    /// `retry --state S` and friends.
+    public var state: OrderState?
+    public var note: String?
+    public var resetAttempts: Bool
+    public var force: Bool
+    public var transactionID: String?
+    /// The operator behind `sudo` (`SUDO_USER`), honoured only from root.
+    public var onBehalfOf: String?
+    /// `reload --wait`: answer when the reload is done (the default), or at once.
+    public var wait: Bool
+
+    public init(
+        operation: Operation, orders: [String] = [], state: OrderState? = nil, note: String? = nil, resetAttempts: Bool = false,
+        force: Bool = false, transactionID: String? = nil, onBehalfOf: String? = nil, wait: Bool = true
+    ) {
+        self.operation = operation
+        self.orders = orders
+        self.state = state
+        self.note = note
+        self.resetAttempts = resetAttempts
+        self.force = force
+        self.transactionID = transactionID
+        self.onBehalfOf = onBehalfOf
+        self.wait = wait
+    }
+
+    /// Why a line is not a request.
+    public struct Invalid: Error, Sendable, Hashable, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Parses one request line.
+    public static func parse(_ line: some Collection<UInt8>) throws(Invalid) -> ControlRequest {
+        guard line.count <= maximumSize else { throw Invalid(description: "request larger than 64 KiB") }
+        let value: JSONValue
+        do {
+            value = try JSONParser(maximumDepth: 8).parse(line)
+        } catch {
+            throw Invalid(description: "not JSON: \(error)")
+        }
+        guard case .object(let object) = value else { throw Invalid(description: "a request is a JSON object") }
+        guard let version = object["v"]?.int64Value else { throw Invalid(description: "missing \"v\"") }
+        guard version == Int64(Self.version) else { throw Invalid(description: "unsupported version \(version); this daemon speaks 1") }
+        guard let opName = object["op"]?.stringValue else { throw Invalid(description: "missing \"op\"") }
+        guard let operation = Operation(rawValue: opName) else {
+            throw Invalid(description: "unknown op \"\(OrderFileParser.quoted(opName).dropFirst().dropLast())\"")
+        }
+        let known: Set<String> = ["v", "op", "orders", "state", "note", "reset_attempts", "force", "transaction_id", "as", "wait"]
+        if let unknown = object.keys.first(where: { !known.contains($0) }) {
+            throw Invalid(description: "unknown field \"\(OrderFileParser.quoted(unknown).dropFirst().dropLast())\"")
+        }
+        var request = ControlRequest(operation: operation)
+        if let orders = object["orders"] {
+            guard case .array(let list) = orders, list.count <= 10_000 else { throw Invalid(description: "\"orders\" must be a list of order ids") }
+            request.orders = try list.map { (item) throws(Invalid) -> String in
+                guard let id = item.stringValue, OrderFileParser.isValidOrderID(id) else {
+                    throw Invalid(description: "\"orders\" holds something that is not an order id")
+                }
+                return id
+            }
+        }
+        if let state = object["state"] {
+            guard let name = state.stringValue, let parsed = OrderState(rawValue: name) else { throw Invalid(description: "\"state\" is not a state") }
+            request.state = parsed
+        }
+        request.note = try optionalText(object, "note", limit: 1000)
+        request.transactionID = try optionalText(object, "transaction_id", limit: 128)
+        request.onBehalfOf = try optionalText(object, "as", limit: 64)
+        request.resetAttempts = try flag(object, "reset_attempts") ?? false
+        request.force = try flag(object, "force") ?? false
+        request.wait = try flag(object, "wait") ?? true
+        if operation.action != nil && request.orders.isEmpty && request.state == nil {
+            throw Invalid(description: "\(opName) needs \"orders\" or \"state\"")
+        }
+        return request
+    }
+
+    static func optionalText(_ object: JSONObject, _ key: String, limit: Int) throws(Invalid) -> String? {
+        guard let value = object[key] else { return nil }
+        if case .null = value { return nil }
+        guard let text = value.stringValue, text.count <= limit,
+            !text.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" })
+        else { throw Invalid(description: "\"\(key)\" must be a line of text of at most \(limit) characters") }
+        return text
+    }
+
+    static func flag(_ object: JSONObject, _ key: String) throws(Invalid) -> Bool? {
+        guard let value = object[key] else { return nil }
+        guard let flag = value.boolValue else { throw Invalid(description: "\"\(key)\" must be true or false") }
+        return flag
+    }
+
+    /// The request as one line of JSON (what `reconcilectl` sends).
+    public var line: String {
+        var object = JSONObject(["v": .integer(Self.version), "op": .string(operation.rawValue)])
+        if !orders.isEmpty { object["orders"] = .array(orders.map(JSONValue.string)) }
+        if let state { object["state"] = .string(state.rawValue) }
+        if let note { object["note"] = .string(note) }
+        if resetAttempts { object["reset_attempts"] = .bool(true) }
+        if force { object["force"] = .bool(true) }
+        if let transactionID { object["transaction_id"] = .string(transactionID) }
+        if let onBehalfOf { object["as"] = .string(onBehalfOf) }
+        if !wait { object["wait"] = .bool(false) }
+        return JSONWriter.string(.object(object))
+    }
+}

@@ -1,0 +1,55 @@
+/// Answers on the control socket: `{"v":1,"ok":true,…}` or `{"v":1,"ok":false,"error":"…"}`.
+public enum ControlResponse {
+    /// A success with its fields.
+    public static func ok(_ fields: JSONObject = JSONObject()) -> String {
+        var object = JSONObject(["v": .integer(ControlRequest.version), "ok": .bool(true)])
+        for member in fields.members { object[member.key] = member.value }
+        return JSONWriter.string(.object(object))
+    }
+
+    /// A failure, with what went wrong.
+    public static func error(_ message: String) -> String {
+        JSONWriter.string(.object(JSONObject(["v": .integer(ControlRequest.version), "ok": .bool(false), "error": .string(message)])))
+    }
+
+    /// The per-order results of an operator action.
+    public static func outcomes(_ outcomes: [OperatorOutcome]) -> JSONObject {
+        JSONObject([
+            "changed": .integer(outcomes.filter(\.changed).count),
+            "results": .array(outcomes.map { outcome in
+                var object = JSONObject(["order_id": .string(outcome.orderID)])
+                switch outcome.result {
+                case .applied(let from, let to):
+                    object["result"] = .string("applied")
+                    object["from"] = .string(from.rawValue)
+                    object["to"] = .string(to.rawValue)
+                case .deferred(let state):
+                    object["result"] = .string("deferred")
+                    object["from"] = .string(state.rawValue)
+                case .refused(let reason):
+                    object["result"] = .string("refused")
+                    object["error"] = .string(reason)
+                case .notFound:
+                    object["result"] = .string("not_found")
+                    object["error"] = .string("no such order")
+                }
+                return .object(object)
+            }),
+        ])
+    }
+
+    /// Reads per-order results back (the CLI).
+    public static func parseOutcomes(_ object: JSONObject) -> [OperatorOutcome] {
+        (object["results"]?.arrayValue ?? []).compactMap { value in
+            guard let item = value.objectValue, let orderID = item["order_id"]?.stringValue else { return nil }
+            let from = item["from"]?.stringValue.flatMap(OrderState.init(rawValue:))
+            let to = item["to"]?.stringValue.flatMap(OrderState.init(rawValue:))
+            switch item["result"]?.stringValue {
+            case "applied": return OperatorOutcome(orderID: orderID, result: .applied(from: from ?? .held, to: to ?? .held))
+            case "deferred": return OperatorOutcome(orderID: orderID, result: .deferred(state: from ?? .verifying))
+            case "not_found": return OperatorOutcome(orderID: orderID, result: .notFound)
+            default: return OperatorOutcome(orderID: orderID, result: .refused(item["error"]?.stringValue ?? "refused"))
+            }
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import Glibc
+import ReconcileCore
+import ReconcileEngine
+import ReconcileStore
+import ReconcileSystem
+import Synchronization
+
+/// Answers control-socket requests (DESIGN §10): status, wake, reload and the operator's actions.
+/// Write operations need a privileged peer; the peer's user (from `SO_PEERCRED`, or the
+/// `SUDO_USER` root passes on) becomes the actor recorded in the history.
+final class ControlHandler: Sendable {
+    let store: SQLiteOrderStore
+    let scheduler: Scheduler
+    let configPath: String
+    let startedAt = Date()
+    /// Changes with each successful reload.
+    let generation = Atomic<Int>(1)
+    let verifierKind: Mutex<VerifierKind>
+    /// Asks the daemon's main loop to reload and reports the result (the new generation).
+    let requestReload: @Sendable () async -> Result<Int, ReloadFailure>
+    let logger: Logger
+
+    init(
+        store: SQLiteOrderStore, scheduler: Scheduler, configPath: String, verifierKind: VerifierKind, logger: Logger,
+        requestReload: @escaping @Sendable () async -> Result<Int, ReloadFailure>
+    ) {
+        self.store = store
+        self.scheduler = scheduler
+        self.configPath = configPath
+        self.verifierKind = Mutex(verifierKind)
+        self.logger = logger
+        self.requestReload = requestReload
+    }
+
+    func handle(_ line: [UInt8], peer: ControlSocketServer.Peer) async -> String {
+        let request: ControlRequest
+        do {
+            request = try ControlRequest.parse(line)
+        } catch {
+            return ControlResponse.error(error.description)
+        }
+        if request.operation.isWrite && !peer.mayWrite {
+            logger.warning(
+                "control: refused \(request.operation.rawValue) from uid \(peer.uid) (\(peer.userName ?? "unknown")): not root nor in the daemon's group",
+                [.reason: "permission_denied"])
+            return ControlResponse.error(
+                "permission denied: \(request.operation.rawValue) needs root or membership in the daemon's group (you are \(peer.userName ?? "uid \(peer.uid)"))")
+        }
+        switch request.operation {
+        case .status:
+            return await status()
+        case .wake:
+            scheduler.nudge()
+            return ControlResponse.ok()
+        case .reload:
+            guard request.wait else {
+                Task { _ = await requestReload() }
+                return ControlResponse.ok(JSONObject(["reload": .string("started")]))
+            }
+            switch await requestReload() {
+            case .success(let generation):
+                return ControlResponse.ok(JSONObject(["generation": .integer(generation)]))
+            case .failure(let failure):
+                return ControlResponse.error(failure.description)
+            }
+        case .retry, .hold, .release, .resolve, .cancel:
+            return operate(request, peer: peer)
+        }
+    }
+
+    /// The actor to record: the peer's user, or the operator behind `sudo` when root says so.
+    static func actor(of peer: ControlSocketServer.Peer, request: ControlRequest) -> TransitionActor {
+        if peer.uid == 0, let behalf = request.onBehalfOf, !behalf.isEmpty, behalf.allSatisfy({ $0.isLetter || $0.isNumber || "._-".contains($0) }) {
+            return .operator(behalf)
+        }
+        return .operator(peer.userName ?? "uid\(peer.uid)")
+    }
+
+    private func operate(_ request: ControlRequest, peer: ControlSocketServer.Peer) -> String {
+        guard let action = request.operation.action else { return ControlResponse.error("not an order operation") }
+        let target: OperatorRequest.Target = request.state.map { .state($0) } ?? .orders(request.orders)
+        let operatorRequest = OperatorRequest(
+            action: action, target: target, actor: Self.actor(of: peer, request: request), note: request.note,
+            resetAttempts: request.resetAttempts, force: request.force, transactionID: request.transactionID)
+        do {
+            let outcomes = try store.apply(operatorRequest, verifierKind: verifierKind.withLock { $0 }, now: Date())
+            for outcome in outcomes where outcome.changed {
+                logger.info(
+                    "\(operatorRequest.actor) \(action.rawValue) order \(outcome.orderID)\(request.note.map { ": \($0)" } ?? "")",
+                    [.orderID: outcome.orderID, .actor: operatorRequest.actor.description, .reason: action.rawValue])
+            }
+            scheduler.nudge()
+            return ControlResponse.ok(ControlResponse.outcomes(outcomes))
+        } catch {
+            return ControlResponse.error("the store failed: \(error)")
+        }
+    }
+
+    private func status() async -> String {
+        let live = await scheduler.status()
+        var object = JSONObject()
+        object["daemon"] = .object(JSONObject([
+            "pid": .integer(getpid()), "version": .string(ReconcileVersion.current), "started_at": .string(RFC3339.format(startedAt)),
+            "uptime_seconds": .integer(Int(Date().timeIntervalSince(startedAt))), "generation": .integer(generation.load(ordering: .relaxed)),
+            "config": .string(configPath), "in_flight": .integer(live.inFlight),
+        ]))
+        object["circuits"] = .array(live.endpoints.map { endpoint in
+            .object(JSONObject([
+                "endpoint": .string(endpoint.endpoint.rawValue), "state": .string(endpoint.circuit),
+                "open_until": endpoint.openUntil.map { .string(RFC3339.format($0)) }, "reason": endpoint.lastReason.map(JSONValue.string),
+                "openings": .integer(endpoint.openings),
+            ]))
+        })
+        if let summary = try? store.summary() {
+            object["counts"] = .object(JSONObject(OrderState.allCases.compactMap { state in
+                summary.counts[state].map { JSONObject.Member(key: state.rawValue, value: .integer($0)) }
+            }))
+            object["oldest_pending"] = summary.oldestPendingReceivedAt.map { .string(RFC3339.format($0)) }
+            object["next_attempt"] = summary.nextAttemptAt.map { .string(RFC3339.format($0)) }
+        }
+        return ControlResponse.ok(JSONObject(["status": .object(object)]))
+    }
+}

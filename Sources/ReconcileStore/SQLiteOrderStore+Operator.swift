@@ -1,0 +1,177 @@
+import Foundation
+import ReconcileCore
+
+extension SQLiteOrderStore {
+    public func apply(_ request: OperatorRequest, now: Date) throws -> [OperatorOutcome] {
+        try apply(request, verifierKind: nil, now: now)
+    }
+
+    /// Applies an operator action; `verifierKind` decides whether a retried order has usable
+    /// proof (`nil`: any proof counts).
+    public func apply(_ request: OperatorRequest, verifierKind: VerifierKind?, now: Date) throws -> [OperatorOutcome] {
+        try write { connection in
+            let orderIDs: [String]
+            switch request.target {
+            case .orders(let ids):
+                orderIDs = ids
+            case .state(let state):
+                orderIDs = try connection.query(
+                    "SELECT order_id FROM orders WHERE state = ? ORDER BY received_at", [.text(state.rawValue)]
+                ) { $0.string(0) }
+            }
+            return try orderIDs.map { orderID in
+                try Self.operate(orderID, request, verifierKind: verifierKind, now: now, connection: connection)
+            }
+        }
+    }
+
+    /// The row an operator action looks at.
+    struct OperatorRow {
+        var reference: Int64
+        var state: OrderState
+        var resumeState: OrderState?
+        var proof: OrderProof
+        var leased: Bool
+        var reason: String?
+    }
+
+    static func operatorRow(_ orderID: String, connection: SQLiteConnection) throws -> OperatorRow? {
+        try connection.queryFirst(
+            """
+            SELECT id, state, resume_state, receipt, transaction_id, signed_transaction, lease_owner IS NOT NULL, reason
+            FROM orders WHERE order_id = ?
+            """, [.text(orderID)]
+        ) { row in
+            OperatorRow(
+                reference: row.int64(0), state: OrderState(rawValue: row.string(1)) ?? .held,
+                resumeState: row.optionalString(2).flatMap(OrderState.init(rawValue:)),
+                proof: OrderProof(receipt: row.optionalString(3), transactionID: row.optionalString(4), signedTransaction: row.optionalString(5)),
+                leased: row.int(6) == 1, reason: row.optionalString(7))
+        }
+    }
+
+    private static func operate(
+        _ orderID: String, _ request: OperatorRequest, verifierKind: VerifierKind?, now: Date, connection: SQLiteConnection
+    ) throws -> OperatorOutcome {
+        guard let row = try operatorRow(orderID, connection: connection) else {
+            return OperatorOutcome(orderID: orderID, result: .notFound)
+        }
+        if row.leased {
+            // The attempt in flight ends first; the completion applies the action (DESIGN §4).
+            guard request.action != .release else {
+                return OperatorOutcome(orderID: orderID, result: .refused("cannot release: the order is \(row.state) (an attempt is in flight), not held"))
+            }
+            try connection.run(
+                "UPDATE orders SET pending_action = ? WHERE id = ?", [.text(pendingActionJSON(request, verifierKind: verifierKind)), .integer(row.reference)])
+            try recordTransition(
+                connection, orderRef: row.reference, at: now, actor: request.actor, from: row.state, to: row.state,
+                reason: "\(request.action.rawValue)_requested",
+                detail: ["applied when the attempt in flight ends", request.note].compactMap { $0 }.joined(separator: "; "))
+            return OperatorOutcome(orderID: orderID, result: .deferred(state: row.state))
+        }
+        return try perform(request, on: row, orderID: orderID, verifierKind: verifierKind, now: now, connection: connection)
+    }
+
+    /// Applies an operator action to an order that is not leased.
+    static func perform(
+        _ request: OperatorRequest, on row: OperatorRow, orderID: String, verifierKind: VerifierKind?, now: Date, connection: SQLiteConnection
+    ) throws -> OperatorOutcome {
+        if request.action == .retry && row.state == .escalated && row.reason == "duplicate_transaction" && !request.force {
+            let claimant = try connection.queryFirst(
+                "SELECT detail FROM transitions WHERE order_ref = ? AND reason = 'duplicate_transaction' ORDER BY id DESC LIMIT 1",
+                [.integer(row.reference)]) { $0.optionalString(0) } ?? nil
+            return OperatorOutcome(
+                orderID: orderID,
+                result: .refused(
+                    "the order was escalated as a duplicate (\(claimant ?? "its transaction is claimed by another order")); retry with --force to verify it again"))
+        }
+        let usable = verifierKind.map { row.proof.isUsable(by: $0) } ?? !row.proof.isEmpty
+        let context = OrderLifecycle.Context(resumeState: row.resumeState, hasUsableProof: usable)
+        let next: OrderState
+        do {
+            guard case .moveTo(let state) = try OrderLifecycle.next(from: row.state, on: .operatorAction(request.action), context: context) else {
+                return OperatorOutcome(orderID: orderID, result: .refused("cannot \(request.action.rawValue): the order is \(row.state)"))
+            }
+            next = state
+        } catch {
+            return OperatorOutcome(orderID: orderID, result: .refused(error.description))
+        }
+
+        if request.action == .resolve, let transactionID = request.transactionID {
+            if let holder = try connection.queryFirst(
+                "SELECT o.order_id FROM claims c JOIN orders o ON o.id = c.order_ref WHERE c.transaction_id = ?",
+                [.text(transactionID)], { $0.string(0) }), holder != orderID
+            {
+                return OperatorOutcome(orderID: orderID, result: .refused("transaction \(transactionID) is already claimed by order \(holder)"))
+            }
+            try connection.run(
+                "INSERT OR IGNORE INTO claims (transaction_id, order_ref, claimed_at, actor) VALUES (?, ?, ?, ?)",
+                [.text(transactionID), .integer(row.reference), .integer(now.epochMilliseconds), .text(request.actor.description)])
+        }
+
+        let due = next == .pending || next == .verified
+        let resume: OrderState? = request.action == .hold ? row.state : nil
+        try connection.run(
+            """
+            UPDATE orders SET state = ?, resume_state = ?, next_attempt_at = ?, reason = ?, updated_at = ?, pending_action = NULL,
+                finished_by = CASE WHEN ? THEN 'operator' ELSE finished_by END,
+                verified_transaction_id = COALESCE(?, verified_transaction_id),
+                attempts = CASE WHEN ? THEN 0 ELSE attempts END,
+                delivery_attempts = CASE WHEN ? THEN 0 ELSE delivery_attempts END,
+                malformed_answers = CASE WHEN ? THEN 0 ELSE malformed_answers END,
+                received_at = CASE WHEN ? THEN ? ELSE received_at END
+            WHERE id = ?
+            """,
+            [
+                .text(next.rawValue), .text(orNull: resume?.rawValue), due ? .integer(now.epochMilliseconds) : .null,
+                .text(request.action.rawValue), .integer(now.epochMilliseconds), .integer(request.action == .resolve ? 1 : 0),
+                .text(orNull: request.action == .resolve ? request.transactionID : nil),
+                .integer(request.resetAttempts ? 1 : 0), .integer(request.resetAttempts ? 1 : 0), .integer(request.resetAttempts ? 1 : 0),
+                .integer(request.resetAttempts ? 1 : 0), .integer(now.epochMilliseconds), .integer(row.reference),
+            ])
+        var detail = request.note
+        if request.resetAttempts { detail = ["attempts and age reset", detail].compactMap { $0 }.joined(separator: "; ") }
+        if let transactionID = request.transactionID, request.action == .resolve {
+            detail = ["transaction \(transactionID) claimed", detail].compactMap { $0 }.joined(separator: "; ")
+        }
+        try recordTransition(
+            connection, orderRef: row.reference, at: now, actor: request.actor, from: row.state, to: next,
+            reason: request.action.rawValue, detail: detail)
+        return OperatorOutcome(orderID: orderID, result: .applied(from: row.state, to: next))
+    }
+
+    // MARK: - Deferred actions
+
+    static func pendingActionJSON(_ request: OperatorRequest, verifierKind: VerifierKind?) -> String {
+        JSONWriter.string(.object(JSONObject([
+            "action": .string(request.action.rawValue), "actor": .string(request.actor.description),
+            "note": request.note.map(JSONValue.string), "reset_attempts": .bool(request.resetAttempts), "force": .bool(request.force),
+            "transaction_id": request.transactionID.map(JSONValue.string), "kind": verifierKind.map { .string($0.rawValue) },
+        ])))
+    }
+
+    /// Applies the operator action recorded while the order's attempt was in flight, if any
+    /// (called inside the transaction that ends the lease).
+    static func applyPendingAction(orderRef: Int64, orderID: String, now: Date, connection: SQLiteConnection) throws -> OperatorOutcome? {
+        guard let text = try connection.queryFirst("SELECT pending_action FROM orders WHERE id = ?", [.integer(orderRef)], { $0.optionalString(0) }) ?? nil,
+            case .object(let object)? = try? JSONParser().parse(text),
+            let action = object["action"]?.stringValue.flatMap(OperatorAction.init(rawValue:)),
+            let actor = object["actor"]?.stringValue.flatMap(TransitionActor.init)
+        else { return nil }
+        try connection.run("UPDATE orders SET pending_action = NULL WHERE id = ?", [.integer(orderRef)])
+        let request = OperatorRequest(
+            action: action, target: .orders([orderID]), actor: actor, note: object["note"]?.stringValue,
+            resetAttempts: object["reset_attempts"]?.boolValue ?? false, force: object["force"]?.boolValue ?? false,
+            transactionID: object["transaction_id"]?.stringValue)
+        guard let row = try operatorRow(orderID, connection: connection) else { return nil }
+        let outcome = try perform(
+            request, on: row, orderID: orderID, verifierKind: object["kind"]?.stringValue.flatMap(VerifierKind.init(rawValue:)), now: now,
+            connection: connection)
+        if case .refused(let reason) = outcome.result {
+            try recordTransition(
+                connection, orderRef: orderRef, at: now, actor: actor, from: row.state, to: row.state,
+                reason: "\(action.rawValue)_not_applied", detail: "after the attempt: \(reason)")
+        }
+        return outcome
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import ReconcileCore
+
+/// What `reconcilectl status` shows of the store.
+public struct StoreSummary: Sendable, Hashable {
+    public var counts: [OrderState: Int]
+    /// When the oldest order still waiting for verification (pending or verifying) was taken in.
+    public var oldestPendingReceivedAt: Date?
+    /// The earliest next attempt of any order.
+    public var nextAttemptAt: Date?
+}
+
+extension SQLiteOrderStore {
+    /// Counts by state, the oldest pending order and the next due time, in one read snapshot.
+    public func summary() throws -> StoreSummary {
+        try withConnection { connection in
+            try connection.readTransaction {
+                let pairs = try connection.query("SELECT state, count(*) FROM orders GROUP BY state") {
+                    (OrderState(rawValue: $0.string(0)), $0.int(1))
+                }
+                var counts: [OrderState: Int] = [:]
+                for (state, count) in pairs { if let state { counts[state] = count } }
+                let oldest = try ["pending", "verifying"].compactMap { state in
+                    try connection.queryFirst(
+                        "SELECT received_at FROM orders WHERE state = ? ORDER BY received_at LIMIT 1", [.text(state)]
+                    ) { Date(epochMilliseconds: $0.int64(0)) }
+                }.min()
+                let next = try WorkKind.allCases.compactMap { kind in
+                    try connection.queryFirst(
+                        """
+                        SELECT next_attempt_at FROM orders INDEXED BY orders_due_\(kind.rawValue)
+                        WHERE next_attempt_at IS NOT NULL AND state = '\(kind.waitingState.rawValue)' ORDER BY next_attempt_at LIMIT 1
+                        """
+                    ) { Date(epochMilliseconds: $0.int64(0)) }
+                }.min()
+                return StoreSummary(counts: counts, oldestPendingReceivedAt: oldest, nextAttemptAt: next)
+            }
+        }
+    }
+}

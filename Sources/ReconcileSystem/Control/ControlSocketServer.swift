@@ -1,0 +1,212 @@
+import CLinux
+import Dispatch
+import Foundation
+import Glibc
+import Synchronization
+
+/// The daemon's control socket (DESIGN §10): a Unix stream socket, mode 0660 in the daemon's
+/// group, one JSON request per line and one answer per line.
+///
+/// Defensive: at most 32 connections at once; a request over 64 KiB gets an error and the
+/// connection is closed; a peer that sends nothing for 5 s is dropped; the peer's credentials
+/// (`SO_PEERCRED`) are read by the kernel, not claimed by the client. A stale socket file left by
+/// a crash is replaced; a live one (another daemon) is not.
+public final class ControlSocketServer: @unchecked Sendable {
+    // @unchecked: `listener` and `path` are immutable; `active` and `stopped` are atomic.
+
+    /// Who is on the other end.
+    public struct Peer: Sendable, Hashable {
+        public var pid: Int32
+        public var uid: UInt32
+        public var gid: UInt32
+        /// The user's name, when the system knows it.
+        public var userName: String?
+        /// Root, the daemon's own user, or a member of the daemon's group.
+        public var mayWrite: Bool
+    }
+
+    /// Answers one request line; returns the answer line (without the newline).
+    public typealias Handler = @Sendable ([UInt8], Peer) async -> String
+
+    public let path: String
+    private let listener: Int32
+    private let handler: Handler
+    private let active = Atomic<Int>(0)
+    private let stopped = Atomic<Bool>(false)
+    public static let maximumConnections = 32
+    public static let maximumRequestSize = 64 * 1024
+    public static let idleTimeout: Int = 5
+
+    /// Binds and listens.
+    ///
+    /// - Throws: ``SystemError`` when the path is taken by a live socket or cannot be bound.
+    public init(path: String, handler: @escaping Handler) throws(SystemError) {
+        self.path = path
+        self.handler = handler
+        try FileSystem.makeDirectory(FileSystem.parentDirectory(of: path), mode: 0o755)
+        if FileSystem.exists(path) {
+            if Self.isListening(path) {
+                throw SystemError(errno: EADDRINUSE, operation: "bind (another process answers on the control socket)", path: path)
+            }
+            unlink(path)  // stale, from a crash
+        }
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { throw SystemError.current("socket", path: path) }
+        var address = try Self.address(path)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0 else {
+            let error = SystemError.current("bind", path: path)
+            close(descriptor)
+            throw error
+        }
+        // 0660 in the daemon's group: operators in the group may connect, others may not.
+        chmod(path, 0o660)
+        guard listen(descriptor, 64) == 0 else {
+            let error = SystemError.current("listen", path: path)
+            close(descriptor)
+            unlink(path)
+            throw error
+        }
+        listener = descriptor
+        let thread = Thread { [self] in self.acceptLoop() }
+        thread.name = "reconcile-control"
+        thread.start()
+    }
+
+    /// Stops listening and removes the socket file.
+    public func stop() {
+        guard !stopped.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        shutdown(listener, Int32(SHUT_RDWR))
+        close(listener)
+        unlink(path)
+    }
+
+    deinit {
+        stop()
+    }
+
+    static func address(_ path: String) throws(SystemError) -> sockaddr_un {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            throw SystemError(errno: ENAMETOOLONG, operation: "bind", path: path)
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in bytes.enumerated() { buffer[index] = byte }
+        }
+        return address
+    }
+
+    /// Whether something answers on `path`.
+    public static func isListening(_ path: String) -> Bool {
+        guard let descriptor = try? ControlSocketClient.connect(path) else { return false }
+        close(descriptor)
+        return true
+    }
+
+    private func acceptLoop() {
+        while !stopped.load(ordering: .relaxed) {
+            let connection = accept(listener, nil, nil)
+            if connection < 0 {
+                if errno == EINTR || errno == ECONNABORTED { continue }
+                if errno == EMFILE || errno == ENFILE {
+                    usleep(10_000)
+                    continue
+                }
+                return
+            }
+            _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
+            if active.add(1, ordering: .relaxed).newValue > Self.maximumConnections {
+                active.subtract(1, ordering: .relaxed)
+                _ = Self.send(connection, ControlResponseLine.busy)
+                close(connection)
+                continue
+            }
+            let thread = Thread { [self] in
+                self.serve(connection)
+                close(connection)
+                self.active.subtract(1, ordering: .relaxed)
+            }
+            thread.stackSize = 256 * 1024
+            thread.start()
+        }
+    }
+
+    private func serve(_ connection: Int32) {
+        var timeout = timeval(tv_sec: Self.idleTimeout, tv_usec: 0)
+        setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        guard let peer = Self.peer(of: connection) else { return }
+        var buffer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                let line = Array(buffer[..<newline])
+                buffer.removeFirst(newline + 1)
+                let answer = respond(line, peer: peer)
+                guard Self.send(connection, answer) else { return }
+                continue
+            }
+            if buffer.count > Self.maximumRequestSize {
+                _ = Self.send(connection, ControlResponseLine.tooLarge)
+                return
+            }
+            let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else {
+                // End of input: a last request without a newline still counts.
+                if !buffer.isEmpty && count == 0 { _ = Self.send(connection, respond(buffer, peer: peer)) }
+                return
+            }
+            buffer.append(contentsOf: chunk[0..<count])
+        }
+    }
+
+    /// Runs the async handler from this connection's thread.
+    private func respond(_ line: [UInt8], peer: Peer) -> String {
+        let answer = Mutex<String?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let handler = handler
+        Task {
+            let text = await handler(line, peer)
+            answer.withLock { $0 = text }
+            done.signal()
+        }
+        done.wait()
+        return answer.withLock { $0 } ?? ControlResponseLine.internalError
+    }
+
+    static func send(_ connection: Int32, _ line: String) -> Bool {
+        let bytes = Array((line + "\n").utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.send(connection, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            offset += written
+        }
+        return true
+    }
+
+    /// The peer's credentials, from the kernel.
+    static func peer(of connection: Int32) -> Peer? {
+        var credentials = reconcile_peer_credentials()
+        guard reconcile_get_peer_credentials(connection, &credentials) == 0 else { return nil }
+        let name = UserDatabase.userName(of: credentials.uid)
+        let mayWrite = credentials.uid == 0 || credentials.uid == geteuid() || credentials.gid == getegid()
+            || (name.map { UserDatabase.groups(of: $0, primary: credentials.gid).contains(getegid()) } ?? false)
+        return Peer(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid, userName: name, mayWrite: mayWrite)
+    }
+}
+
+/// Fixed answers the server gives on its own.
+enum ControlResponseLine {
+    static let busy = #"{"v":1,"ok":false,"error":"too many connections; try again"}"#
+    static let tooLarge = #"{"v":1,"ok":false,"error":"request larger than 64 KiB"}"#
+    static let internalError = #"{"v":1,"ok":false,"error":"internal error"}"#
+}
