@@ -111,7 +111,8 @@ let package = Package(
         ),
         .testTarget(
             name: "ReconcileCLITests",
-            dependencies: ["ReconcileCLI", "ReconcileCore", "TestSupport"],
+            dependencies: ["ReconcileCLI", "ReconcileCore", "ReconcileStore", "TestSupport"],
+            exclude: ["Snapshots"],
             swiftSettings: strictSettings
         ),
         .testTarget(

@@ -32,6 +32,20 @@ struct ReconcilectlTests {
               -h, --help              Show help information.
 
             SUBCOMMANDS:
+              status                  Show whether reconciled runs, the orders by state and
+                                      the circuits.
+              list                    List orders, soonest next attempt first.
+              show                    Show an order: its fields, next attempt and whole
+                                      history.
+              retry                   Make orders due now, granting at least one more
+                                      attempt.
+              hold                    Keep orders from being attempted until released.
+              release                 Return held orders to the state they were held in.
+              resolve                 Finish an order by hand.
+              cancel                  Give up on an order for good.
+              submit                  Validate an order file and place it in the spool.
+              reload                  Make reconciled re-read its configuration.
+              backup                  Write a consistent copy of the store to a new file.
               check-config            Check the configuration the way reconciled reads it.
               help                    Show help for reconcilectl or one of its subcommands.
 

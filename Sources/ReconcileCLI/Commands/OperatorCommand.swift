@@ -86,14 +86,15 @@ enum OperatorCommand {
         let request = ControlRequest(
             operation: ControlRequest.Operation(rawValue: name)!, orders: orders, state: state, note: note,
             resetAttempts: arguments.flag("reset-attempts"), force: arguments.flag("force"), transactionID: arguments.value("transaction-id"))
-        let outcomes: [OperatorOutcome]
         if let answer = try environment.askDaemon(request) {
-            outcomes = ControlResponse.parseOutcomes(answer)
-        } else {
-            outcomes = try applyWithoutDaemon(request, action: action, environment: environment, arguments: arguments)
+            return report(ControlResponse.parseOutcomes(answer), action: action, bulk: state != nil, context: context)
+        }
+        let outcomes = try applyWithoutDaemon(request, action: action, environment: environment, arguments: arguments)
+        let status = report(outcomes, action: action, bulk: state != nil, context: context)
+        if outcomes.contains(where: { if case .applied = $0.result { true } else { false } }) {
             context.output.err("reconciled is not running; the change is recorded in the store and picked up at the next start.\n")
         }
-        return report(outcomes, action: action, bulk: state != nil, context: context)
+        return status
     }
 
     /// Without a daemon: the store's owner applies the action, under the daemon's lock.

@@ -59,7 +59,7 @@ enum StatusCommand {
             lines.append(style.paint("reconciled is not running", .red) + " (nothing answers on \(environment.socketPath))")
         }
         let shown = OrderState.allCases.compactMap { state in counts[state.rawValue].map { "\(state.rawValue) \(Number.grouped($0))" } }
-        lines.append(row("orders", shown.isEmpty ? "none" : shown.joined(separator: " · ")))
+        lines += wrapped("orders", shown.isEmpty ? ["none"] : shown)
         lines.append(row("oldest pending", oldest.map { RelativeTime.both($0, now: now) } ?? "none"))
         lines.append(row("next attempt", next.map { RelativeTime.both($0, now: now) } ?? "none"))
         if let circuits = daemon?["circuits"]?.arrayValue, !circuits.isEmpty {
@@ -77,5 +77,22 @@ enum StatusCommand {
 
     static func row(_ label: String, _ value: String) -> String {
         "  " + label.padding(toLength: 15, withPad: " ", startingAt: 0) + value
+    }
+
+    /// A labelled list of `parts` joined by " · ", wrapped at 80 columns under its first part.
+    static func wrapped(_ label: String, _ parts: [String]) -> [String] {
+        var lines: [String] = []
+        var current = ""
+        for part in parts {
+            let candidate = current.isEmpty ? part : current + " · " + part
+            if 17 + candidate.count > 80 && !current.isEmpty {
+                lines.append(current + " ·")
+                current = part
+            } else {
+                current = candidate
+            }
+        }
+        lines.append(current)
+        return lines.enumerated().map { index, text in index == 0 ? row(label, text) : row("", text) }
     }
 }

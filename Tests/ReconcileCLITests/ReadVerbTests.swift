@@ -1,0 +1,73 @@
+import Foundation
+import ReconcileCore
+import Testing
+import TestSupport
+@testable import ReconcileCLI
+
+@Suite("reconcilectl read verbs against a store with every state", .serialized)
+struct ReadVerbTests {
+    @Test("list: the table and its JSON", arguments: [[], ["--state", "pending", "--state", "escalated"], ["--limit", "3"], ["--older-than", "1h30min"], ["--product", "com.example.gems.3"]])
+    func list(filters: [String]) throws {
+        let fixture = try CLIFixture()
+        let name = "list" + filters.joined(separator: "_").replacingOccurrences(of: "-", with: "")
+        let table = fixture.run(["list"] + filters)
+        #expect(table.status == 0)
+        #expect(table.err.isEmpty)
+        #expect(table.out.split(separator: "\n").allSatisfy { $0.count <= 80 })
+        #expect(matchesSnapshot(table.out, name), "\(table.out)")
+        let json = fixture.run(["list", "--json"] + filters)
+        #expect(json.status == 0)
+        #expect(matchesSnapshot(json.out, name + "_json"), "\(json.out)")
+        let parsed = try JSONParser().parse(json.out.trimmingCharacters(in: .newlines))
+        for order in parsed["orders"]?.arrayValue ?? [] {
+            #expect(order.objectValue?.keys == ["order_id", "product_id", "state", "attempts", "next_attempt", "received_at", "updated_at", "reason"])
+        }
+    }
+
+    @Test("show: every state, as text and as JSON; receipts only as length and hash", arguments: OrderState.allCases)
+    func show(state: OrderState) throws {
+        let fixture = try CLIFixture()
+        let text = fixture.run(["show", "O-\(state.rawValue)"])
+        #expect(text.status == 0)
+        #expect(matchesSnapshot(text.out, "show_\(state.rawValue)"), "\(text.out)")
+        #expect(!text.out.contains("QUJDREVG"))
+        let json = fixture.run(["show", "O-\(state.rawValue)", "--json"])
+        #expect(matchesSnapshot(json.out, "show_\(state.rawValue)_json"), "\(json.out)")
+        #expect(!json.out.contains("QUJDREVG"))
+        let parsed = try JSONParser().parse(json.out.trimmingCharacters(in: .newlines))
+        #expect(parsed["history"]?.arrayValue?.first?.objectValue?.keys.starts(with: ["at", "actor", "from", "to", "reason"]) == true)
+    }
+
+    @Test("status without a daemon: the store's counts, exit 3")
+    func status() throws {
+        let fixture = try CLIFixture()
+        let text = fixture.run(["status"])
+        #expect(text.status == 3)
+        #expect(matchesSnapshot(text.out, "status_not_running"), "\(text.out)")
+        let json = fixture.run(["status", "--json"])
+        #expect(json.status == 3)
+        #expect(matchesSnapshot(json.out, "status_not_running_json"), "\(json.out)")
+    }
+
+    @Test("show of an unknown order and a store that is not there")
+    func missing() throws {
+        let fixture = try CLIFixture()
+        #expect(fixture.run(["show", "NOPE"]) == (1, "", "Error: no order NOPE in <dir>/state/orders.db\n"))
+        let empty = try CLIFixture(populate: false)
+        try FileManager.default.removeItem(atPath: empty.directory.file("state/orders.db"))
+        #expect(empty.run(["list"]) == (1, "", "Error: no store at <dir>/state/orders.db; reconciled creates it when it first starts\n"))
+    }
+
+    @Test("colour only on a terminal, and never with NO_COLOR")
+    func colour() throws {
+        let fixture = try CLIFixture()
+        func run(terminal: Bool, environment: [String: String]) -> String {
+            let output = CapturedOutput(isTerminal: terminal)
+            _ = Reconcilectl.main(arguments: ["--config", fixture.configPath, "list"], environment: environment, output: output, now: { CLIFixture.now })
+            return output.standardOutput
+        }
+        #expect(run(terminal: true, environment: [:]).contains("\u{1B}["))
+        #expect(!run(terminal: true, environment: ["NO_COLOR": "1"]).contains("\u{1B}["))
+        #expect(!run(terminal: false, environment: [:]).contains("\u{1B}["))
+    }
+}
