@@ -107,8 +107,7 @@ func matchesSnapshot(_ text: String, _ name: String) -> Bool {
     let path = Fixtures.repositoryRoot + "/Tests/ReconcileCLITests/Snapshots/\(name).txt"
     if ProcessInfo.processInfo.environment["RECORD_SNAPSHOTS"] == "1" {
         try? FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
-        return true
+        return FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
     }
     guard let expected = FileManager.default.contents(atPath: path).map({ String(decoding: $0, as: UTF8.self) }) else { return false }
     return expected == text

@@ -91,7 +91,7 @@ enum OperatorCommand {
         }
         let outcomes = try applyWithoutDaemon(request, action: action, environment: environment, arguments: arguments)
         let status = report(outcomes, action: action, bulk: state != nil, context: context)
-        if outcomes.contains(where: { if case .applied = $0.result { true } else { false } }) {
+        if outcomes.contains(where: \.changed) {
             context.output.err("reconciled is not running; the change is recorded in the store and picked up at the next start.\n")
         }
         return status

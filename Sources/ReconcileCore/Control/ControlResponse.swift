@@ -44,11 +44,12 @@ public enum ControlResponse {
             guard let item = value.objectValue, let orderID = item["order_id"]?.stringValue else { return nil }
             let from = item["from"]?.stringValue.flatMap(OrderState.init(rawValue:))
             let to = item["to"]?.stringValue.flatMap(OrderState.init(rawValue:))
-            switch item["result"]?.stringValue {
-            case "applied": return OperatorOutcome(orderID: orderID, result: .applied(from: from ?? .held, to: to ?? .held))
-            case "deferred": return OperatorOutcome(orderID: orderID, result: .deferred(state: from ?? .verifying))
-            case "not_found": return OperatorOutcome(orderID: orderID, result: .notFound)
-            default: return OperatorOutcome(orderID: orderID, result: .refused(item["error"]?.stringValue ?? "refused"))
+            switch (item["result"]?.stringValue, from, to) {
+            case ("applied", let from?, let to?): return OperatorOutcome(orderID: orderID, result: .applied(from: from, to: to))
+            case ("deferred", let from?, _): return OperatorOutcome(orderID: orderID, result: .deferred(state: from))
+            case ("not_found", _, _): return OperatorOutcome(orderID: orderID, result: .notFound)
+            case ("refused", _, _): return OperatorOutcome(orderID: orderID, result: .refused(item["error"]?.stringValue ?? "refused"))
+            default: return OperatorOutcome(orderID: orderID, result: .refused("the daemon's answer for this order could not be read"))
             }
         }
     }

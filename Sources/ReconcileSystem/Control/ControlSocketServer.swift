@@ -35,13 +35,15 @@ public final class ControlSocketServer: @unchecked Sendable {
     private let stopped = Atomic<Bool>(false)
     public static let maximumConnections = 32
     public static let maximumRequestSize = 64 * 1024
-    public static let idleTimeout: Int = 5
+    /// Seconds a peer may stay silent before it is dropped.
+    public let idleTimeout: Int
 
     /// Binds and listens.
     ///
     /// - Throws: ``SystemError`` when the path is taken by a live socket or cannot be bound.
-    public init(path: String, handler: @escaping Handler) throws(SystemError) {
+    public init(path: String, idleTimeout: Int = 5, handler: @escaping Handler) throws(SystemError) {
         self.path = path
+        self.idleTimeout = idleTimeout
         self.handler = handler
         try FileSystem.makeDirectory(FileSystem.parentDirectory(of: path), mode: 0o755)
         if FileSystem.exists(path) {
@@ -136,7 +138,7 @@ public final class ControlSocketServer: @unchecked Sendable {
     }
 
     private func serve(_ connection: Int32) {
-        var timeout = timeval(tv_sec: Self.idleTimeout, tv_usec: 0)
+        var timeout = timeval(tv_sec: idleTimeout, tv_usec: 0)
         setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         guard let peer = Self.peer(of: connection) else { return }

@@ -1,0 +1,92 @@
+import ReconcileCore
+import Testing
+
+@Suite("Control requests and answers")
+struct ControlRequestTests {
+    static func parse(_ text: String) throws(ControlRequest.Invalid) -> ControlRequest {
+        try ControlRequest.parse(Array(text.utf8))
+    }
+
+    @Test("a request survives its own line")
+    func roundTrip() throws {
+        let request = ControlRequest(
+            operation: .retry, orders: ["A1", "B-2"], note: "paid by hand", resetAttempts: true, force: true, transactionID: "7777",
+            onBehalfOf: "alice", wait: true)
+        #expect(try Self.parse(request.line) == request)
+        let bulk = ControlRequest(operation: .hold, state: .escalated)
+        #expect(bulk.line == #"{"v":1,"op":"hold","state":"escalated"}"#)
+        #expect(try Self.parse(bulk.line) == bulk)
+        #expect(try Self.parse(#"{"v":1,"op":"reload","wait":false}"#).wait == false)
+        #expect(try Self.parse(#"{"op":"status","v":1}"#).operation == .status)
+    }
+
+    @Test(
+        "bad requests are named",
+        arguments: [
+            ("", "not JSON: "),
+            ("retry A1", "not JSON: "),
+            ("[1,2]", "a request is a JSON object"),
+            (#"{"op":"status"}"#, #"missing "v""#),
+            (#"{"v":2,"op":"status"}"#, "unsupported version 2; this daemon speaks 1"),
+            (#"{"v":"1","op":"status"}"#, #"missing "v""#),
+            (#"{"v":1}"#, #"missing "op""#),
+            (#"{"v":1,"op":"drop_table"}"#, #"unknown op "drop_table""#),
+            (#"{"v":1,"op":"status","sudo":true}"#, #"unknown field "sudo""#),
+            (#"{"v":1,"op":"retry"}"#, #"retry needs "orders" or "state""#),
+            (#"{"v":1,"op":"hold","orders":"A1"}"#, #""orders" must be a list of order ids"#),
+            (#"{"v":1,"op":"hold","orders":["../etc/passwd"]}"#, #""orders" holds something that is not an order id"#),
+            (#"{"v":1,"op":"hold","state":"lost"}"#, #""state" is not a state"#),
+            (#"{"v":1,"op":"hold","orders":["A1"],"note":"two\nlines"}"#, #""note" must be a line of text of at most 1000 characters"#),
+            (#"{"v":1,"op":"retry","orders":["A1"],"force":"yes"}"#, #""force" must be true or false"#),
+            (#"{"v":1,"op":"status","v":1}"#, "not JSON: "),
+        ])
+    func invalid(line: String, message: String) {
+        #expect {
+            _ = try Self.parse(line)
+        } throws: { error in
+            String(describing: error).hasPrefix(message)
+        }
+    }
+
+    @Test("requests over 64 KiB and nested too deep are refused before they are looked at")
+    func limits() {
+        let huge = #"{"v":1,"op":"hold","orders":["A1"],"note":""# + String(repeating: "x", count: 70_000) + #""}"#
+        #expect {
+            _ = try Self.parse(huge)
+        } throws: { error in
+            String(describing: error) == "request larger than 64 KiB"
+        }
+        let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
+        #expect {
+            _ = try Self.parse(deep)
+        } throws: { error in
+            String(describing: error).hasPrefix("not JSON: ")
+        }
+    }
+
+    @Test("per-order results go out and come back; a garbled result is not taken for a change")
+    func outcomes() throws {
+        let outcomes = [
+            OperatorOutcome(orderID: "A1", result: .applied(from: .escalated, to: .pending)),
+            OperatorOutcome(orderID: "A2", result: .deferred(state: .verifying)),
+            OperatorOutcome(orderID: "A3", result: .refused("cannot retry: the order is finished (done)")),
+            OperatorOutcome(orderID: "A4", result: .notFound),
+        ]
+        let line = ControlResponse.ok(ControlResponse.outcomes(outcomes))
+        guard case .object(let object) = try JSONParser().parse(Array(line.utf8)) else {
+            Issue.record("not an object: \(line)")
+            return
+        }
+        #expect(object["changed"]?.int64Value == 2)
+        #expect(ControlResponse.parseOutcomes(object) == outcomes)
+
+        let garbled = try JSONParser().parse(Array(#"{"results":[{"order_id":"A1","result":"applied","from":"nowhere"}]}"#.utf8))
+        let parsed = ControlResponse.parseOutcomes(try #require(garbled.objectValue))
+        #expect(parsed.map(\.changed) == [false])
+    }
+
+    @Test("errors are one line of JSON")
+    func errorLine() {
+        #expect(ControlResponse.error("permission denied: \"x\"\n") == #"{"v":1,"ok":false,"error":"permission denied: \"x\"\n"}"#)
+    }
+}

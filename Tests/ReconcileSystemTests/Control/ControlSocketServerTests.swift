@@ -1,0 +1,234 @@
+import Foundation
+import Glibc
+import ReconcileSystem
+import Synchronization
+import TestSupport
+import Testing
+
+/// A raw client, so the tests can misbehave in ways `ControlSocketClient` never would.
+final class RawConnection: Sendable {
+    let descriptor: Int32
+
+    init(_ path: String, receiveTimeout seconds: Int = 10) throws {
+        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0 else {
+            let failure = errno
+            close(descriptor)
+            throw POSIXError(POSIXErrorCode(rawValue: failure) ?? .EIO)
+        }
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(descriptor) }
+
+    func send(_ text: String) {
+        send(Array(text.utf8))
+    }
+
+    func send(_ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if written <= 0 { return }  // the server may close on us; the test looks at what it read
+            offset += written
+        }
+    }
+
+    func closeWriting() {
+        shutdown(descriptor, Int32(SHUT_WR))
+    }
+
+    /// Everything up to and including the next newline; nil at end of stream or time-out.
+    func readLine() -> String? {
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while true {
+            let count = recv(descriptor, &byte, 1, 0)
+            if count < 0 && errno == EINTR { continue }
+            guard count == 1 else { return nil }
+            if byte == 0x0A { return String(decoding: line, as: UTF8.self) }
+            line.append(byte)
+        }
+    }
+
+    /// Whether the server has closed the connection (reads until end of stream or the time-out).
+    func isClosedByPeer() -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count < 0 && errno == EINTR { continue }
+            if count > 0 { continue }
+            return count == 0 || errno == ECONNRESET
+        }
+    }
+}
+
+/// Counts the requests a handler saw.
+final class Counter: Sendable {
+    private let count = Atomic<Int>(0)
+    func add() { count.add(1, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .relaxed) }
+}
+
+@Suite("Control socket server")
+struct ControlSocketServerTests {
+    let directory = TemporaryDirectory(prefix: "control")
+    var path: String { directory.file("run/control.sock") }
+
+    /// Answers `uid=<peer uid> write=<mayWrite> line=<request>`, counting the requests it saw.
+    static func echo(_ seen: Counter) -> ControlSocketServer.Handler {
+        { line, peer in
+            seen.add()
+            if line == Array("slow".utf8) { try? await Task.sleep(for: .seconds(2)) }
+            return "uid=\(peer.uid) write=\(peer.mayWrite) line=\(String(decoding: line, as: UTF8.self))"
+        }
+    }
+
+    @Test("one request, one answer; the socket is 0660; the peer is who the kernel says")
+    func roundTrip() async throws {
+        let server = try ControlSocketServer(path: path, handler: Self.echo(Counter()))
+        defer { server.stop() }
+        var info = stat()
+        #expect(stat(path, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o660)
+        #expect((info.st_mode & S_IFMT) == S_IFSOCK)
+        let path = path
+        let answer = try await offPool { try ControlSocketClient.request(#"{"v":1,"op":"status"}"#, path: path) }
+        #expect(answer == #"uid=\#(geteuid()) write=true line={"v":1,"op":"status"}"#)
+    }
+
+    @Test("several requests on one connection; a last request without a newline is still answered")
+    func pipelined() async throws {
+        let seen = Counter()
+        let server = try ControlSocketServer(path: path, handler: Self.echo(seen))
+        defer { server.stop() }
+        let connection = try RawConnection(path)
+        let (lines, closed) = try await offPool {
+            connection.send("one\ntwo\nthree")
+            connection.closeWriting()
+            return ([connection.readLine(), connection.readLine(), connection.readLine()], connection.isClosedByPeer())
+        }
+        #expect(lines.map { $0?.split(separator: " ").last } == ["line=one", "line=two", "line=three"])
+        #expect(closed)
+        #expect(seen.value == 3)
+    }
+
+    @Test("a request over 64 KiB gets an error and the connection is closed; the handler never sees it")
+    func oversized() async throws {
+        let seen = Counter()
+        let server = try ControlSocketServer(path: path, handler: Self.echo(seen))
+        defer { server.stop() }
+        let path = path
+        let connection = try RawConnection(path)
+        let (answer, closed, after) = try await offPool {
+            connection.send([UInt8](repeating: UInt8(ascii: "x"), count: 70 * 1024))
+            return (connection.readLine(), connection.isClosedByPeer(), try ControlSocketClient.request("after", path: path))
+        }
+        #expect(answer == #"{"v":1,"ok":false,"error":"request larger than 64 KiB"}"#)
+        #expect(closed)
+        #expect(after.hasSuffix("line=after"))  // the server still answers others
+        #expect(seen.value == 1)
+    }
+
+    @Test("a silent peer is dropped after the idle time-out while others are served")
+    func silentPeer() async throws {
+        let seen = Counter()
+        let server = try ControlSocketServer(path: path, idleTimeout: 1, handler: Self.echo(seen))
+        defer { server.stop() }
+        let path = path
+        let silent = try RawConnection(path, receiveTimeout: 10)
+        let half = try RawConnection(path, receiveTimeout: 10)
+        let (meanwhile, silentClosed, halfClosed, waited) = try await offPool {
+            half.send(#"{"v":1,"op":"sta"#)  // half a request, then nothing
+            let meanwhile = try ControlSocketClient.request("meanwhile", path: path)
+            let start = ContinuousClock.now
+            return (meanwhile, silent.isClosedByPeer(), half.isClosedByPeer(), ContinuousClock.now - start)
+        }
+        #expect(meanwhile.hasSuffix("line=meanwhile"))
+        #expect(silentClosed && halfClosed)
+        #expect(waited < .seconds(5))
+        #expect(seen.value == 1)
+    }
+
+    @Test("a slow answer to one peer does not hold up another")
+    func slowHandler() async throws {
+        let server = try ControlSocketServer(path: path, handler: Self.echo(Counter()))
+        defer { server.stop() }
+        let path = path
+        let slow = try RawConnection(path)
+        let (quick, took, slowAnswer) = try await offPool {
+            slow.send("slow\n")
+            usleep(100_000)
+            let start = ContinuousClock.now
+            let quick = try ControlSocketClient.request("quick", path: path)
+            return (quick, ContinuousClock.now - start, slow.readLine())
+        }
+        #expect(quick.hasSuffix("line=quick"))
+        #expect(took < .seconds(1))
+        #expect(slowAnswer?.hasSuffix("line=slow") == true)
+    }
+
+    @Test("more than 32 peers at once: the next is told to try again, and served once others leave")
+    func tooManyPeers() async throws {
+        let server = try ControlSocketServer(path: path, idleTimeout: 30, handler: Self.echo(Counter()))
+        defer { server.stop() }
+        let path = path
+        var held: [RawConnection] = []
+        for _ in 0..<ControlSocketServer.maximumConnections { held.append(try RawConnection(path)) }
+        let extra = try RawConnection(path)
+        let refusal = try await offPool { extra.readLine() }
+        #expect(refusal == #"{"v":1,"ok":false,"error":"too many connections; try again"}"#)
+        held.removeAll()
+        let served = try await offPool {
+            (0..<100).contains { _ in
+                if (try? ControlSocketClient.request("again", path: path))?.hasSuffix("line=again") == true { return true }
+                usleep(20_000)
+                return false
+            }
+        }
+        #expect(served)
+    }
+
+    @Test("a stale socket file from a crash is replaced; a live one is not taken over")
+    func staleAndLive() async throws {
+        let path = path
+        // A socket file nobody listens on, as a killed daemon leaves it.
+        try FileManager.default.createDirectory(atPath: directory.file("run"), withIntermediateDirectories: true)
+        let orphan = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(orphan, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(bound == 0)
+        close(orphan)
+        #expect(FileManager.default.fileExists(atPath: path))
+        #expect(throws: ControlSocketClient.Failure.notRunning(path: path)) { try ControlSocketClient.request("x", path: path) }
+
+        let seen = Counter()
+        let server = try ControlSocketServer(path: path, handler: Self.echo(seen))
+        defer { server.stop() }
+        #expect(try await offPool { try ControlSocketClient.request("first", path: path) }.hasSuffix("line=first"))
+
+        #expect {
+            _ = try ControlSocketServer(path: path, handler: Self.echo(seen))
+        } throws: { error in
+            String(describing: error).contains("another process answers on the control socket")
+        }
+        #expect(try await offPool { try ControlSocketClient.request("still", path: path) }.hasSuffix("line=still"))
+        server.stop()
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+}
