@@ -118,7 +118,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "reconciled", "reconcilectl", "reconcile-mock", "ReconcileStore", "ReconcileCore", "ReconcileMock", "ReconcileHTTP",
+                "reconciled", "reconcilectl", "reconcile-mock", "ReconcileStore", "ReconcileCore", "ReconcileMock", "ReconcileHTTP", "ReconcileSystem",
                 "TestSupport",
             ],
             swiftSettings: strictSettings

@@ -3,6 +3,7 @@ import Glibc
 import ReconcileCore
 import ReconcileHTTP
 import ReconcileMock
+import ReconcileSystem
 import TestSupport
 @testable import ReconcileStore
 
@@ -88,6 +89,25 @@ final class Harness: @unchecked Sendable {
         drop("\(orderID).json", OrderFixtures.orderJSON(orderID, product: product, receipt: receipt?.base64 ?? "QUJD"))
     }
 
+    // MARK: - reconcilectl
+
+    /// Runs the built `reconcilectl` on this setup's configuration.
+    func ctl(_ arguments: [String], wrapper: [String] = [], standardInput: String? = nil) async throws -> (status: Int32?, output: String, error: String) {
+        try await ChildProcess.run(
+            "reconcilectl", ["--config", configPath] + arguments, directory: directory, wrapper: wrapper, standardInput: standardInput)
+    }
+
+    /// The daemon's configuration generation, asked on the socket (`reconcilectl` itself would
+    /// stop at a broken configuration file).
+    func generation() async throws -> Int {
+        let socket = directory.file("run/control.sock")
+        let answer = try await offPool { try ControlSocketClient.request(#"{"v":1,"op":"status"}"#, path: socket) }
+        guard case .object(let object)? = try? JSONParser().parse(Array(answer.utf8)),
+            let generation = object["status"]?.objectValue?["daemon"]?.objectValue?["generation"]?.int64Value
+        else { throw HarnessError("no generation in: \(answer)") }
+        return Int(generation)
+    }
+
     // MARK: - Store
 
     func store() throws -> SQLiteOrderStore {
@@ -116,4 +136,16 @@ struct HarnessError: Error, CustomStringConvertible {
 /// A unique Apple-style receipt for an order.
 func appleReceipt(_ transactionID: String, environment: String = "Production", product: String = "gems", statuses: [Int] = []) -> MockReceipt {
     MockReceipt(environment: environment, items: [.init(productID: product, transactionID: transactionID)], statuses: statuses)
+}
+
+/// Runs a system tool to completion; its exit status.
+func runTool(_ path: String, _ arguments: [String]) -> Int32 {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return -1 }
+    process.waitUntilExit()
+    return process.terminationStatus
 }

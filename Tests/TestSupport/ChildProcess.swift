@@ -20,10 +20,11 @@ public final class ChildProcess: @unchecked Sendable {
         productsDirectory.appendingPathComponent(name).path
     }
 
-    /// Starts `name` (a product of this package) with `arguments`.
+    /// Starts `name` (a product of this package) with `arguments`, through `wrapper` when given
+    /// (`["/usr/bin/setpriv", "--reuid=…", …]` runs it as another user).
     public init(
         _ name: String, arguments: [String], environment: [String: String] = [:], directory: TemporaryDirectory,
-        label: String? = nil
+        label: String? = nil, wrapper: [String] = [], standardInput: String? = nil
     ) throws {
         let label = label ?? name
         outputPath = directory.file("\(label).\(UUID().uuidString.prefix(6)).out")
@@ -31,14 +32,19 @@ public final class ChildProcess: @unchecked Sendable {
         for path in [outputPath, errorPath] {
             precondition(FileManager.default.createFile(atPath: path, contents: nil), "cannot create \(path)")
         }
-        process.executableURL = URL(fileURLWithPath: Self.executable(name))
-        process.arguments = arguments
+        if let command = wrapper.first {
+            process.executableURL = URL(fileURLWithPath: command)
+            process.arguments = wrapper.dropFirst() + [Self.executable(name)] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: Self.executable(name))
+            process.arguments = arguments
+        }
         var base = ProcessInfo.processInfo.environment
         for key in ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "JOURNAL_STREAM", "LISTEN_FDS", "RECONCILE_CONFIG"] {
             base[key] = nil
         }
         process.environment = base.merging(environment) { $1 }
-        process.standardInput = FileHandle.nullDevice
+        process.standardInput = standardInput.flatMap { FileHandle(forReadingAtPath: $0) } ?? FileHandle.nullDevice
         process.standardOutput = FileHandle(forWritingAtPath: outputPath)
         process.standardError = FileHandle(forWritingAtPath: errorPath)
         try process.run()
@@ -76,9 +82,10 @@ public final class ChildProcess: @unchecked Sendable {
     /// Runs a product to completion.
     public static func run(
         _ name: String, _ arguments: [String], environment: [String: String] = [:], directory: TemporaryDirectory,
-        timeout: Duration = .seconds(60)
+        timeout: Duration = .seconds(60), wrapper: [String] = [], standardInput: String? = nil
     ) async throws -> (status: Int32?, output: String, error: String) {
-        let child = try ChildProcess(name, arguments: arguments, environment: environment, directory: directory)
+        let child = try ChildProcess(
+            name, arguments: arguments, environment: environment, directory: directory, wrapper: wrapper, standardInput: standardInput)
         let status = await child.wait(timeout: timeout)
         return (status, child.standardOutput, child.standardError)
     }

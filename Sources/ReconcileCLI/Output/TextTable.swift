@@ -43,7 +43,9 @@ struct TextTable {
                 if colour, let pick = colours[index], let chosen = pick(cell) { padded = style.paint(padded, chosen) }
                 parts.append(padded)
             }
-            return parts.joined(separator: "  ")
+            var text = parts.joined(separator: "  ")
+            while text.hasSuffix(" ") { text.removeLast() }  // an empty last cell leaves no trailing blanks
+            return text
         }
         var output = style.bold(line(columns.map(\.title), colour: false)) + "\n"
         for row in rows { output += line(row, colour: true) + "\n" }

@@ -1,0 +1,330 @@
+import Foundation
+import Glibc
+import ReconcileCore
+import ReconcileSystem
+import ReconcileMock
+import Testing
+import TestSupport
+@testable import ReconcileStore
+
+/// The built `reconcilectl` steering the built `reconciled` against the mock (issue 4's
+/// "done when").
+@Suite("End to end: operating with reconcilectl", .serialized)
+struct OperatorEndToEndTests {
+    /// Fast retries with a long enough gap that a test can act between attempts.
+    static let retry = """
+        [Retry]
+        InitialDelay=50ms
+        Multiplier=2
+        MaxDelay=200ms
+        Jitter=none
+        """
+
+    func merchant(_ harness: Harness, extra: String = "") -> String {
+        """
+        [Verifier]
+        Kind=http
+        URL=\(harness.base)/merchant/verify
+        MaxRate=infinity
+        \(extra)
+        """
+    }
+
+    @Test("an order escalated after MaxAttempts is in flight within a second of `retry` and finished")
+    func retryEscalated() async throws {
+        let harness = Harness("op-retry")
+        try await harness.startMock()
+        harness.configure(merchant(harness) + "\n" + Self.retry + "\nMaxAttempts=2")
+        // Two "pending" answers use up MaxAttempts; the third request is verified.
+        harness.dropOrder("E1", receipt: MockReceipt(merchantAnswers: ["pending", "pending", "verified"]))
+        let daemon = try await harness.startDaemonAndWait()
+        #expect(await harness.waitFor(.escalated, count: 1))
+        #expect(try await harness.mockStats().grantRequests["E1"] == 2)
+
+        let before = try await harness.ctl(["show", "E1"])
+        #expect(before.status == 0)
+        #expect(before.output.contains("max_attempts"))
+
+        let issued = ContinuousClock.now
+        let retried = try await harness.ctl(["retry", "E1", "--note", "customer wrote in"])
+        #expect(retried.status == 0, "\(retried.error)")
+        #expect(retried.output == "E1: escalated → pending (due now)\n")
+        #expect(retried.error.isEmpty)
+        #expect(await eventually(timeout: .seconds(1), every: .milliseconds(10)) { harness.counts()[.finished] == 1 }, "\(harness.counts())")
+        let took = ContinuousClock.now - issued  // including starting reconcilectl
+        #expect(took < .seconds(1))
+        #expect(try await harness.mockStats().grantRequests["E1"] == 3)
+
+        let history = try harness.store().history(orderID: "E1")
+        let retry = try #require(history.first { $0.reason == "retry" })
+        #expect(retry.actor == .operator("root"))
+        #expect(retry.detail?.contains("customer wrote in") == true)
+        #expect(history.last?.to == .finished)
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+        #expect(daemon.standardError.contains("operator:root retry order E1: customer wrote in"))
+        print("retry → finished took \(took)")
+    }
+
+    @Test("hold keeps an order from being attempted until release, with or without the daemon")
+    func holdAndRelease() async throws {
+        let harness = Harness("op-hold")
+        try await harness.startMock()
+        // A "pending" answer puts each order 10 s out: time to act before its next attempt.
+        harness.configure(merchant(harness) + "\n[Retry]\nInitialDelay=10s\nJitter=none")
+        harness.dropOrder("H1", receipt: MockReceipt(merchantAnswers: ["pending", "verified"]))
+        harness.dropOrder("H2", receipt: MockReceipt(merchantAnswers: ["pending", "verified"]))
+        var daemon = try await harness.startDaemonAndWait()
+        #expect(await harness.waitFor(.pending, count: 2))
+        #expect(await eventually { (try? await harness.mockStats().requests) == 2 })
+
+        // With the daemon: a socket request.
+        let live = try await harness.ctl(["hold", "H1", "--note", "fraud check"])
+        #expect(live.status == 0)
+        #expect(live.output == "H1: pending → held\n")
+        #expect(live.error.isEmpty)
+
+        // Without it: the store, under the lock, and a word that the daemon picks it up.
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+        let offline = try await harness.ctl(["hold", "H2", "--note", "fraud check"])
+        #expect(offline.status == 0)
+        #expect(offline.output == "H2: pending → held\n")
+        #expect(offline.error == "reconciled is not running; the change is recorded in the store and picked up at the next start.\n")
+        #expect(harness.counts() == [.held: 2])
+        for id in ["H1", "H2"] {
+            let held = try #require(try harness.store().history(orderID: id).last)
+            #expect(held.actor == .operator("root"))
+            #expect(held.detail == "fraud check")
+        }
+
+        // Made due now behind the operator's back: held orders are still not attempted.
+        daemon = try await harness.startDaemonAndWait()
+        try await Task.sleep(for: .seconds(1))
+        #expect(try await harness.mockStats().requests == 2)
+        let status = try await harness.ctl(["status", "--json"])
+        #expect(status.status == 0)
+        #expect(status.output.contains(#""counts":{"held":2}"#), "\(status.output)")
+
+        let released = try await harness.ctl(["release", "H1", "H2"])
+        #expect(released.status == 0, "\(released.error)")
+        #expect(released.output == "H1: held → pending (due now)\nH2: held → pending (due now)\n2 of 2 orders changed\n")
+        #expect(await harness.waitFor(.finished, count: 2, timeout: .seconds(5)), "\(harness.counts())")
+        #expect(try await harness.mockStats().requests == 4)
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+    }
+
+    @Test("resolve and cancel record the operator and the note, in the store, in `show` and in the log")
+    func resolveAndCancel() async throws {
+        let harness = Harness("op-resolve")
+        try await harness.startMock()
+        harness.configure(merchant(harness) + "\n" + Self.retry + "\nMaxAttempts=1")
+        harness.dropOrder("R1", receipt: MockReceipt(merchantAnswers: ["pending"]))
+        harness.dropOrder("R2", receipt: MockReceipt(merchantAnswers: ["pending"]))
+        let daemon = try await harness.startDaemonAndWait()
+        #expect(await harness.waitFor(.escalated, count: 2))
+
+        let resolved = try await harness.ctl(["resolve", "R1", "--note", "granted by hand, ticket 4411", "--transaction-id", "1000000123"])
+        #expect(resolved.status == 0, "\(resolved.error)")
+        #expect(resolved.output == "R1: escalated → finished\n")
+        let cancelled = try await harness.ctl(["cancel", "R2", "--note", "customer refunded"])
+        #expect(cancelled.output == "R2: escalated → cancelled\n")
+        let again = try await harness.ctl(["cancel", "R2", "--note", "twice"])
+        #expect(again.status == 1)
+        #expect(again.error == "R2: cannot cancel: the order is cancelled (cancelled by an operator)\n")
+
+        let store = try harness.store()
+        let r1 = try #require(try store.order(id: "R1"))
+        #expect(r1.finishedBy == "operator")
+        #expect(r1.verifiedTransactionID == "1000000123")
+        #expect(try store.history(orderID: "R1").last?.actor == .operator("root"))
+        #expect(try store.history(orderID: "R1").last?.detail == "transaction 1000000123 claimed; granted by hand, ticket 4411")
+        #expect(try store.history(orderID: "R2").last?.detail == "customer refunded")
+
+        let shown = try await harness.ctl(["show", "R2", "--json"])
+        guard case .object(let order)? = try? JSONParser().parse(Array(shown.output.utf8)) else {
+            Issue.record("show --json is not JSON: \(shown.output)")
+            return
+        }
+        #expect(order["version"]?.int64Value == 1)
+        let last = try #require(order["history"]?.arrayValue?.last?.objectValue)
+        #expect(last["actor"]?.stringValue == "operator:root")
+        #expect(last["to"]?.stringValue == "cancelled")
+        #expect(last["detail"]?.stringValue == "customer refunded")
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+        #expect(daemon.standardError.contains("operator:root cancel order R2: customer refunded"))
+    }
+
+    @Test("reload --wait: a broken file fails and the daemon keeps its configuration; a good one is active on exit 0")
+    func reload() async throws {
+        let harness = Harness("op-reload")
+        try await harness.startMock()
+        harness.configure(merchant(harness, extra: "MaxInFlight=4"))
+        let good = try #require(harness.directory.read("reconciled.conf"))
+        let daemon = try await harness.startDaemonAndWait()
+        #expect(try await harness.generation() == 1)
+
+        // A bad line: the reason, non-zero, and the daemon is not disturbed.
+        harness.directory.write("reconciled.conf", good.replacingOccurrences(of: "MaxInFlight=4", with: "MaxInFlight=lots"))
+        let broken = try await harness.ctl(["reload", "--wait"])
+        #expect(broken.status == 78)
+        #expect(broken.error.contains("reconciled.conf:"))
+        #expect(broken.error.contains("MaxInFlight"))
+        // The same file by SIGHUP: refused in the log, nothing else changes.
+        daemon.send(SIGHUP)
+        #expect(await eventually(timeout: .seconds(5)) { daemon.standardError.contains("reload refused:") })
+        #expect(daemon.isRunning)
+        #expect(try await harness.generation() == 1)
+
+        // A restart-only key: the daemon says which, and keeps the old configuration.
+        harness.directory.write("reconciled.conf", good.replacingOccurrences(of: "Database=state/orders.db", with: "Database=state/other.db"))
+        let restartOnly = try await harness.ctl(["reload", "--wait"])
+        #expect(restartOnly.status == 1)
+        #expect(restartOnly.error.contains("[State] Database= changed; restart the daemon to apply"), "\(restartOnly.error)")
+        #expect(try await harness.generation() == 1)
+        #expect(!FileManager.default.fileExists(atPath: harness.directory.file("state/other.db")))
+
+        // A good change is active when reload --wait returns.
+        harness.directory.write("reconciled.conf", good.replacingOccurrences(of: "MaxInFlight=4", with: "MaxInFlight=8"))
+        let fine = try await harness.ctl(["reload", "--wait"])
+        #expect(fine.status == 0, "\(fine.error)")
+        #expect(fine.output == "reloaded: configuration generation 2 is active\n")
+        #expect(try await harness.generation() == 2)
+        // SIGHUP does the same.
+        daemon.send(SIGHUP)
+        #expect(await eventually(timeout: .seconds(5)) { (try? await harness.generation()) == 3 })
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+    }
+
+    @Test("status matches the store, and a stopped daemon is reported with exit 3")
+    func statusMatchesStore() async throws {
+        let harness = Harness("op-status")
+        try await harness.startMock()
+        harness.configure(merchant(harness) + "\n" + Self.retry + "\nMaxAttempts=1")
+        for index in 0..<5 { harness.dropOrder("F\(index)") }
+        for index in 0..<3 { harness.dropOrder("X\(index)", receipt: MockReceipt(merchantAnswers: ["pending"])) }
+        harness.dropOrder("J1", receipt: MockReceipt(merchantAnswers: ["rejected"]))
+        let daemon = try await harness.startDaemonAndWait()
+        #expect(await harness.waitFor(.finished, count: 5))
+        #expect(await harness.waitFor(.escalated, count: 3))
+        #expect(await harness.waitFor(.rejected, count: 1))
+
+        let status = try await harness.ctl(["status", "--json"])
+        #expect(status.status == 0)
+        guard case .object(let object)? = try? JSONParser().parse(Array(status.output.utf8)) else {
+            Issue.record("status --json is not JSON: \(status.output)")
+            return
+        }
+        let counts = try #require(object["counts"]?.objectValue)
+        let stored = harness.counts()
+        #expect(Dictionary(uniqueKeysWithValues: counts.members.map { ($0.key, Int($0.value.int64Value ?? -1)) })
+            == Dictionary(uniqueKeysWithValues: stored.map { ($0.key.rawValue, $0.value) }))
+        #expect(object["daemon"]?.objectValue?["pid"]?.int64Value == Int64(daemon.pid))
+        #expect(object["daemon"]?.objectValue?["in_flight"]?.int64Value == 0)
+        let text = try await harness.ctl(["status"])
+        #expect(text.output.contains("reconciled is running"))
+        #expect(text.output.contains("rejected 1 · finished 5 · escalated 3") || text.output.contains("finished 5"), "\(text.output)")
+
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+        let stopped = try await harness.ctl(["status"])
+        #expect(stopped.status == 3)
+        #expect(stopped.output.contains("reconciled is not running"))
+        #expect(stopped.output.contains("finished 5"))
+    }
+
+    @Test("the socket refuses what it must: garbage and oversized requests, and writes from an unprivileged user")
+    func socketRefusals() async throws {
+        let harness = Harness("op-socket")
+        try await harness.startMock()
+        harness.configure(merchant(harness) + "\n" + Self.retry + "\nMaxAttempts=1")
+        harness.dropOrder("P1", receipt: MockReceipt(merchantAnswers: ["pending"]))
+        let daemon = try await harness.startDaemonAndWait()
+        #expect(await harness.waitFor(.escalated, count: 1))
+        let socket = harness.directory.file("run/control.sock")
+
+        let answers = try await offPool {
+            [
+                try? ControlSocketClient.request("\u{1}\u{2}garbage", path: socket),
+                try? ControlSocketClient.request(String(repeating: "x", count: 100_000), path: socket),
+                // Root may name the operator behind sudo, but only as a plain user name.
+                try? ControlSocketClient.request(#"{"v":1,"op":"hold","orders":["P1"],"as":"root; rm -rf /"}"#, path: socket),
+                try? ControlSocketClient.request(#"{"v":1,"op":"release","orders":["P1"],"as":"alice"}"#, path: socket),
+            ]
+        }
+        #expect(answers[0]?.hasPrefix(#"{"v":1,"ok":false,"error":"not JSON: "#) == true, "\(answers[0] ?? "nil")")
+        #expect(answers[1] == #"{"v":1,"ok":false,"error":"request larger than 64 KiB"}"#)
+        #expect(answers[2]?.contains(#""ok":true"#) == true)
+        #expect(answers[3]?.contains(#""ok":true"#) == true)
+        let actors = try harness.store().history(orderID: "P1").suffix(2).map(\.actor)
+        #expect(actors == [.operator("root"), .operator("alice")])
+        #expect(daemon.isRunning)
+        #expect(try await harness.ctl(["status"]).status == 0)
+
+        guard geteuid() == 0 else { return }  // making a user needs root
+        let user = "reconcile-e2e"
+        _ = runTool("/usr/sbin/useradd", ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", user])
+        defer { _ = runTool("/usr/sbin/userdel", [user]) }
+        let id = try #require(getpwnam(user)?.pointee.pw_uid)
+        let asUser = ["/usr/bin/setpriv", "--reuid=\(id)", "--regid=\(id)", "--clear-groups", "--"]
+
+        // The socket's mode keeps the user out.
+        let outside = try await harness.ctl(["hold", "P1"], wrapper: asUser)
+        #expect(outside.status == 1)
+        #expect(outside.error.contains("permission denied on \(socket)"), "\(outside.error)")
+
+        // Let the user in at the file level: the daemon still refuses writes by credentials.
+        chmod(socket, 0o666)
+        let write = try await harness.ctl(["hold", "P1", "--note", "not mine"], wrapper: asUser)
+        #expect(write.status == 1)
+        #expect(write.error.contains("permission denied: hold needs root or membership in the daemon's group (you are \(user))"), "\(write.error)")
+        let read = try await harness.ctl(["status"], wrapper: asUser)
+        #expect(read.status == 0, "\(read.error)")
+        #expect(harness.counts() == [.escalated: 1])
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+        #expect(daemon.standardError.contains("control: refused hold from uid \(id) (\(user))"))
+    }
+
+    @Test("submit (a file and standard input), list and backup, while the daemon runs")
+    func submitListBackup() async throws {
+        let harness = Harness("op-submit")
+        try await harness.startMock()
+        harness.configure(merchant(harness))
+        let daemon = try await harness.startDaemonAndWait()
+
+        let file = harness.directory.write("order.json", OrderFixtures.orderJSON("S1", product: "gems.10"))
+        let submitted = try await harness.ctl(["submit", file])
+        #expect(submitted.status == 0, "\(submitted.error)")
+        #expect(submitted.output.hasPrefix("submitted order S1 as \(harness.directory.file("spool/incoming/S1."))"))
+        let piped = harness.directory.write("piped.json", OrderFixtures.orderJSON("S2", product: "gems.10"))
+        let fromStandardInput = try await harness.ctl(["submit", "-"], standardInput: piped)
+        #expect(fromStandardInput.status == 0, "\(fromStandardInput.error)")
+        let bad = harness.directory.write("bad.json", #"{"order_id":"S3","product_id":"gems","receipt":"%%%"}"#)
+        let refused = try await harness.ctl(["submit", bad])
+        #expect(refused.status == 1)
+        #expect(refused.error.hasPrefix("Error: \(bad): "))
+        #expect(refused.error.hasSuffix("; nothing was submitted\n"))
+        #expect(await harness.waitFor(.finished, count: 2))
+        #expect(harness.directory.list("spool/incoming").isEmpty)
+        #expect(harness.directory.list("spool/tmp").isEmpty)
+
+        let listed = try await harness.ctl(["list", "--state", "finished", "--product", "gems.10", "--json"])
+        guard case .object(let object)? = try? JSONParser().parse(Array(listed.output.utf8)) else {
+            Issue.record("list --json is not JSON: \(listed.output)")
+            return
+        }
+        #expect(object["version"]?.int64Value == 1)
+        #expect(Set(object["orders"]?.arrayValue?.compactMap { $0.objectValue?["order_id"]?.stringValue } ?? []) == ["S1", "S2"])
+
+        let copy = harness.directory.file("backup.db")
+        let backup = try await harness.ctl(["backup", copy])
+        #expect(backup.status == 0, "\(backup.error)")
+        #expect(try SQLiteOrderStore(path: copy, mode: .readOnly).countsByState() == [.finished: 2])
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+    }
+}
