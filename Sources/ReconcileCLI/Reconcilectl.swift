@@ -149,7 +149,7 @@ public enum Reconcilectl {
 
     static func help(for command: CommandSpec) -> String {
         var text = "OVERVIEW: \(command.abstract)\n"
-        if !command.discussion.isEmpty { text += "\n" + command.discussion + "\n" }
+        if !command.discussion.isEmpty { text += "\n" + HelpFormatter.paragraphs(command.discussion) + "\n" }
         text += "\nUSAGE: reconcilectl \(command.usage)\n"
         if !command.arguments.isEmpty {
             text += "\nARGUMENTS:\n"

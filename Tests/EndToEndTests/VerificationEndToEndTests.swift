@@ -255,16 +255,19 @@ struct ConfigurationErrorEndToEndTests {
             CircuitMaxCooldown=300ms
             """)
         for index in 0..<5 { harness.dropOrder("W\(index)", receipt: appleReceipt("80\(index)")) }
+        let started = ContinuousClock.now
         let daemon = try await harness.startDaemonAndWait()
         try await Task.sleep(for: .seconds(2))
         daemon.send(SIGTERM)
         _ = await daemon.wait()
+        // However long the run took on a loaded machine: at most one opening per cool-down.
+        let cooldowns = Int((ContinuousClock.now - started) / .milliseconds(300))
         #expect(try harness.scalar("SELECT max(attempts) FROM orders") == 0)
         #expect(harness.counts() == [.pending: 5])
         let errors = daemon.standardError.split(separator: "\n").filter { $0.contains("circuit for production") && $0.contains(" err: ") }
         let openings = daemon.standardError.split(separator: "\n").filter { $0.contains("circuit for production") }.count
         #expect(errors.count == openings)
-        #expect(openings >= 2 && openings <= 8, "openings: \(openings)")
+        #expect(openings >= 2 && openings <= cooldowns + 1, "openings: \(openings) in \(cooldowns) cool-downs")
         #expect(daemon.standardError.contains("apple_21004"))
         #expect(!daemon.standardError.contains("a-wrong-one"))
     }

@@ -17,12 +17,7 @@ enum BackupCommand {
     }
 
     static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
-        guard let path = arguments.positionals.first else {
-            throw CommandLineError.usage("Missing expected argument '<file>'", command: "backup")
-        }
-        guard arguments.positionals.count == 1 else {
-            throw CommandLineError.usage("Unexpected argument '\(arguments.positionals[1])'", command: "backup")
-        }
+        let path = try ArgumentChecks.onePositional(arguments, name: "file", command: "backup")
         let target = ConfigurationLoader.absolute(path)
         guard !FileSystem.exists(target) else {
             throw CommandLineError.failure("\(target) exists; choose a new name")

@@ -35,7 +35,7 @@ enum OperatorCommand {
             ) { try run(.hold, $0, $1) },
             CommandSpec(
                 name: "release", abstract: "Return held orders to the state they were held in.",
-                usage: "release <order-id>...",
+                usage: "release <order-id>... [--note <text>]",
                 arguments: [ArgumentSpec(name: "order-id", help: "Orders to release.")],
                 options: [OptionSpec(long: "note", short: "m", valueName: "text", help: "Why, for the order's history.")]
             ) { try run(.release, $0, $1) },

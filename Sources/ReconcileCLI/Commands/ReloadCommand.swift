@@ -8,10 +8,12 @@ enum ReloadCommand {
             name: "reload", abstract: "Make reconciled re-read its configuration.",
             usage: "reload [--wait]",
             discussion: """
-                With --wait, waits for the result: exit 0 when the new configuration is active, 1
-                with the reason when the daemon kept the old one (a bad file, an unreadable secret,
-                or a change to Spool.Directory, State.Database or Control.Socket, which need a
-                restart).
+                With --wait (what the unit's ExecReload= runs), waits for the result: exit 0 when
+                the new configuration is active; 78 when the file is invalid (reconcilectl reads it
+                first and names the problems; the daemon is not asked); 1 with the reason when the
+                daemon kept the old configuration (an unreadable secret, or a change to
+                [Spool] Directory=, [State] Database= or [Control] Socket=, which need a restart).
+                SIGHUP does the same reload without waiting.
                 """,
             options: [OptionSpec(long: "wait", short: "w", valueName: nil, help: "Wait until the reload is done, and fail if it failed.")],
             run: run)

@@ -16,12 +16,7 @@ enum ShowCommand {
     }
 
     static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
-        guard let orderID = arguments.positionals.first else {
-            throw CommandLineError.usage("Missing expected argument '<order-id>'", command: "show")
-        }
-        guard arguments.positionals.count == 1 else {
-            throw CommandLineError.usage("Unexpected argument '\(arguments.positionals[1])'", command: "show")
-        }
+        let orderID = try ArgumentChecks.onePositional(arguments, name: "order-id", command: "show")
         let environment = try CommandEnvironment(context)
         let store = try environment.readStore()
         guard let order = try store.order(id: orderID) else {

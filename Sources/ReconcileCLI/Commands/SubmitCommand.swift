@@ -18,12 +18,7 @@ enum SubmitCommand {
     }
 
     static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
-        guard let source = arguments.positionals.first else {
-            throw CommandLineError.usage("Missing expected argument '<file>'", command: "submit")
-        }
-        guard arguments.positionals.count == 1 else {
-            throw CommandLineError.usage("Unexpected argument '\(arguments.positionals[1])'", command: "submit")
-        }
+        let source = try ArgumentChecks.onePositional(arguments, name: "file", command: "submit")
         let environment = try CommandEnvironment(context)
         let limit = environment.configuration.spool.maxFileSize
         let bytes: [UInt8]

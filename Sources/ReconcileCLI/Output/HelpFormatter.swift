@@ -10,6 +10,32 @@ enum HelpFormatter {
         return row(name, option.help)
     }
 
+    /// A discussion: its paragraphs (split at blank lines) refilled to 80 columns.
+    static func paragraphs(_ text: String) -> String {
+        var paragraphs: [[Substring]] = [[]]
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.allSatisfy({ $0 == " " }) {
+                if !(paragraphs.last?.isEmpty ?? true) { paragraphs.append([]) }
+            } else {
+                paragraphs[paragraphs.count - 1].append(line)
+            }
+        }
+        return paragraphs.filter { !$0.isEmpty }.map { paragraph in
+            var lines: [String] = []
+            var current = ""
+            for word in paragraph.joined(separator: " ").split(separator: " ") {
+                if !current.isEmpty && current.count + 1 + word.count > lineWidth {
+                    lines.append(current)
+                    current = String(word)
+                } else {
+                    current += current.isEmpty ? String(word) : " " + word
+                }
+            }
+            if !current.isEmpty { lines.append(current) }
+            return lines.joined(separator: "\n")
+        }.joined(separator: "\n\n")
+    }
+
     /// `  name                    text`, the text wrapped at 80 columns and indented under itself.
     static func row(_ name: String, _ text: String) -> String {
         let indent = String(repeating: " ", count: nameWidth + 2)

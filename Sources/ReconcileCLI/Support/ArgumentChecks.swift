@@ -8,6 +8,17 @@ enum ArgumentChecks {
         }
     }
 
+    /// The one positional argument a verb takes, named `name` in its usage.
+    static func onePositional(_ arguments: ParsedArguments, name: String, command: String) throws -> String {
+        guard let value = arguments.positionals.first else {
+            throw CommandLineError.usage("Missing expected argument '<\(name)>'", command: command)
+        }
+        guard arguments.positionals.count == 1 else {
+            throw CommandLineError.usage("Unexpected argument '\(arguments.positionals[1])'", command: command)
+        }
+        return value
+    }
+
     static func state(_ text: String, command: String) throws -> OrderState {
         guard let state = OrderState(rawValue: text) else {
             var message = "Invalid value '\(text)' for '--state <state>'"

@@ -5,20 +5,26 @@ import Synchronization
 import TestSupport
 import Testing
 
+/// Calls `body` with `path` as a Unix socket address (for `bind` and `connect`).
+func withUnixAddress(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+        for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
+    }
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+}
+
 /// A raw client, so the tests can misbehave in ways `ControlSocketClient` never would.
 final class RawConnection: Sendable {
     let descriptor: Int32
 
     init(_ path: String, receiveTimeout seconds: Int = 10) throws {
         descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let descriptor = descriptor
+        let connected = withUnixAddress(path) { connect(descriptor, $0, $1) }
         guard connected == 0 else {
             let failure = errno
             close(descriptor)
@@ -72,6 +78,14 @@ final class RawConnection: Sendable {
     }
 }
 
+/// A flag a test opens once.
+final class Gate: Sendable {
+    private let flag: Atomic<Bool>
+    init(open: Bool = false) { flag = Atomic(open) }
+    func open() { flag.store(true, ordering: .sequentiallyConsistent) }
+    var isOpen: Bool { flag.load(ordering: .sequentiallyConsistent) }
+}
+
 /// Counts the requests a handler saw.
 final class Counter: Sendable {
     private let count = Atomic<Int>(0)
@@ -85,10 +99,13 @@ struct ControlSocketServerTests {
     var path: String { directory.file("run/control.sock") }
 
     /// Answers `uid=<peer uid> write=<mayWrite> line=<request>`, counting the requests it saw.
-    static func echo(_ seen: Counter) -> ControlSocketServer.Handler {
+    /// The request `slow` is answered only once `gate` opens (or after 10 s).
+    static func echo(_ seen: Counter, gate: Gate = Gate(open: true)) -> ControlSocketServer.Handler {
         { line, peer in
             seen.add()
-            if line == Array("slow".utf8) { try? await Task.sleep(for: .seconds(2)) }
+            if line == Array("slow".utf8) {
+                for _ in 0..<1000 where !gate.isOpen { try? await Task.sleep(for: .milliseconds(10)) }
+            }
             return "uid=\(peer.uid) write=\(peer.mayWrite) line=\(String(decoding: line, as: UTF8.self))"
         }
     }
@@ -161,19 +178,21 @@ struct ControlSocketServerTests {
 
     @Test("a slow answer to one peer does not hold up another")
     func slowHandler() async throws {
-        let server = try ControlSocketServer(path: path, handler: Self.echo(Counter()))
+        // The slow request is answered only after the quick one is: a server that served one
+        // request at a time would leave the quick one unanswered until the client gave up.
+        let gate = Gate()
+        let server = try ControlSocketServer(path: path, handler: Self.echo(Counter(), gate: gate))
         defer { server.stop() }
         let path = path
-        let slow = try RawConnection(path)
-        let (quick, took, slowAnswer) = try await offPool {
+        let slow = try RawConnection(path, receiveTimeout: 20)
+        let (quick, slowAnswer) = try await offPool {
             slow.send("slow\n")
-            usleep(100_000)
-            let start = ContinuousClock.now
-            let quick = try ControlSocketClient.request("quick", path: path)
-            return (quick, ContinuousClock.now - start, slow.readLine())
+            usleep(50_000)
+            let quick = try? ControlSocketClient.request("quick", path: path, timeout: .seconds(8))
+            gate.open()
+            return (quick, slow.readLine())
         }
-        #expect(quick.hasSuffix("line=quick"))
-        #expect(took < .seconds(1))
+        #expect(quick?.hasSuffix("line=quick") == true)
         #expect(slowAnswer?.hasSuffix("line=slow") == true)
     }
 
@@ -204,14 +223,7 @@ struct ControlSocketServerTests {
         // A socket file nobody listens on, as a killed daemon leaves it.
         try FileManager.default.createDirectory(atPath: directory.file("run"), withIntermediateDirectories: true)
         let orphan = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(orphan, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let bound = withUnixAddress(path) { bind(orphan, $0, $1) }
         #expect(bound == 0)
         close(orphan)
         #expect(FileManager.default.fileExists(atPath: path))
