@@ -327,4 +327,27 @@ struct OperatorEndToEndTests {
         daemon.send(SIGTERM)
         #expect(await daemon.wait() == 0)
     }
+
+    @Test("the built binary: help on stdout, usage errors on stderr with 64, $RECONCILE_CONFIG, 78 for a bad file")
+    func binaryConventions() async throws {
+        let harness = Harness("op-binary")
+        harness.configure("[Verifier]\nKind=http\nURL=http://127.0.0.1:9/merchant/verify")
+        let help = try await ChildProcess.run("reconcilectl", ["help", "retry"], directory: harness.directory)
+        #expect(help.status == 0)
+        #expect(help.output.hasPrefix("OVERVIEW: Make orders due now, granting at least one more attempt.\n"))
+        #expect(help.error.isEmpty)
+        let usage = try await ChildProcess.run("reconcilectl", ["lst"], directory: harness.directory)
+        #expect(usage.status == 64)
+        #expect(usage.output.isEmpty)
+        #expect(usage.error.hasPrefix("Error: Unknown subcommand 'lst'; did you mean 'list'?\n"))
+        // The configuration from the environment: an empty store, and no daemon (exit 3).
+        let status = try await ChildProcess.run(
+            "reconcilectl", ["status"], environment: ["RECONCILE_CONFIG": harness.configPath], directory: harness.directory)
+        #expect(status.status == 3, "\(status.error)")
+        #expect(status.output.hasPrefix("reconciled is not running"))
+        harness.directory.write("reconciled.conf", "[Verifier]\nKind=http\nURL=ftp://example\n")
+        let broken = try await harness.ctl(["list"])
+        #expect(broken.status == 78)
+        #expect(broken.error.contains("reconciled.conf:3: [Verifier] URL="), "\(broken.error)")
+    }
 }
