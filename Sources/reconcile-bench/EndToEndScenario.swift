@@ -43,17 +43,26 @@ enum EndToEndScenario {
         return report
     }
 
-    /// The transport alone: `count` requests, `inFlight` at a time.
+    /// The transport alone: `count` requests, `inFlight` at a time. Each is what the merchant
+    /// verifier would send for a distinct order (the same body fields and headers, its own
+    /// `Idempotency-Key`), so that the mock does the same work per request in both runs.
     static func rawRate(transport: CurlTransport, url: String, count: Int) async -> Double {
-        let body = Array(#"{"order_id":"RAW","product_id":"gems","receipt":"QUJD"}"#.utf8)
         let next = Counter()
         let start = ContinuousClock.now
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<inFlight {
                 group.addTask {
-                    while next.value.add(1, ordering: .relaxed).oldValue < count {
+                    while case let index = next.value.add(1, ordering: .relaxed).oldValue, index < count {
+                        let orderID = "RAW\(index)"
+                        let body = Array((#"{"order_id":"\#(orderID)","product_id":"gems","receipt":"QUJD","transaction_id":null,"#
+                            + #""application_username":null,"user_id":null,"amount":null,"currency":null,"created_at":null}"#).utf8)
                         _ = await transport.send(HTTPRequest(
-                            url: url, headers: [HTTPHeader("Idempotency-Key", "RAW"), HTTPHeader("Content-Type", "application/json")],
+                            url: url,
+                            headers: [
+                                HTTPHeader("Content-Type", "application/json"), HTTPHeader("Accept", "application/json"),
+                                HTTPHeader("User-Agent", "reconciled/\(ReconcileVersion.current)"),
+                                HTTPHeader("Idempotency-Key", orderID), HTTPHeader("Reconcile-Attempt", "1"),
+                            ],
                             body: body, timeout: .seconds(10)))
                     }
                 }
