@@ -69,20 +69,20 @@ final class ControlHandler: Sendable {
         }
     }
 
-    /// The actor to record: the peer's user, or the operator behind `sudo` when root says so.
+    /// The actor to record: the peer's user, or the operator behind `sudo` when root or the
+    /// daemon's own user (`sudo -u reconciled reconcilectl …`) says so.
     static func actor(of peer: ControlSocketServer.Peer, request: ControlRequest) -> TransitionActor {
-        if peer.uid == 0, let behalf = request.onBehalfOf, !behalf.isEmpty, behalf.allSatisfy({ $0.isLetter || $0.isNumber || "._-".contains($0) }) {
+        if peer.uid == 0 || peer.uid == geteuid(), let behalf = request.onBehalfOf, !behalf.isEmpty, behalf.allSatisfy({ $0.isLetter || $0.isNumber || "._-".contains($0) }) {
             return .operator(behalf)
         }
         return .operator(peer.userName ?? "uid\(peer.uid)")
     }
 
     private func operate(_ request: ControlRequest, peer: ControlSocketServer.Peer) -> String {
-        guard let action = request.operation.action else { return ControlResponse.error("not an order operation") }
-        let target: OperatorRequest.Target = request.state.map { .state($0) } ?? .orders(request.orders)
-        let operatorRequest = OperatorRequest(
-            action: action, target: target, actor: Self.actor(of: peer, request: request), note: request.note,
-            resetAttempts: request.resetAttempts, force: request.force, transactionID: request.transactionID)
+        guard let operatorRequest = request.operatorRequest(actor: Self.actor(of: peer, request: request)) else {
+            return ControlResponse.error("not an order operation")
+        }
+        let action = operatorRequest.action
         do {
             let outcomes = try store.apply(operatorRequest, verifierKind: verifierKind.withLock { $0 }, now: Date())
             for outcome in outcomes where outcome.changed {

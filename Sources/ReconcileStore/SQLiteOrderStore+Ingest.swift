@@ -94,6 +94,9 @@ extension SQLiteOrderStore {
                 }
             }
         }
+        // A held order whose proof revives the state it was held in (escalated → pending): what
+        // was kept aside for its release no longer applies, as it would not for an order not held.
+        let heldResumeMoved = existing.state == .held && newResume != existing.resumeState
         try connection.run(
             """
             UPDATE orders SET
@@ -101,7 +104,9 @@ extension SQLiteOrderStore {
                 amount = ?, currency = ?, created_at = ?, raw = ?, content_hash = ?,
                 proof_revision = proof_revision + 1, state = ?, resume_state = ?, updated_at = ?,
                 next_attempt_at = CASE WHEN ? THEN ? ELSE next_attempt_at END,
-                reason = CASE WHEN state = ? THEN reason ELSE 'proof_replaced' END
+                reason = CASE WHEN state = ? THEN reason ELSE 'proof_replaced' END,
+                held_resume_state = CASE WHEN ? THEN NULL ELSE held_resume_state END,
+                held_reason = CASE WHEN ? THEN 'proof_replaced' ELSE held_reason END
             WHERE id = ?
             """,
             [
@@ -111,7 +116,7 @@ extension SQLiteOrderStore {
                 .integer(orNull: submission.createdAt.map { min($0, now).epochMilliseconds }), .blob(candidate.raw),
                 .text(candidate.contentHash), .text(newState.rawValue), .text(orNull: newResume?.rawValue),
                 .integer(now.epochMilliseconds), .integer(dueNow ? 1 : 0), .integer(now.epochMilliseconds),
-                .text(newState.rawValue), .integer(existing.ref),
+                .text(newState.rawValue), .integer(heldResumeMoved ? 1 : 0), .integer(heldResumeMoved ? 1 : 0), .integer(existing.ref),
             ])
         try recordTransition(
             connection, orderRef: existing.ref, at: now, actor: .daemon, from: existing.state, to: newState,

@@ -2,10 +2,6 @@ import Foundation
 import ReconcileCore
 
 extension SQLiteOrderStore {
-    public func apply(_ request: OperatorRequest, now: Date) throws -> [OperatorOutcome] {
-        try apply(request, verifierKind: nil, now: now)
-    }
-
     /// Applies an operator action; `verifierKind` decides whether a retried order has usable
     /// proof (`nil`: any proof counts).
     public func apply(_ request: OperatorRequest, verifierKind: VerifierKind?, now: Date) throws -> [OperatorOutcome] {
@@ -33,12 +29,15 @@ extension SQLiteOrderStore {
         var proof: OrderProof
         var leased: Bool
         var reason: String?
+        /// An action recorded while the order's attempt is in flight (JSON), if any.
+        var pendingAction: String?
     }
 
     static func operatorRow(_ orderID: String, connection: SQLiteConnection) throws -> OperatorRow? {
         try connection.queryFirst(
             """
-            SELECT id, state, resume_state, receipt, transaction_id, signed_transaction, lease_owner IS NOT NULL, reason
+            SELECT id, state, resume_state, receipt, transaction_id, signed_transaction, lease_owner IS NOT NULL, reason,
+                pending_action
             FROM orders WHERE order_id = ?
             """, [.text(orderID)]
         ) { row in
@@ -46,7 +45,7 @@ extension SQLiteOrderStore {
                 reference: row.int64(0), state: OrderState(rawValue: row.string(1)) ?? .held,
                 resumeState: row.optionalString(2).flatMap(OrderState.init(rawValue:)),
                 proof: OrderProof(receipt: row.optionalString(3), transactionID: row.optionalString(4), signedTransaction: row.optionalString(5)),
-                leased: row.int(6) == 1, reason: row.optionalString(7))
+                leased: row.int(6) == 1, reason: row.optionalString(7), pendingAction: row.optionalString(8))
         }
     }
 
@@ -60,6 +59,14 @@ extension SQLiteOrderStore {
             // The attempt in flight ends first; the completion applies the action (DESIGN §4).
             guard request.action != .release else {
                 return OperatorOutcome(orderID: orderID, result: .refused("cannot release: the order is \(row.state) (an attempt is in flight), not held"))
+            }
+            // One action waits at a time: a second one would silently replace the first.
+            if let waiting = row.pendingAction, case .object(let object)? = try? JSONParser().parse(waiting) {
+                let earlier = object["action"]?.stringValue ?? "action"
+                let by = object["actor"]?.stringValue ?? "an operator"
+                return OperatorOutcome(
+                    orderID: orderID,
+                    result: .refused("an earlier \(earlier) by \(by) waits for the attempt in flight to end; try again once it has"))
             }
             try connection.run(
                 "UPDATE orders SET pending_action = ? WHERE id = ?", [.text(pendingActionJSON(request, verifierKind: verifierKind)), .integer(row.reference)])
@@ -110,10 +117,18 @@ extension SQLiteOrderStore {
         }
 
         let due = next == .pending || next == .verified
-        let resume: OrderState? = request.action == .hold ? row.state : nil
+        // hold: remember the state it was in, and keep the order's resume state and reason aside;
+        // release: put them back; anything else: neither.
+        let hold = request.action == .hold ? 1 : 0
+        let release = request.action == .release ? 1 : 0
         try connection.run(
             """
-            UPDATE orders SET state = ?, resume_state = ?, next_attempt_at = ?, reason = ?, updated_at = ?, pending_action = NULL,
+            UPDATE orders SET state = ?,
+                resume_state = CASE WHEN ? THEN ? WHEN ? THEN held_resume_state ELSE NULL END,
+                reason = CASE WHEN ? THEN COALESCE(held_reason, ?) ELSE ? END,
+                held_resume_state = CASE WHEN ? THEN resume_state ELSE NULL END,
+                held_reason = CASE WHEN ? THEN reason ELSE NULL END,
+                next_attempt_at = ?, updated_at = ?, pending_action = NULL,
                 finished_by = CASE WHEN ? THEN 'operator' ELSE finished_by END,
                 verified_transaction_id = COALESCE(?, verified_transaction_id),
                 attempts = CASE WHEN ? THEN 0 ELSE attempts END,
@@ -123,8 +138,11 @@ extension SQLiteOrderStore {
             WHERE id = ?
             """,
             [
-                .text(next.rawValue), .text(orNull: resume?.rawValue), due ? .integer(now.epochMilliseconds) : .null,
-                .text(request.action.rawValue), .integer(now.epochMilliseconds), .integer(request.action == .resolve ? 1 : 0),
+                .text(next.rawValue),
+                .integer(hold), .text(row.state.rawValue), .integer(release),
+                .integer(release), .text(request.action.rawValue), .text(request.action.rawValue),
+                .integer(hold), .integer(hold),
+                due ? .integer(now.epochMilliseconds) : .null, .integer(now.epochMilliseconds), .integer(request.action == .resolve ? 1 : 0),
                 .text(orNull: request.action == .resolve ? request.transactionID : nil),
                 .integer(request.resetAttempts ? 1 : 0), .integer(request.resetAttempts ? 1 : 0), .integer(request.resetAttempts ? 1 : 0),
                 .integer(request.resetAttempts ? 1 : 0), .integer(now.epochMilliseconds), .integer(row.reference),

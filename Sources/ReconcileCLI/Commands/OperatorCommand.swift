@@ -78,8 +78,8 @@ enum OperatorCommand {
         if (action == .resolve || action == .cancel) && (note?.isEmpty ?? true) {
             throw CommandLineError.usage("Missing expected argument '--note <text>'", command: name)
         }
-        if let note, note.count > 1000 || note.unicodeScalars.contains(where: { $0.value < 0x20 }) {
-            throw CommandLineError.usage("'--note' must be one line of at most 1000 characters", command: name)
+        if let note, !ControlRequest.isValidNote(note) {
+            throw CommandLineError.usage("'--note' must be one line of printable text of at most 1000 characters", command: name)
         }
 
         let environment = try CommandEnvironment(context)
@@ -89,7 +89,7 @@ enum OperatorCommand {
         if let answer = try environment.askDaemon(request) {
             return report(ControlResponse.parseOutcomes(answer), action: action, bulk: state != nil, context: context)
         }
-        let outcomes = try applyWithoutDaemon(request, action: action, environment: environment, arguments: arguments)
+        let outcomes = try applyWithoutDaemon(request, environment: environment)
         let status = report(outcomes, action: action, bulk: state != nil, context: context)
         if outcomes.contains(where: \.changed) {
             context.output.err("reconciled is not running; the change is recorded in the store and picked up at the next start.\n")
@@ -98,9 +98,7 @@ enum OperatorCommand {
     }
 
     /// Without a daemon: the store's owner applies the action, under the daemon's lock.
-    static func applyWithoutDaemon(
-        _ request: ControlRequest, action: OperatorAction, environment: CommandEnvironment, arguments: ParsedArguments
-    ) throws -> [OperatorOutcome] {
+    static func applyWithoutDaemon(_ request: ControlRequest, environment: CommandEnvironment) throws -> [OperatorOutcome] {
         let path = environment.databasePath
         var info = stat()
         guard stat(path, &info) == 0 else {
@@ -125,12 +123,8 @@ enum OperatorCommand {
         } catch {
             throw CommandLineError.failure(String(describing: error))
         }
-        let target: OperatorRequest.Target = request.state.map { .state($0) } ?? .orders(request.orders)
-        return try store.apply(
-            OperatorRequest(
-                action: action, target: target, actor: .operator(environment.operatorName), note: request.note,
-                resetAttempts: request.resetAttempts, force: request.force, transactionID: request.transactionID),
-            verifierKind: environment.configuration.verifier.kind, now: environment.context.now())
+        guard let operatorRequest = request.operatorRequest(actor: .operator(environment.operatorName)) else { return [] }
+        return try store.apply(operatorRequest, verifierKind: environment.configuration.verifier.kind, now: environment.context.now())
     }
 
     /// One line per order, a count for bulk actions; exit 1 when an order was not changed.

@@ -42,7 +42,8 @@ struct CommandEnvironment {
     /// Sends a request to the daemon; `nil` when it is not running.
     func askDaemon(_ request: ControlRequest, timeout: Duration = .seconds(30)) throws -> JSONObject? {
         var request = request
-        if geteuid() == 0, let sudoUser = context.environment["SUDO_USER"], !sudoUser.isEmpty { request.onBehalfOf = sudoUser }
+        // The daemon honours it only from root and from its own user (`sudo -u reconciled`).
+        if let sudoUser = context.environment["SUDO_USER"], !sudoUser.isEmpty { request.onBehalfOf = sudoUser }
         let answer: String
         do {
             answer = try ControlSocketClient.request(request.line, path: socketPath, timeout: timeout)

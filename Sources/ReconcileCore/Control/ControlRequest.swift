@@ -104,18 +104,56 @@ public struct ControlRequest: Sendable, Hashable {
         request.resetAttempts = try flag(object, "reset_attempts") ?? false
         request.force = try flag(object, "force") ?? false
         request.wait = try flag(object, "wait") ?? true
-        if operation.action != nil && request.orders.isEmpty && request.state == nil {
-            throw Invalid(description: "\(opName) needs \"orders\" or \"state\"")
-        }
+        try request.validate()
         return request
+    }
+
+    /// The verbs' rules beyond the JSON shape, the same that `reconcilectl` applies before it
+    /// sends (DESIGN §10): order operations name `orders` or, for `retry` only, a `state`, never
+    /// both; `resolve` and `cancel` take one order and a note; `reset_attempts` and `force` belong
+    /// to `retry`, `transaction_id` to `resolve`.
+    public func validate() throws(Invalid) {
+        let name = operation.rawValue
+        guard operation.action != nil else {
+            if !orders.isEmpty || state != nil || note != nil || resetAttempts || force || transactionID != nil {
+                throw Invalid(description: "\(name) takes no order fields")
+            }
+            return
+        }
+        if !orders.isEmpty && state != nil { throw Invalid(description: "give \"orders\" or \"state\", not both") }
+        if state != nil && operation != .retry { throw Invalid(description: "\"state\" is for retry only; \(name) takes \"orders\"") }
+        if orders.isEmpty && state == nil {
+            throw Invalid(description: operation == .retry ? "retry needs \"orders\" or \"state\"" : "\(name) needs \"orders\"")
+        }
+        if operation == .resolve || operation == .cancel {
+            if orders.count != 1 { throw Invalid(description: "\(name) takes exactly one order") }
+            if (note ?? "").isEmpty { throw Invalid(description: "\(name) needs a \"note\"") }
+        }
+        if (resetAttempts || force) && operation != .retry {
+            throw Invalid(description: "\"\(resetAttempts ? "reset_attempts" : "force")\" is for retry only")
+        }
+        if transactionID != nil && operation != .resolve { throw Invalid(description: "\"transaction_id\" is for resolve only") }
+    }
+
+    /// The order operation as the store applies it, by `actor`; `nil` for `status`, `wake` and
+    /// `reload`.
+    public func operatorRequest(actor: TransitionActor) -> OperatorRequest? {
+        guard let action = operation.action else { return nil }
+        return OperatorRequest(
+            action: action, target: state.map { .state($0) } ?? .orders(orders), actor: actor, note: note,
+            resetAttempts: resetAttempts, force: force, transactionID: transactionID)
+    }
+
+    /// A note for an order's history: one line of printable text, at most 1,000 characters.
+    public static func isValidNote(_ text: String) -> Bool {
+        text.count <= 1000 && !text.unicodeScalars.contains(where: OrderFileParser.isControl)
     }
 
     static func optionalText(_ object: JSONObject, _ key: String, limit: Int) throws(Invalid) -> String? {
         guard let value = object[key] else { return nil }
         if case .null = value { return nil }
-        guard let text = value.stringValue, text.count <= limit,
-            !text.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" })
-        else { throw Invalid(description: "\"\(key)\" must be a line of text of at most \(limit) characters") }
+        guard let text = value.stringValue, text.count <= limit, !text.unicodeScalars.contains(where: OrderFileParser.isControl)
+        else { throw Invalid(description: "\"\(key)\" must be one line of printable text of at most \(limit) characters") }
         return text
     }
 

@@ -36,8 +36,9 @@ public protocol OrderStore: OrderIngesting {
 
     /// Applies an operator's action (DESIGN §4): to orders whose attempt is in flight it is
     /// recorded and applied when the attempt ends; a forbidden action is refused with the
-    /// order's state named. One transaction.
-    func apply(_ request: OperatorRequest, now: Date) throws -> [OperatorOutcome]
+    /// order's state named. `verifierKind` decides whether a retried order has proof the
+    /// verifier can use (`nil`: any proof counts). One transaction.
+    func apply(_ request: OperatorRequest, verifierKind: VerifierKind?, now: Date) throws -> [OperatorOutcome]
 
     // MARK: - Scheduling
 

@@ -4,6 +4,10 @@
 /// `next_attempt_at` is set (cleared while it is leased), so the partial indexes
 /// `orders_due_verify` (pending orders) and `orders_due_deliver` (verified orders) hold only
 /// claimable orders, and due-order selection is a range scan whatever the backlog.
+///
+/// A held order keeps, in `held_resume_state` and `held_reason`, the `resume_state` and `reason`
+/// it had when it was held; `release` restores them (so an order escalated during delivery, or as
+/// a duplicate, is still that after a hold and a release).
 public enum StoreSchema {
     public static let migrations: [Migration] = [
         Migration(
@@ -92,7 +96,13 @@ public enum StoreSchema {
                     actor TEXT NOT NULL
                 ) WITHOUT ROWID;
                 CREATE INDEX claims_order ON claims(order_ref);
-                """)
+                """),
+        Migration(
+            version: 2, name: "held orders remember why they were where they were",
+            sql: """
+                ALTER TABLE orders ADD COLUMN held_resume_state TEXT;
+                ALTER TABLE orders ADD COLUMN held_reason TEXT;
+                """),
     ]
 
     /// The newest schema version this build knows.

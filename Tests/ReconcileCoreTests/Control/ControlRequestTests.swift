@@ -10,11 +10,12 @@ struct ControlRequestTests {
     @Test("a request survives its own line")
     func roundTrip() throws {
         let request = ControlRequest(
-            operation: .retry, orders: ["A1", "B-2"], note: "paid by hand", resetAttempts: true, force: true, transactionID: "7777",
-            onBehalfOf: "alice", wait: true)
+            operation: .retry, orders: ["A1", "B-2"], note: "paid by hand", resetAttempts: true, force: true, onBehalfOf: "alice", wait: true)
         #expect(try Self.parse(request.line) == request)
-        let bulk = ControlRequest(operation: .hold, state: .escalated)
-        #expect(bulk.line == #"{"v":1,"op":"hold","state":"escalated"}"#)
+        let resolve = ControlRequest(operation: .resolve, orders: ["A1"], note: "paid by hand", transactionID: "7777")
+        #expect(try Self.parse(resolve.line) == resolve)
+        let bulk = ControlRequest(operation: .retry, state: .escalated)
+        #expect(bulk.line == #"{"v":1,"op":"retry","state":"escalated"}"#)
         #expect(try Self.parse(bulk.line) == bulk)
         #expect(try Self.parse(#"{"v":1,"op":"reload","wait":false}"#).wait == false)
         #expect(try Self.parse(#"{"op":"status","v":1}"#).operation == .status)
@@ -33,10 +34,23 @@ struct ControlRequestTests {
             (#"{"v":1,"op":"drop_table"}"#, #"unknown op "drop_table""#),
             (#"{"v":1,"op":"status","sudo":true}"#, #"unknown field "sudo""#),
             (#"{"v":1,"op":"retry"}"#, #"retry needs "orders" or "state""#),
+            (#"{"v":1,"op":"hold"}"#, #"hold needs "orders""#),
+            (#"{"v":1,"op":"cancel","state":"pending","note":"x"}"#, #""state" is for retry only; cancel takes "orders""#),
+            (#"{"v":1,"op":"retry","orders":["A1"],"state":"escalated"}"#, #"give "orders" or "state", not both"#),
+            (#"{"v":1,"op":"resolve","orders":["A1","A2"],"note":"x"}"#, "resolve takes exactly one order"),
+            (#"{"v":1,"op":"cancel","orders":["A1"]}"#, #"cancel needs a "note""#),
+            (#"{"v":1,"op":"cancel","orders":["A1"],"note":""}"#, #"cancel needs a "note""#),
+            (#"{"v":1,"op":"hold","orders":["A1"],"reset_attempts":true}"#, #""reset_attempts" is for retry only"#),
+            (#"{"v":1,"op":"release","orders":["A1"],"force":true}"#, #""force" is for retry only"#),
+            (#"{"v":1,"op":"retry","orders":["A1"],"transaction_id":"1"}"#, #""transaction_id" is for resolve only"#),
+            (#"{"v":1,"op":"status","orders":["A1"]}"#, "status takes no order fields"),
+            (#"{"v":1,"op":"hold","orders":["A1"],"note":"tab\there"}"#, #""note" must be one line of printable text"#),
+            (#"{"v":1,"op":"hold","orders":["A1"],"note":"line\u2028break"}"#, #""note" must be one line of printable text"#),
+            (#"{"v":1,"op":"hold","orders":["A1"],"as":"eve\u0085"}"#, #""as" must be one line of printable text"#),
             (#"{"v":1,"op":"hold","orders":"A1"}"#, #""orders" must be a list of order ids"#),
             (#"{"v":1,"op":"hold","orders":["../etc/passwd"]}"#, #""orders" holds something that is not an order id"#),
             (#"{"v":1,"op":"hold","state":"lost"}"#, #""state" is not a state"#),
-            (#"{"v":1,"op":"hold","orders":["A1"],"note":"two\nlines"}"#, #""note" must be a line of text of at most 1000 characters"#),
+            (#"{"v":1,"op":"hold","orders":["A1"],"note":"two\nlines"}"#, #""note" must be one line of printable text of at most 1000 characters"#),
             (#"{"v":1,"op":"retry","orders":["A1"],"force":"yes"}"#, #""force" must be true or false"#),
             (#"{"v":1,"op":"status","v":1}"#, "not JSON: "),
         ])
@@ -46,6 +60,16 @@ struct ControlRequestTests {
         } throws: { error in
             String(describing: error).hasPrefix(message)
         }
+    }
+
+    @Test("an order operation becomes the store's request, with the actor the daemon decides")
+    func operatorRequest() throws {
+        let request = try Self.parse(#"{"v":1,"op":"resolve","orders":["A1"],"note":"by hand","transaction_id":"77"}"#)
+        #expect(request.operatorRequest(actor: .operator("alice")) == OperatorRequest(
+            action: .resolve, target: .orders(["A1"]), actor: .operator("alice"), note: "by hand", transactionID: "77"))
+        let bulk = try Self.parse(#"{"v":1,"op":"retry","state":"escalated","reset_attempts":true}"#)
+        #expect(bulk.operatorRequest(actor: .operator("bob"))?.target == .state(.escalated))
+        #expect(try Self.parse(#"{"v":1,"op":"wake"}"#).operatorRequest(actor: .operator("bob")) == nil)
     }
 
     @Test("requests over 64 KiB and nested too deep are refused before they are looked at")

@@ -8,7 +8,8 @@ import TestSupport
 struct SchemaMigratorTests {
     let fixture = StoreFixture()
 
-    static let extra = Migration(version: 2, name: "notes", sql: "ALTER TABLE orders ADD COLUMN note TEXT")
+    /// A migration one past this build's newest, as a later reconciled would bring.
+    static let extra = Migration(version: StoreSchema.latestVersion + 1, name: "notes", sql: "ALTER TABLE orders ADD COLUMN note TEXT")
 
     @Test("a fresh store gets the whole schema, WAL and synchronous=FULL")
     func fresh() throws {
@@ -30,8 +31,9 @@ struct SchemaMigratorTests {
         }
         let migrator = SchemaMigrator(migrations: StoreSchema.migrations + [Self.extra])
         let store = try SQLiteOrderStore(path: fixture.path, mode: .owner, migrator: migrator)
-        #expect(try store.scalar("SELECT max(version) FROM schema_migrations") == 2)
+        #expect(try store.scalar("SELECT max(version) FROM schema_migrations") == Int64(Self.extra.version))
         #expect(try store.scalar("SELECT count(*) FROM pragma_table_info('orders') WHERE name = 'note'") == 1)
+        #expect(try store.scalar("SELECT count(*) FROM pragma_table_info('orders') WHERE name = 'held_reason'") == 1)
         #expect(try store.order(id: "A1")?.state == .pending)
         // The copy holds the old schema and the data.
         let copy = try SQLiteConnection(path: fixture.path + ".pre-2", mode: .readOnly)
@@ -47,7 +49,7 @@ struct SchemaMigratorTests {
                 _ = try fixture.open(mode)
                 Issue.record("opened a newer database as \(mode)")
             } catch let error as StoreError {
-                #expect(error == .newerSchema(path: fixture.path, found: 2, supported: 1))
+                #expect(error == .newerSchema(path: fixture.path, found: Self.extra.version, supported: StoreSchema.latestVersion))
                 #expect(error.description.contains("newer than this reconciled supports"))
             }
         }
@@ -57,7 +59,7 @@ struct SchemaMigratorTests {
     func onlyOwnerMigrates() throws {
         _ = try SQLiteOrderStore(path: fixture.path, mode: .owner, migrator: SchemaMigrator(migrations: [StoreSchema.migrations[0]]))
         let migrator = SchemaMigrator(migrations: StoreSchema.migrations + [Self.extra])
-        #expect(throws: StoreError.needsMigration(path: fixture.path, found: 1, latest: 2)) {
+        #expect(throws: StoreError.needsMigration(path: fixture.path, found: 1, latest: Self.extra.version)) {
             _ = try SQLiteOrderStore(path: fixture.path, mode: .readOnly, migrator: migrator)
         }
     }
