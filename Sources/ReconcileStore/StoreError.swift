@@ -10,6 +10,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case unreadable(path: String, reason: String)
     /// No database at the path.
     case missing(path: String)
+    /// The copy made before migrating could not be written; nothing was migrated.
+    case cannotCopy(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -23,6 +25,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             "\(path) cannot be read as a reconcile store: \(reason)"
         case .missing(let path):
             "no store at \(path); reconciled creates it when it first starts"
+        case .cannotCopy(let path, let reason):
+            "cannot write \(path), the copy made before migrating: \(reason); nothing was migrated"
         }
     }
 }

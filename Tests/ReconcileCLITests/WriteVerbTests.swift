@@ -105,6 +105,9 @@ struct WriteVerbTests {
         #expect(result.out.hasPrefix("backed up 11 orders to <dir>/copy.db ("))
         let copy = try SQLiteOrderStore(path: target, mode: .readOnly)
         #expect(try copy.countsByState().values.reduce(0, +) == 11)
+        var info = stat()
+        #expect(stat(target, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o600)  // it holds every receipt, whatever the umask
         #expect(fixture.run(["backup", target]) == (1, "", "Error: <dir>/copy.db exists; choose a new name\n"))
     }
 

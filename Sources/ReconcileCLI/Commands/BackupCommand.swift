@@ -19,12 +19,17 @@ enum BackupCommand {
     static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
         let path = try ArgumentChecks.onePositional(arguments, name: "file", command: "backup")
         let target = ConfigurationLoader.absolute(path)
-        guard !FileSystem.exists(target) else {
-            throw CommandLineError.failure("\(target) exists; choose a new name")
-        }
         let environment = try CommandEnvironment(context)
         let store = try environment.readStore()
         let orders = (try? store.countsByState().values.reduce(0, +)) ?? 0
+        // The copy holds every receipt: made here, empty, 0600 and never over an existing file
+        // (SQLite's VACUUM INTO fills an empty file; left to itself it would follow the umask).
+        let created = open(target, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard created >= 0 else {
+            if errno == EEXIST { throw CommandLineError.failure("\(target) exists; choose a new name") }
+            throw CommandLineError.failure("cannot create \(target): \(String(cString: strerror(errno)))")
+        }
+        close(created)
         do {
             try store.backup(to: target)
             let descriptor = open(target, O_RDONLY | O_CLOEXEC)
@@ -34,6 +39,7 @@ enum BackupCommand {
             }
             try FileSystem.syncDirectory(FileSystem.parentDirectory(of: target))
         } catch {
+            unlink(target)
             throw CommandLineError.failure("cannot back up to \(target): \(error)")
         }
         var info = stat()

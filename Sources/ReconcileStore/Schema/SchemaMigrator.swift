@@ -64,6 +64,10 @@ public struct SchemaMigrator: Sendable {
             if FileManager.default.fileExists(atPath: copy) {
                 try FileManager.default.removeItem(atPath: copy)
             }
+            // Receipts are in it: 0600, whatever the umask (VACUUM INTO fills an empty file).
+            guard FileManager.default.createFile(atPath: copy, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                throw StoreError.cannotCopy(path: copy, reason: String(cString: strerror(errno)))
+            }
             try connection.run("VACUUM INTO ?", [.text(copy)])
         }
         for migration in pending {

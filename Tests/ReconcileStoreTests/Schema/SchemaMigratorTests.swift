@@ -36,6 +36,8 @@ struct SchemaMigratorTests {
         #expect(try store.scalar("SELECT count(*) FROM pragma_table_info('orders') WHERE name = 'held_reason'") == 1)
         #expect(try store.order(id: "A1")?.state == .pending)
         // The copy holds the old schema and the data.
+        let attributes = try FileManager.default.attributesOfItem(atPath: fixture.path + ".pre-2")
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
         let copy = try SQLiteConnection(path: fixture.path + ".pre-2", mode: .readOnly)
         #expect(try copy.scalar("SELECT max(version) FROM schema_migrations") == 1)
         #expect(try copy.scalar("SELECT count(*) FROM orders") == 1)
