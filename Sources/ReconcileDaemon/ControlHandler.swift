@@ -33,7 +33,8 @@ final class ControlHandler: Sendable {
         self.requestReload = requestReload
     }
 
-    func handle(_ line: [UInt8], peer: ControlSocketServer.Peer) async -> String {
+    /// Answers one request, on the connection's own thread (store calls block it, not the pool).
+    func handle(_ line: [UInt8], peer: ControlSocketServer.Peer) -> String {
         let request: ControlRequest
         do {
             request = try ControlRequest.parse(line)
@@ -49,16 +50,16 @@ final class ControlHandler: Sendable {
         }
         switch request.operation {
         case .status:
-            return await status()
+            return status()
         case .wake:
             scheduler.nudge()
             return ControlResponse.ok()
         case .reload:
             guard request.wait else {
-                Task { _ = await requestReload() }
+                Task { [requestReload] in _ = await requestReload() }
                 return ControlResponse.ok(JSONObject(["reload": .string("started")]))
             }
-            switch await requestReload() {
+            switch AsyncResult.wait(requestReload) {
             case .success(let generation):
                 return ControlResponse.ok(JSONObject(["generation": .integer(generation)]))
             case .failure(let failure):
@@ -97,8 +98,8 @@ final class ControlHandler: Sendable {
         }
     }
 
-    private func status() async -> String {
-        let live = await scheduler.status()
+    private func status() -> String {
+        let live = AsyncResult.wait { [scheduler] in await scheduler.status() }
         var object = JSONObject()
         object["daemon"] = .object(JSONObject([
             "pid": .integer(getpid()), "version": .string(ReconcileVersion.current), "started_at": .string(RFC3339.format(startedAt)),

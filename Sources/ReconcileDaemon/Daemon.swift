@@ -121,13 +121,14 @@ public final class Daemon {
             store: store, scheduler: scheduler, configPath: configPath, verifierKind: configuration.verifier.kind, logger: logger
         ) { [events] in
             await withCheckedContinuation { continuation in
-                events.yield(.reload { continuation.resume(returning: $0) })
+                let reply: @Sendable (Result<Int, ReloadFailure>) -> Void = { continuation.resume(returning: $0) }
+                if case .terminated = events.yield(.reload(reply)) { reply(.failure(.stopping)) }
             }
         }
         do {
             let handler = control
             controlServer = try ControlSocketServer(path: configuration.control.socket) { line, peer in
-                await handler.handle(line, peer: peer)
+                handler.handle(line, peer: peer)
             }
         } catch {
             throw StartupFailure(status: ExitStatus.failure, message: "cannot open the control socket: \(error)", errno: error.errno)
@@ -164,11 +165,19 @@ public final class Daemon {
             "reconciled \(ReconcileVersion.current) started: spool \(layout.root), store \(store.path) with \(Plural.count(counts.values.reduce(0, +), "order")), Kind=\(configuration.verifier.kind.rawValue) \(configuration.verifier.url.absoluteString)",
             id: .started)
 
-        loop: for await event in eventStream {
+        // Until SIGTERM; then the events already queued are answered (a reload with "stopping")
+        // and the stream ends.
+        var stopping = false
+        for await event in eventStream {
             switch event {
+            case .reload(let reply) where stopping:
+                reply(.failure(.stopping))
+            case _ where stopping:
+                continue
             case .signal(let number) where number == SIGTERM || number == SIGINT:
                 logger.notice("received \(SignalStream.name(of: number)); stopping", id: .stopping)
-                break loop
+                stopping = true
+                events.finish()
             case .signal(let number) where number == SIGHUP:
                 _ = await reload()
             case .reload(let reply):
@@ -182,7 +191,8 @@ public final class Daemon {
             }
         }
 
-        // Stop taking work in, let in-flight attempts finish, commit, close.
+        // Stop taking work in (the control socket answers what it has in hand first), let
+        // in-flight attempts finish, commit, close.
         controlServer?.stop()
         rescanTimer?.cancel()
         pruneTimer?.cancel()
@@ -314,11 +324,14 @@ public final class Daemon {
 public enum ReloadFailure: Error, Sendable, CustomStringConvertible {
     case invalid(String)
     case needsRestart([String])
+    /// SIGTERM came first.
+    case stopping
 
     public var description: String {
         switch self {
         case .invalid(let reason): "the new configuration is invalid:\n\(reason)"
         case .needsRestart(let keys): "\(keys.joined(separator: ", ")) changed; restart the daemon to apply"
+        case .stopping: "reconciled is stopping; the configuration is read afresh when it starts again"
         }
     }
 }

@@ -11,8 +11,11 @@ import Synchronization
 /// connection is closed; a peer that sends nothing for 5 s is dropped; the peer's credentials
 /// (`SO_PEERCRED`) are read by the kernel, not claimed by the client. A stale socket file left by
 /// a crash is replaced; a live one (another daemon) is not.
+///
+/// Each connection has a thread of its own, and the handler runs on it: a handler may block (on
+/// the store) without taking a thread from Swift's small cooperative pool.
 public final class ControlSocketServer: @unchecked Sendable {
-    // @unchecked: `listener` and `path` are immutable; `active` and `stopped` are atomic.
+    // @unchecked: `listener` and `path` are immutable; `connections` is a mutex, `stopped` atomic.
 
     /// Who is on the other end.
     public struct Peer: Sendable, Hashable {
@@ -25,13 +28,15 @@ public final class ControlSocketServer: @unchecked Sendable {
         public var mayWrite: Bool
     }
 
-    /// Answers one request line; returns the answer line (without the newline).
-    public typealias Handler = @Sendable ([UInt8], Peer) async -> String
+    /// Answers one request line; returns the answer line (without the newline). Called on the
+    /// connection's own thread.
+    public typealias Handler = @Sendable ([UInt8], Peer) -> String
 
     public let path: String
     private let listener: Int32
     private let handler: Handler
-    private let active = Atomic<Int>(0)
+    /// The connections being served.
+    private let connections = Mutex<Set<Int32>>([])
     private let stopped = Atomic<Bool>(false)
     public static let maximumConnections = 32
     public static let maximumRequestSize = 64 * 1024
@@ -77,13 +82,25 @@ public final class ControlSocketServer: @unchecked Sendable {
         thread.start()
     }
 
-    /// Stops listening and removes the socket file.
-    public func stop() {
+    /// Stops listening, removes the socket file, reads no further request on open connections,
+    /// and waits (up to `timeout`) for the requests in hand to be answered, so that nothing the
+    /// handler uses is closed under it.
+    public func stop(timeout: Duration = .seconds(5)) {
         guard !stopped.exchange(true, ordering: .sequentiallyConsistent) else { return }
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
         unlink(path)
+        connections.withLock { open in
+            for connection in open { shutdown(connection, Int32(SHUT_RD)) }
+        }
+        let deadline = ContinuousClock.now + timeout
+        while connections.withLock({ !$0.isEmpty }) && ContinuousClock.now < deadline {
+            usleep(5_000)
+        }
     }
+
+    /// How many connections are being served.
+    public var connectionCount: Int { connections.withLock { $0.count } }
 
     deinit {
         stop()
@@ -121,16 +138,22 @@ public final class ControlSocketServer: @unchecked Sendable {
                 return
             }
             _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
-            if active.add(1, ordering: .relaxed).newValue > Self.maximumConnections {
-                active.subtract(1, ordering: .relaxed)
-                _ = Self.send(connection, ControlResponseLine.busy)
+            let admitted = connections.withLock { open -> Bool in
+                guard open.count < Self.maximumConnections, !stopped.load(ordering: .sequentiallyConsistent) else { return false }
+                open.insert(connection)
+                return true
+            }
+            guard admitted else {
+                if !stopped.load(ordering: .relaxed) { _ = Self.send(connection, ControlResponseLine.busy) }
                 close(connection)
                 continue
             }
             let thread = Thread { [self] in
                 self.serve(connection)
-                close(connection)
-                self.active.subtract(1, ordering: .relaxed)
+                self.connections.withLock { open in
+                    open.remove(connection)
+                    close(connection)  // under the lock: `stop` never shuts down a reused descriptor
+                }
             }
             thread.stackSize = 256 * 1024
             thread.start()
@@ -167,18 +190,8 @@ public final class ControlSocketServer: @unchecked Sendable {
         }
     }
 
-    /// Runs the async handler from this connection's thread.
     private func respond(_ line: [UInt8], peer: Peer) -> String {
-        let answer = Mutex<String?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        let handler = handler
-        Task {
-            let text = await handler(line, peer)
-            answer.withLock { $0 = text }
-            done.signal()
-        }
-        done.wait()
-        return answer.withLock { $0 } ?? ControlResponseLine.internalError
+        handler(line, peer)
     }
 
     static func send(_ connection: Int32, _ line: String) -> Bool {
@@ -210,5 +223,4 @@ public final class ControlSocketServer: @unchecked Sendable {
 enum ControlResponseLine {
     static let busy = #"{"v":1,"ok":false,"error":"too many connections; try again"}"#
     static let tooLarge = #"{"v":1,"ok":false,"error":"request larger than 64 KiB"}"#
-    static let internalError = #"{"v":1,"ok":false,"error":"internal error"}"#
 }

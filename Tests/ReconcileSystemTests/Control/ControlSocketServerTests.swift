@@ -104,7 +104,7 @@ struct ControlSocketServerTests {
         { line, peer in
             seen.add()
             if line == Array("slow".utf8) {
-                for _ in 0..<1000 where !gate.isOpen { try? await Task.sleep(for: .milliseconds(10)) }
+                for _ in 0..<1000 where !gate.isOpen { usleep(10_000) }
             }
             return "uid=\(peer.uid) write=\(peer.mayWrite) line=\(String(decoding: line, as: UTF8.self))"
         }
@@ -215,6 +215,33 @@ struct ControlSocketServerTests {
             }
         }
         #expect(served)
+    }
+
+    @Test("stop answers the request in hand, reads no further one, and returns once the handler is done")
+    func stopWaitsForRequestsInHand() async throws {
+        let gate = Gate()
+        let server = try ControlSocketServer(path: path, handler: Self.echo(Counter(), gate: gate))
+        let connection = try RawConnection(path, receiveTimeout: 10)
+        let (answer, closed, stopTook, leftOpen) = try await offPool {
+            connection.send("slow\n")
+            usleep(100_000)  // the handler is now waiting at the gate
+            let opener = Thread {
+                usleep(300_000)
+                gate.open()
+            }
+            opener.start()
+            let start = ContinuousClock.now
+            server.stop()
+            let took = ContinuousClock.now - start
+            let left = server.connectionCount
+            connection.send("after-stop\n")
+            return (connection.readLine(), connection.isClosedByPeer(), took, left)
+        }
+        #expect(answer?.hasSuffix("line=slow") == true)
+        #expect(closed)  // "after-stop" was never read
+        #expect(stopTook >= .milliseconds(200))
+        #expect(leftOpen == 0)
+        #expect(!FileManager.default.fileExists(atPath: path))
     }
 
     @Test("a stale socket file from a crash is replaced; a live one is not taken over")
