@@ -87,7 +87,8 @@ public final class Daemon {
             throw StartupFailure(status: ExitStatus.failure, message: "cannot create the state directory: \(error)", errno: error.errno)
         }
         do {
-            lock = try LockFile.acquire(database + ".lock")
+            // A reconcilectl changing the store while no daemon ran holds it for milliseconds.
+            lock = try LockFile.acquire(database + ".lock", patience: .seconds(5))
         } catch {
             throw StartupFailure(status: ExitStatus.failure, message: error.description)
         }

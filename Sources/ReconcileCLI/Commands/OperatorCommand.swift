@@ -112,9 +112,15 @@ enum OperatorCommand {
         }
         let lock: LockFile
         do {
-            lock = try LockFile.acquire(path + ".lock")
+            lock = try LockFile.acquire(path + ".lock", program: "reconcilectl", patience: .seconds(2))
         } catch {
-            throw CommandLineError.failure("reconciled does not answer on \(environment.socketPath) but \(error)")
+            if case .held(_, let pid, let owner) = error, owner == "reconciled" || owner == nil {
+                // A daemon that holds the store but does not answer yet: starting, or migrating.
+                let who = "reconciled" + (pid.map { " (pid \($0))" } ?? "")
+                throw CommandLineError.failure(
+                    "\(who) holds the store but does not answer on \(environment.socketPath) yet (starting or migrating?); try again in a moment")
+            }
+            throw CommandLineError.failure(error.description)
         }
         defer { withExtendedLifetime(lock) {} }
         let store: SQLiteOrderStore

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import Testing
 import TestSupport
 @testable import ReconcileSystem
@@ -16,10 +17,42 @@ struct LockFileTests {
             _ = try LockFile.acquire(path)
             Issue.record("took a held lock")
         } catch {
-            #expect(error == .held(path: path, ownerPID: getpid()))
-            #expect(error.description == "another reconciled (pid \(getpid())) holds the lock \(path); only one daemon may use a database")
+            #expect(error == .held(path: path, ownerPID: getpid(), owner: "reconciled"))
+            #expect(error.description == "reconciled (pid \(getpid())) holds the lock \(path); only one daemon may use a database")
         }
         withExtendedLifetime(first) {}
+    }
+
+    @Test("a reconcilectl holding it is named as such")
+    func heldByTheTool() throws {
+        let path = directory.file("orders.db.lock")
+        let tool = try LockFile.acquire(path, program: "reconcilectl")
+        #expect {
+            _ = try LockFile.acquire(path)
+        } throws: { error in
+            String(describing: error) == "reconcilectl (pid \(getpid())) is changing the store and holds its lock \(path); try again in a moment"
+        }
+        withExtendedLifetime(tool) {}
+    }
+
+    @Test("with patience, a lock let go of meanwhile is taken; without, it is refused at once")
+    func patience() async throws {
+        let path = directory.file("orders.db.lock")
+        let holder = Mutex<LockFile?>(try LockFile.acquire(path, program: "reconcilectl"))
+        #expect(throws: LockFile.Failure.self) { _ = try LockFile.acquire(path) }
+        let releaser = Thread {
+            usleep(300_000)
+            holder.withLock { $0 = nil }
+        }
+        releaser.start()
+        let (taken, waited) = try await offPool {
+            let start = ContinuousClock.now
+            let lock = try LockFile.acquire(path, patience: .seconds(5))
+            return (lock.path, ContinuousClock.now - start)
+        }
+        #expect(taken == path)
+        #expect(waited >= .milliseconds(200))
+        #expect(waited < .seconds(5))
     }
 
     @Test("the lock is free again once its owner is gone, and the file stays")
@@ -28,7 +61,7 @@ struct LockFileTests {
         do { _ = try LockFile.acquire(path) }
         let again = try LockFile.acquire(path)
         #expect(FileManager.default.fileExists(atPath: path))
-        #expect(directory.read("orders.db.lock") == "\(getpid())\n")
+        #expect(directory.read("orders.db.lock") == "\(getpid()) reconciled\n")
         withExtendedLifetime(again) {}
     }
 
