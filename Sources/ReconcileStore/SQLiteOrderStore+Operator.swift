@@ -170,7 +170,9 @@ extension SQLiteOrderStore {
 
     /// Applies the operator action recorded while the order's attempt was in flight, if any
     /// (called inside the transaction that ends the lease).
-    static func applyPendingAction(orderRef: Int64, orderID: String, now: Date, connection: SQLiteConnection) throws -> OperatorOutcome? {
+    static func applyPendingAction(
+        orderRef: Int64, orderID: String, now: Date, connection: SQLiteConnection
+    ) throws -> (request: OperatorRequest, outcome: OperatorOutcome)? {
         guard let text = try connection.queryFirst("SELECT pending_action FROM orders WHERE id = ?", [.integer(orderRef)], { $0.optionalString(0) }) ?? nil,
             case .object(let object)? = try? JSONParser().parse(text),
             let action = object["action"]?.stringValue.flatMap(OperatorAction.init(rawValue:)),
@@ -190,6 +192,6 @@ extension SQLiteOrderStore {
                 connection, orderRef: orderRef, at: now, actor: actor, from: row.state, to: row.state,
                 reason: "\(action.rawValue)_not_applied", detail: "after the attempt: \(reason)")
         }
-        return outcome
+        return (request, outcome)
     }
 }

@@ -314,10 +314,12 @@ extension SQLiteOrderStore {
             nextAttemptAt: nextAttempt)
         // An operator's action that waited for this attempt applies now.
         if let operated = try applyPendingAction(orderRef: order.reference, orderID: order.orderID, now: now, connection: connection),
-            case .applied(_, let final) = operated.result
+            case .applied(_, let final) = operated.outcome.result
         {
             result.to = final
-            result.reason = "operator"
+            result.reason = operated.request.action.rawValue
+            result.appliedAction = operated.request.action
+            result.appliedBy = operated.request.actor
             result.nextAttemptAt = final == .pending || final == .verified ? now : nil
         }
         return result

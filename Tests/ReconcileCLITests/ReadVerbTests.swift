@@ -56,6 +56,11 @@ struct ReadVerbTests {
         let empty = try CLIFixture(populate: false)
         try FileManager.default.removeItem(atPath: empty.directory.file("state/orders.db"))
         #expect(empty.run(["list"]) == (1, "", "Error: no store at <dir>/state/orders.db; reconciled creates it when it first starts\n"))
+        // status still says what it knows, and why the counts are missing.
+        let status = empty.run(["status"])
+        #expect(status.status == 3)
+        #expect(status.out.hasPrefix("reconciled is not running (nothing answers on <dir>/run/control.sock)\n  orders         none\n"))
+        #expect(status.err == "cannot read the store: no store at <dir>/state/orders.db; reconciled creates it when it first starts\n")
     }
 
     @Test("colour only on a terminal, and never with NO_COLOR")

@@ -103,9 +103,13 @@ struct SQLiteOrderStoreOperatorTests {
             return
         }
         #expect(why == "an earlier hold by operator:alice waits for the attempt in flight to end; try again once it has")
-        _ = try store.complete(
+        let results = try store.complete(
             [AttemptCompletion(order: order, records: [record()], resolution: .retry(at: t0 + 100, reason: "apple_21005"), charged: true)],
             owner: owner, now: t0 + 20)
+        // The scheduler learns that the operator, not the answer, decided where the order went.
+        #expect(results.first?.to == .held)
+        #expect(results.first?.appliedAction == .hold)
+        #expect(results.first?.appliedBy == alice)
         let held = try #require(try store.order(id: "A1"))
         #expect(held.state == .held)
         #expect(try store.history(orderID: "A1").last?.actor == alice)

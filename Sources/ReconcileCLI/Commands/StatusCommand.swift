@@ -31,10 +31,16 @@ enum StatusCommand {
             for member in daemon["counts"]?.objectValue?.members ?? [] { counts[member.key] = Int(member.value.int64Value ?? 0) }
             oldest = daemon["oldest_pending"]?.stringValue.flatMap(RFC3339.parse)
             next = daemon["next_attempt"]?.stringValue.flatMap(RFC3339.parse)
-        } else if let summary = try? environment.readStore().summary() {
-            for (state, count) in summary.counts { counts[state.rawValue] = count }
-            oldest = summary.oldestPendingReceivedAt
-            next = summary.nextAttemptAt
+        } else {
+            // No daemon: the store tells what it can; if it cannot be read, that is said too.
+            do {
+                let summary = try environment.readStore().summary()
+                for (state, count) in summary.counts { counts[state.rawValue] = count }
+                oldest = summary.oldestPendingReceivedAt
+                next = summary.nextAttemptAt
+            } catch {
+                context.output.err("cannot read the store: \((error as? CommandLineError)?.message ?? String(describing: error))\n")
+            }
         }
         if arguments.flag("json") {
             var object = JSONObject(["version": .integer(1), "running": .bool(daemon != nil)])

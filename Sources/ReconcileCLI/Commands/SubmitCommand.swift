@@ -23,8 +23,14 @@ enum SubmitCommand {
         let limit = environment.configuration.spool.maxFileSize
         let bytes: [UInt8]
         if source == "-" {
-            guard let read = try? FileSystem.read(STDIN_FILENO, limit: limit) else {
-                throw CommandLineError.failure("standard input is larger than MaxFileSize= (\(limit) bytes)")
+            let read: [UInt8]?
+            do {
+                read = try FileSystem.read(STDIN_FILENO, limit: limit, path: "standard input")
+            } catch {
+                throw CommandLineError.failure("cannot read the order: \(error); nothing was submitted")
+            }
+            guard let read else {
+                throw CommandLineError.failure("standard input is larger than MaxFileSize= (\(limit) bytes); nothing was submitted")
             }
             bytes = read
         } else {

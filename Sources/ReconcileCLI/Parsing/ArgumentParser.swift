@@ -72,4 +72,11 @@ enum CommandLineError: Error {
     case usage(String, command: String?)
     /// A runtime failure: `Error:` and the message on stderr, exit `status`.
     case failure(String, status: Int32 = ExitStatus.failure)
+
+    /// The message alone.
+    var message: String {
+        switch self {
+        case .usage(let message, _), .failure(let message, _): message
+        }
+    }
 }

@@ -49,6 +49,11 @@ public struct CompletionResult: Sendable, Hashable {
     public var nextAttemptAt: Date?
     /// False when the lease was gone (the completion was not applied).
     public var applied: Bool
+    /// An operator's action that waited for this attempt and was applied after it: `to` is then
+    /// where the operator put the order, not where the answer alone would have.
+    public var appliedAction: OperatorAction?
+    /// Who asked for `appliedAction`.
+    public var appliedBy: TransitionActor?
 
     public init(
         orderID: String, productID: String, from: OrderState, to: OrderState, reason: String, detail: String? = nil,

@@ -437,6 +437,14 @@ public actor Scheduler: EndpointGate {
             .nextAttempt: result.nextAttemptAt.map(RFC3339.format),
         ]
         let detail = result.detail.map { ": \($0)" } ?? ""
+        if let action = result.appliedAction {
+            // The operator decided where the order went; the daemon only finished its attempt.
+            logger.info(
+                "order \(result.orderID) is \(result.to): \(result.appliedBy?.description ?? "an operator")'s \(action.rawValue), applied when its attempt ended",
+                [.orderID: result.orderID, .orderState: result.to.rawValue, .productID: result.productID, .reason: action.rawValue,
+                 .actor: result.appliedBy?.description])
+            return
+        }
         switch result.to {
         case .finished:
             counters.finished += 1
