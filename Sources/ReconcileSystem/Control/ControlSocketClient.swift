@@ -52,15 +52,8 @@ public enum ControlSocketClient {
         defer { close(descriptor) }
         var interval = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
-        let bytes = Array((line + "\n").utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw .failed("sending to \(path): \(String(cString: strerror(errno)))")
-            }
-            offset += written
+        if let failure = sendLine(descriptor, line) {
+            throw .failed("sending to \(path): \(String(cString: strerror(failure)))")
         }
         var answer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
@@ -79,5 +72,20 @@ public enum ControlSocketClient {
             throw .failed("reconciled closed the connection without answering")
         }
         return String(decoding: answer[..<newline], as: UTF8.self)
+    }
+
+    /// Sends `line` and a newline, all of it; the errno on failure. Never raises SIGPIPE.
+    static func sendLine(_ descriptor: Int32, _ line: String) -> Int32? {
+        let bytes = Array((line + "\n").utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            offset += written
+        }
+        return nil
     }
 }

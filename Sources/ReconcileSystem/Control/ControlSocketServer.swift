@@ -195,17 +195,7 @@ public final class ControlSocketServer: @unchecked Sendable {
     }
 
     static func send(_ connection: Int32, _ line: String) -> Bool {
-        let bytes = Array((line + "\n").utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.send(connection, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            offset += written
-        }
-        return true
+        ControlSocketClient.sendLine(connection, line) == nil
     }
 
     /// The peer's credentials, from the kernel.
