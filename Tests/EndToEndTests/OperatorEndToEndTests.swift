@@ -11,14 +11,8 @@ import TestSupport
 /// "done when").
 @Suite("End to end: operating with reconcilectl", .serialized)
 struct OperatorEndToEndTests {
-    /// Fast retries with a long enough gap that a test can act between attempts.
-    static let retry = """
-        [Retry]
-        InitialDelay=50ms
-        Multiplier=2
-        MaxDelay=200ms
-        Jitter=none
-        """
+    /// Fast retries, as in the verification tests.
+    static let retry = VerificationEndToEndTests.quickRetry
 
     func merchant(_ harness: Harness, extra: String = "") -> String {
         """
