@@ -28,11 +28,7 @@ public struct DeliveryClient: OrderVerifier {
 
     public func verify(_ order: ClaimedOrder, gate: any EndpointGate) async -> VerifierOutcome {
         let started = Date()
-        let result = await transport.send(
-            HTTPRequest(
-                url: endpoint.url,
-                headers: endpoint.headers([HTTPHeader("Idempotency-Key", order.orderID), HTTPHeader("Reconcile-Attempt", String(max(1, order.attempt)))]),
-                body: Self.body(order), timeout: endpoint.timeout, caFile: endpoint.caFile))
+        let result = await transport.send(endpoint.orderRequest(order, body: Self.body(order)))
         let (verdict, observation) = MerchantAnswerClassifier.classifyDelivery(result, now: Date())
         var retryAfter: Duration?
         if case .transient(_, let after) = verdict { retryAfter = after }

@@ -45,4 +45,13 @@ public struct EndpointSettings: Sendable, Hashable {
         if let bearerToken { headers.append(HTTPHeader("Authorization", "Bearer \(bearerToken)")) }
         return headers
     }
+
+    /// A request about one order to the merchant's side (verification or delivery): keyed by
+    /// `Idempotency-Key: <order_id>` and numbered by `Reconcile-Attempt` (DESIGN §5).
+    func orderRequest(_ order: ClaimedOrder, body: [UInt8]) -> HTTPRequest {
+        HTTPRequest(
+            url: url,
+            headers: headers([HTTPHeader("Idempotency-Key", order.orderID), HTTPHeader("Reconcile-Attempt", String(max(1, order.attempt)))]),
+            body: body, timeout: timeout, caFile: caFile)
+    }
 }
