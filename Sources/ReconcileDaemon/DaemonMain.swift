@@ -42,7 +42,7 @@ public enum DaemonMain {
         do {
             daemon = try Daemon(configPath: configPath, environment: environment, logger: logger)
         } catch {
-            logger.critical("cannot start: \(error.message)")
+            logger.critical("cannot start: \(error.message)", id: .startFailed)
             return error.status
         }
         return await daemon.run(signals: signals)
