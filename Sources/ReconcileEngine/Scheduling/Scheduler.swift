@@ -70,6 +70,7 @@ public actor Scheduler: EndpointGate {
     private var bundleMismatchStreak = 0
     private var heartbeat: (@Sendable () -> Void)?
     private var heartbeatInterval: Duration?
+    private var changeObserver: (@Sendable () -> Void)?
     /// Counters since start, for status and metrics.
     public private(set) var counters = Counters()
 
@@ -121,6 +122,12 @@ public actor Scheduler: EndpointGate {
         heartbeatInterval = interval
         heartbeat = beat
         wake.signal()
+    }
+
+    /// Calls `changed` after every turn that moved orders (claims, outcomes) and after every
+    /// circuit change: the daemon's status line and metrics are refreshed from it.
+    public func setChangeObserver(_ changed: @escaping @Sendable () -> Void) {
+        changeObserver = changed
     }
 
     /// The wall clock was set: re-evaluate what is due, and after a step back bring far-off
@@ -236,6 +243,7 @@ public actor Scheduler: EndpointGate {
                 if claimed.count == plan.request.limit && !plan.probe { wakeTimes.append(mono) }  // more may be due at once
             }
             startReady()
+            changeObserver?()
         } catch {
             pendingCompletions = completions + pendingCompletions
             for plan in plans where plan.probe { circuits[plan.endpoint]?.probeAbandoned() }
@@ -536,6 +544,7 @@ public actor Scheduler: EndpointGate {
         case .closed:
             logger.notice("circuit for \(endpoint.rawValue) closed: the probe succeeded", id: .circuitClosed, [.endpoint: endpoint.rawValue])
         }
+        changeObserver?()
         wake.signal()
     }
 

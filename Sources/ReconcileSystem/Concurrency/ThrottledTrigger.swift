@@ -1,0 +1,31 @@
+/// Runs an action after something changed, at most once per `interval`, and never on a timer:
+/// with no change it sleeps. Changes that arrive while the action runs or during the pause
+/// after it coalesce into one more run. Used for `STATUS=` (once a second) and the metrics file.
+public final class ThrottledTrigger: Sendable {
+    private let signal = WakeSignal()
+    private let interval: Duration
+
+    public init(interval: Duration) {
+        self.interval = interval
+    }
+
+    /// Something changed: the action runs soon (at once, or when the pause ends).
+    public func changed() {
+        signal.signal()
+    }
+
+    /// Runs `action` once per burst of changes until the task is cancelled; cancelling runs it a
+    /// last time (without the pause), so that the final state is never left unreported.
+    public func run(_ action: @Sendable () async -> Void) async {
+        while true {
+            await withTaskCancellationHandler {
+                await signal.wait(until: nil)
+            } onCancel: { [signal] in
+                signal.signal()
+            }
+            await action()
+            if Task.isCancelled { return }
+            try? await Task.sleep(for: interval)
+        }
+    }
+}
