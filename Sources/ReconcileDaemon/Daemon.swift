@@ -311,7 +311,7 @@ public final class Daemon {
     static func statusLine(store: SQLiteOrderStore, scheduler: Scheduler) async -> String {
         let counts: [OrderState: Int]
         do {
-            counts = try store.countsByState()
+            counts = try store.countsByState(in: ServiceStatusLine.countedStates)
         } catch {
             return "cannot read the store: \(error)"
         }

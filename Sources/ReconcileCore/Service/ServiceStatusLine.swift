@@ -18,6 +18,9 @@ public struct ServiceStatusLine: Sendable, Hashable, CustomStringConvertible {
     public var counts: [OrderState: Int]
     public var circuits: [Circuit]
 
+    /// The states the line counts (the store need count no others).
+    public static let countedStates: [OrderState] = [.pending, .verifying, .escalated, .waiting, .verified, .held]
+
     public init(counts: [OrderState: Int], circuits: [Circuit]) {
         self.counts = counts
         self.circuits = circuits
@@ -25,10 +28,10 @@ public struct ServiceStatusLine: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String {
         var parts: [String] = []
-        for state in [OrderState.pending, .verifying, .escalated] {
+        for state in Self.countedStates.prefix(3) {
             parts.append("\(state)=\(counts[state] ?? 0)")
         }
-        for state in [OrderState.waiting, .verified, .held] where (counts[state] ?? 0) > 0 {
+        for state in Self.countedStates.dropFirst(3) where (counts[state] ?? 0) > 0 {
             parts.append("\(state)=\(counts[state] ?? 0)")
         }
         let troubled = circuits.filter { $0.state != "closed" }
