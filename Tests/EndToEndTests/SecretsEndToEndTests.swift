@@ -102,4 +102,47 @@ struct SecretsEndToEndTests {
             }
         }
     }
+
+    @Test("a spool file swapped for a symlink to a secret, again and again while the daemon ingests: the secret is never read")
+    func symlinkSwaps() async throws {
+        let harness = Harness("swaps")
+        try await harness.startMock()
+        harness.configure(SystemdEndToEndTests.merchant(harness))
+        // A file only root should read, shaped as an order so that reading it would show.
+        let secret = harness.directory.write("secret.json", OrderFixtures.orderJSON("SECRET1", product: "gems", receipt: "U0VDUkVU"))
+        let daemon = try await harness.startDaemonAndWait()
+        let spool = harness.directory.file("spool")
+        let swaps = try await offPool {
+            var swaps = 0
+            for round in 0..<400 {
+                let name = "swap-\(round % 20).json"
+                let regular = "\(spool)/tmp/r-\(round)"
+                let link = "\(spool)/tmp/l-\(round)"
+                try OrderFixtures.orderJSON("S\(round)", product: "gems", receipt: "QUJD").write(toFile: regular, atomically: false, encoding: .utf8)
+                guard symlink(secret, link) == 0 else { throw HarnessError("symlink: \(errno)") }
+                rename(regular, "\(spool)/incoming/\(name)")
+                if rename(link, "\(spool)/incoming/\(name)") == 0 { swaps += 1 }
+                unlink(link)
+                usleep(2_000)
+            }
+            return swaps
+        }
+        #expect(swaps > 300)
+        #expect(await eventually(timeout: .seconds(20)) {
+            ((try? FileManager.default.contentsOfDirectory(atPath: "\(spool)/incoming")) ?? ["?"]).isEmpty
+        })
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+        #expect(try harness.store().order(id: "SECRET1") == nil, "the symlink's target was read")
+        #expect(daemon.standardError.contains("symlink"), "no symlink was refused: \(daemon.standardError.suffix(300))")
+        // What was moved to rejected/ is the links themselves or real order files, never a copy of the target.
+        let rejected = "\(spool)/rejected"
+        for name in try FileManager.default.contentsOfDirectory(atPath: rejected) {
+            var info = stat()
+            #expect(lstat("\(rejected)/\(name)", &info) == 0)
+            if (info.st_mode & S_IFMT) == S_IFREG {
+                #expect(!(harness.directory.read("spool/rejected/\(name)") ?? "").contains("SECRET1"), "\(name) holds the secret")
+            }
+        }
+    }
 }
