@@ -133,8 +133,6 @@ public final class MockService: Sendable {
             // The server did the work and its answer came out garbled: the status line survives
             // (so a delivery's 2xx is still an acknowledgement, DESIGN §5), the body does not.
             reply.body = Array("<html>garbage \u{1}\u{2} not json".utf8)
-            reply.headers.removeAll { $0.name.lowercased() == "content-type" }
-            reply.headers.append(HTTPHeader("Content-Type", "text/html"))
             return reply
         }
         if hit(faults.truncateRate) { reply.fault = .truncated }
@@ -143,7 +141,10 @@ public final class MockService: Sendable {
         if let size = faults.bodyBytes, size > reply.body.count {
             reply.body += [UInt8](repeating: UInt8(ascii: " "), count: size - reply.body.count)
         }
-        if let contentType = faults.contentType { reply.headers.append(HTTPHeader("Content-Type", contentType)) }
+        if let contentType = faults.contentType {
+            reply.headers.removeAll { $0.name.lowercased() == "content-type" }
+            reply.headers.append(HTTPHeader("Content-Type", contentType))
+        }
         return reply
     }
 
