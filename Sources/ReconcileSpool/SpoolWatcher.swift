@@ -5,6 +5,10 @@ import ReconcileSystem
 
 /// Watches `incoming/` with inotify (`IN_MOVED_TO`, `IN_CLOSE_WRITE`) and reports names as
 /// they arrive, a queue overflow (time to rescan), or the directory itself going away.
+///
+/// The parent directory is watched too: `incoming/`'s own `IN_DELETE_SELF` comes only once
+/// nothing holds it open any more (the ingestor keeps a descriptor on it), while the parent's
+/// `IN_DELETE` for the name comes at once.
 public final class SpoolWatcher {
     /// What the watch saw.
     public enum Event: Sendable, Hashable {
@@ -29,16 +33,22 @@ public final class SpoolWatcher {
         let descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard descriptor >= 0 else { throw SystemError.current("inotify_init1") }
         let mask = UInt32(IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_EXCL_UNLINK)
-        if inotify_add_watch(descriptor, directory, mask) < 0 {
-            let error = SystemError.current("inotify_add_watch", path: directory)
+        let parent = FileSystem.parentDirectory(of: directory)
+        let parentMask = UInt32(IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
+        let watch = inotify_add_watch(descriptor, directory, mask)
+        let parentDescriptor = watch < 0 ? -1 : inotify_add_watch(descriptor, parent, parentMask)
+        if watch < 0 || parentDescriptor < 0 {
+            let error = SystemError.current("inotify_add_watch", path: watch < 0 ? directory : parent)
             close(descriptor)
             throw error
         }
+        let name = String(directory.split(separator: "/").last ?? "")
+        let parentWatch = ParentWatch(descriptor: parentDescriptor, childName: name)
         self.descriptor = descriptor
         let queue = DispatchQueue(label: "reconcile.spool-watch")
         let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
         source.setEventHandler { @Sendable in
-            for event in Self.drain(descriptor) { handler(event) }
+            for event in Self.drain(descriptor, parent: parentWatch) { handler(event) }
         }
         source.setCancelHandler { @Sendable in close(descriptor) }
         self.source = source
@@ -54,21 +64,27 @@ public final class SpoolWatcher {
         source.cancel()
     }
 
+    /// The watch on the parent directory, and the name of the watched directory in it.
+    struct ParentWatch: Sendable {
+        var descriptor: Int32
+        var childName: String
+    }
+
     /// Reads every pending inotify event.
-    static func drain(_ descriptor: Int32) -> [Event] {
+    static func drain(_ descriptor: Int32, parent: ParentWatch?) -> [Event] {
         var events: [Event] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
             guard count > 0 else { break }
-            events += parse(buffer[0..<count])
+            events += parse(buffer[0..<count], parent: parent)
         }
         return events
     }
 
     /// Decodes `struct inotify_event` records: wd (4), mask (4), cookie (4), len (4), name.
-    static func parse(_ bytes: ArraySlice<UInt8>) -> [Event] {
+    static func parse(_ bytes: ArraySlice<UInt8>, parent: ParentWatch? = nil) -> [Event] {
         var names: [String] = []
         var events: [Event] = []
         var offset = bytes.startIndex
@@ -76,6 +92,7 @@ public final class SpoolWatcher {
             UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16 | UInt32(bytes[at + 3]) << 24
         }
         while offset + 16 <= bytes.endIndex {
+            let watch = Int32(bitPattern: word(offset))
             let mask = word(offset + 4)
             let length = Int(word(offset + 12))
             let nameStart = offset + 16
@@ -84,8 +101,12 @@ public final class SpoolWatcher {
             offset = nameStart + length
             if mask & UInt32(IN_Q_OVERFLOW) != 0 {
                 events.append(.overflow)
+            } else if let parent, watch == parent.descriptor {
+                // The parent: only the watched directory's own removal (or the parent's) matters.
+                let gone = mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF) != 0 || (name == parent.childName && mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0)
+                if gone && !events.contains(.directoryGone) { events.append(.directoryGone) }
             } else if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0 {
-                events.append(.directoryGone)
+                if !events.contains(.directoryGone) { events.append(.directoryGone) }
             } else if !name.isEmpty {
                 names.append(name)
             }

@@ -45,6 +45,24 @@ struct SpoolWatcherTests {
         #expect(events.contains(.directoryGone))
     }
 
+    @Test("reports the directory going away while something holds it open (as the ingestor does), and the spool root moved away")
+    func goneWhileHeld() async throws {
+        let held = open(fixture.layout.incoming, O_RDONLY | O_DIRECTORY)
+        #expect(held >= 0)
+        defer { close(held) }
+        let removed = try await collect({ _ in
+            try FileManager.default.removeItem(atPath: fixture.layout.incoming)
+        }, until: { $0.contains(.directoryGone) })
+        #expect(removed.contains(.directoryGone))
+
+        try FileManager.default.createDirectory(atPath: fixture.layout.incoming, withIntermediateDirectories: true)
+        let moved = try await collect({ _ in
+            #expect(rename(fixture.layout.root, fixture.layout.root + ".old") == 0)
+        }, until: { $0.contains(.directoryGone) })
+        #expect(moved.contains(.directoryGone))
+        _ = rename(fixture.layout.root + ".old", fixture.layout.root)
+    }
+
     @Test("decodes inotify records, including an overflow")
     func parsing() {
         func record(mask: UInt32, name: String) -> [UInt8] {
