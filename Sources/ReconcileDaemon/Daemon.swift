@@ -164,7 +164,7 @@ public final class Daemon {
 
         watch()
         spoolEvents.yield(.rescan(reason: "start-up"))
-        startRescanTimer()
+        startRescanTimer(fallback: watcher == nil)
         startPruneTimer()
         do {
             clockWatch = try WallClockWatch { [scheduler] in Task { await scheduler.clockChanged() } }

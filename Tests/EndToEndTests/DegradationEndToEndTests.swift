@@ -90,4 +90,28 @@ struct DegradationEndToEndTests {
         #expect(harness.counts()[.escalated] == nil)
         #expect(!daemon.standardError.contains("escalated:"))
     }
+
+    @Test(
+        "no inotify instance left (the limit reached): a warning, then rescans every 10 s; orders still arrive",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"), "needs unshare(1)"))
+    func inotifyLimit() async throws {
+        let harness = Harness("inotify-limit")
+        try await harness.startMock()
+        harness.configure(SystemdEndToEndTests.merchant(harness))
+        // In a user namespace of its own the limit can be set to 0 without touching the host's.
+        let wrapper = [
+            "/usr/bin/unshare", "--user", "--map-root-user", "--", "/bin/sh", "-c",
+            "echo 0 > /proc/sys/user/max_inotify_instances || exit 99; exec \"$@\"", "sh",
+        ]
+        let daemon = try ChildProcess(
+            "reconciled", arguments: ["--config", harness.configPath, "--log-level", "debug"], directory: harness.directory, wrapper: wrapper)
+        #expect(await eventually(timeout: .seconds(20)) { daemon.standardError.contains("started:") || !daemon.isRunning })
+        try #require(daemon.isRunning, "\(daemon.standardError)")
+        #expect(daemon.standardError.contains("cannot watch"), "\(daemon.standardError.suffix(400))")
+        #expect(daemon.standardError.contains("rescanning every 10s instead"))
+        for index in 0..<5 { harness.dropOrder("I\(index)") }
+        #expect(await harness.waitFor(.finished, count: 5, timeout: .seconds(30)), "\(harness.counts())")
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+    }
 }
