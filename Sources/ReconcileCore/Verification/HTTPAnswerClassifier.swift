@@ -15,8 +15,12 @@ public enum HTTPAnswerClassifier {
     }
 
     /// Sorts an exchange. `handled` lists the statuses the protocol reads itself (for example
-    /// 202, 409, 422 for the merchant protocol).
-    public static func classify(_ result: HTTPExchangeResult, handled: Set<Int> = [], now: Date) -> Disposition {
+    /// 202, 409, 422 for the merchant protocol). With `expectsJSON`, a 2xx that declares another
+    /// content type (a proxy's or captive portal's page) is an endpoint failure, never an answer
+    /// to read; an answer without `Content-Type` is read (its body must still parse).
+    public static func classify(
+        _ result: HTTPExchangeResult, handled: Set<Int> = [], expectsJSON: Bool = false, now: Date
+    ) -> Disposition {
         let response: HTTPResponse
         switch result.outcome {
         case .failure(let failure):
@@ -26,6 +30,8 @@ public enum HTTPAnswerClassifier {
         }
         let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: now) }
         switch response.status {
+        case 200...299 where expectsJSON && !declaresJSON(response):
+            return .endpointFailure(reason: "wrong_content_type", retryAfter: nil, rateLimited: false)
         case 200...299:
             return .answer(response)
         case _ where handled.contains(response.status):
@@ -43,6 +49,14 @@ public enum HTTPAnswerClassifier {
         default:
             return .endpointFailure(reason: "http_\(response.status)", retryAfter: retryAfter, rateLimited: false)
         }
+    }
+
+    /// Whether the answer is JSON as far as its `Content-Type` says: `application/json`,
+    /// `text/json`, a `+json` type, or no content type at all.
+    static func declaresJSON(_ response: HTTPResponse) -> Bool {
+        guard let value = response.header("content-type") else { return true }
+        let type = value.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        return type == "application/json" || type == "text/json" || (type.hasPrefix("application/") && type.hasSuffix("+json"))
     }
 
     /// A short, printable excerpt of an error body's `reason` (or `error`, `message`) field, for

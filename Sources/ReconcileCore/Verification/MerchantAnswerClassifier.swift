@@ -21,7 +21,7 @@ public enum MerchantAnswerClassifier {
 
     /// Classifies a merchant verification exchange, with what it says about the endpoint.
     public static func classify(_ result: HTTPExchangeResult, now: Date) -> (Verdict, EndpointObservation) {
-        switch HTTPAnswerClassifier.classify(result, handled: answeredClientErrors, now: now) {
+        switch HTTPAnswerClassifier.classify(result, handled: answeredClientErrors, expectsJSON: true, now: now) {
         case .configuration(let reason):
             return (.configuration(reason: reason), .configuration(reason: reason))
         case .endpointFailure(let reason, let retryAfter, _):

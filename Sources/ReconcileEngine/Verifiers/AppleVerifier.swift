@@ -119,7 +119,7 @@ public struct AppleVerifier: OrderVerifier {
         var record = AttemptRecord(
             endpoint: endpoint, httpStatus: result.response?.status, latency: result.latency, outcome: "transient", startedAt: started)
         let step: Step
-        switch HTTPAnswerClassifier.classify(result, now: Date()) {
+        switch HTTPAnswerClassifier.classify(result, expectsJSON: true, now: Date()) {
         case .endpointFailure(let reason, let retryAfter, let rateLimited):
             await gate.report(endpoint, .failure(reason: reason), retryAfter: retryAfter, rateLimited: rateLimited)
             record.detail = reason

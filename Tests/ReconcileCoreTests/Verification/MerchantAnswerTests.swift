@@ -39,6 +39,25 @@ struct MerchantAnswerTests {
         #expect(observation.isFailure == endpointFailure)
     }
 
+    @Test(
+        "a verified body under another declared content type is an endpoint failure; JSON types and none are read",
+        arguments: [
+            ("text/html", false), ("text/plain; charset=utf-8", false), ("application/octet-stream", false),
+            ("application/json", true), ("Application/JSON; charset=UTF-8", true), ("application/problem+json", true), (nil, true),
+        ] as [(String?, Bool)])
+    func contentType(type: String?, read: Bool) {
+        let headers = type.map { [HTTPHeader("Content-Type", $0)] } ?? []
+        let (verdict, observation) = MerchantAnswerClassifier.classify(exchange(200, #"{"result":"verified"}"#, headers: headers), now: now)
+        if read {
+            #expect(verdict == .verified(transactionID: nil))
+        } else {
+            #expect(verdict == .transient(reason: "wrong_content_type", retryAfter: nil))
+            #expect(observation == .failure(reason: "wrong_content_type"))
+        }
+        // A delivery's 2xx acknowledges whatever it carries (DESIGN §5).
+        #expect(MerchantAnswerClassifier.classifyDelivery(exchange(200, "<html>", headers: headers), now: now).0 == .delivered)
+    }
+
     @Test("429 and Retry-After in both forms")
     func rateLimited() {
         let (seconds, _) = MerchantAnswerClassifier.classify(exchange(429, headers: [HTTPHeader("retry-after", "30")]), now: now)
