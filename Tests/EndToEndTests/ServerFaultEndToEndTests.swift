@@ -48,7 +48,7 @@ struct ServerFaultEndToEndTests {
             url = "http://127.0.0.1:\(try Self.closedPort())/merchant/verify"
         case "TLS certificate that does not verify":
             let port = try Self.closedPort()
-            server = try Self.startTLSServer(port: port, directory: harness.directory)
+            server = try await Self.startTLSServer(port: port, directory: harness.directory)
             url = "https://127.0.0.1:\(port)/merchant/verify"
         default:
             try await harness.startMock(["--faults", fault.faults!])
@@ -120,7 +120,7 @@ struct ServerFaultEndToEndTests {
 
     /// `openssl s_server` on loopback with a self-signed certificate made on the spot: TLS
     /// works, but the certificate verifies against no trust anchor the daemon has.
-    static func startTLSServer(port: UInt16, directory: TemporaryDirectory) throws -> Process {
+    static func startTLSServer(port: UInt16, directory: TemporaryDirectory) async throws -> Process {
         let key = directory.file("tls.key"), certificate = directory.file("tls.pem")
         let made = runTool("/usr/bin/openssl", [
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
@@ -134,7 +134,7 @@ struct ServerFaultEndToEndTests {
         server.standardOutput = FileHandle.nullDevice
         server.standardError = FileHandle.nullDevice
         try server.run()
-        Thread.sleep(forTimeInterval: 0.5)
+        try await Task.sleep(for: .milliseconds(500))
         return server
     }
 }
