@@ -19,10 +19,13 @@ final class ControlHandler: Sendable {
     let verifierKind: Mutex<VerifierKind>
     /// Asks the daemon's main loop to reload and reports the result (the new generation).
     let requestReload: @Sendable () async -> Result<Int, ReloadFailure>
+    /// Called after an operator's action changed orders (the metrics file is refreshed).
+    let ordersChanged: @Sendable () -> Void
     let logger: Logger
 
     init(
         store: SQLiteOrderStore, scheduler: Scheduler, configPath: String, verifierKind: VerifierKind, logger: Logger,
+        ordersChanged: @escaping @Sendable () -> Void = {},
         requestReload: @escaping @Sendable () async -> Result<Int, ReloadFailure>
     ) {
         self.store = store
@@ -30,6 +33,7 @@ final class ControlHandler: Sendable {
         self.configPath = configPath
         self.verifierKind = Mutex(verifierKind)
         self.logger = logger
+        self.ordersChanged = ordersChanged
         self.requestReload = requestReload
     }
 
@@ -92,6 +96,7 @@ final class ControlHandler: Sendable {
                     [.orderID: outcome.orderID, .actor: operatorRequest.actor.description, .reason: action.rawValue])
             }
             scheduler.nudge()
+            if outcomes.contains(where: \.changed) { ordersChanged() }
             return ControlResponse.ok(ControlResponse.outcomes(outcomes))
         } catch {
             return ControlResponse.error("the store failed: \(error)")

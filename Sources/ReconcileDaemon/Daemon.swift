@@ -42,6 +42,12 @@ public final class Daemon {
     let escalations: EscalationRunner
     let scheduler: Scheduler
     let control: ControlHandler
+    /// `[Daemon] MetricsFile=`; does nothing when none is set.
+    let metrics: MetricsPublisher
+    /// Called after anything that the daemon's reports show changed: the scheduler moved orders
+    /// or a circuit, the spool ingest handled files, an operator acted. Whatever reports the
+    /// daemon's state (the metrics file) hears of it from here.
+    let stateChanged: @Sendable () -> Void
     private var controlServer: ControlSocketServer?
     private var watcher: SpoolWatcher?
     private var clockWatch: WallClockWatch?
@@ -115,11 +121,19 @@ public final class Daemon {
         self.scheduler = scheduler
         (spoolEventStream, spoolEvents) = AsyncStream<SpoolEvent>.makeStream()
         (eventStream, events) = AsyncStream<Event>.makeStream()
+        let metrics = MetricsPublisher(path: configuration.daemon.metricsFile, logger: logger)
+        self.metrics = metrics
+        let stateChanged: @Sendable () -> Void = { metrics.changed() }
+        self.stateChanged = stateChanged
         ingestor = SpoolIngestor(
             layout: layout, store: store, settings: Self.ingestSettings(configuration), logger: logger,
-            onCommitted: { _ in scheduler.nudge() })
+            onCommitted: { _ in
+                scheduler.nudge()
+                stateChanged()
+            })
         control = ControlHandler(
-            store: store, scheduler: scheduler, configPath: configPath, verifierKind: configuration.verifier.kind, logger: logger
+            store: store, scheduler: scheduler, configPath: configPath, verifierKind: configuration.verifier.kind, logger: logger,
+            ordersChanged: stateChanged
         ) { [events] in
             await withCheckedContinuation { continuation in
                 let reply: @Sendable (Result<Int, ReloadFailure>) -> Void = { continuation.resume(returning: $0) }
@@ -158,6 +172,10 @@ public final class Daemon {
         }
         let ingest = Task { [ingestor, spoolEventStream] in
             await ingestor.run(events: spoolEventStream)
+        }
+        await scheduler.setChangeObserver(stateChanged)
+        let publishing = Task { [metrics, store, scheduler, ingestor] in
+            await metrics.run(MetricsPublisher.Sources(store: store, scheduler: scheduler, ingestor: ingestor))
         }
         let scheduling = Task { [scheduler] in await scheduler.run() }
 
@@ -204,6 +222,8 @@ public final class Daemon {
         await ingest.value
         await scheduler.stop(drainTimeout: configuration.daemon.drainTimeout)
         await scheduling.value
+        publishing.cancel()  // writes the final numbers
+        await publishing.value
         store.close()
         logger.notice("stopped cleanly")
         return ExitStatus.success
@@ -308,6 +328,7 @@ public final class Daemon {
         await scheduler.apply(settings)
         await escalations.apply(next.escalation)
         await ingestor.apply(Self.ingestSettings(next))
+        await metrics.retarget(next.daemon.metricsFile)
         if kindChanged, let promoted = try? store.promoteWaiting(usableBy: next.verifier.kind, now: Date()), promoted > 0 {
             logger.notice("Kind=\(next.verifier.kind.rawValue) can verify \(Plural.count(promoted, "waiting order")); they are due now")
             scheduler.nudge()
