@@ -61,8 +61,11 @@ public enum PrometheusExposition {
     }
 
     private static func isName(_ name: String, colons: Bool) -> Bool {
+        // ASCII only: A-Z, a-z, `_`, and `:` in metric names; digits after the first.
+        func isLetter(_ byte: UInt8) -> Bool {
+            (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x5F || (colons && byte == 0x3A)
+        }
         guard let first = name.utf8.first else { return false }
-        func isLetter(_ byte: UInt8) -> Bool { (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x5F || (colons && byte == 0x3A) }
         return isLetter(first) && name.utf8.allSatisfy { isLetter($0) || (0x30...0x39).contains($0) }
     }
 
