@@ -64,19 +64,26 @@ struct MetricsFileWriterTests {
         let path = directory.file("reconciled.prom")
         let texts = [String(repeating: "a 1\n", count: 50_000), String(repeating: "b 22\n", count: 70_000)]
         let done = Atomic<Bool>(false)
+        let readCount = Atomic<Int>(0)
         async let seen = offPool { () -> (reads: Int, bad: Int) in
-            var reads = 0
             var bad = 0
             while !done.load(ordering: .acquiring) {
                 guard let data = FileManager.default.contents(atPath: path) else { continue }
-                reads += 1
+                readCount.add(1, ordering: .relaxed)
                 if !texts.contains(String(decoding: data, as: UTF8.self)) { bad += 1 }
             }
-            return (reads, bad)
+            return (readCount.load(ordering: .relaxed), bad)
         }
         try await offPool {
+            // At least 60 writes, and on until the reader has read 50 times (on a busy machine
+            // its thread may start late), for 20 s at most.
             var writer = MetricsFileWriter(path: path)
-            for round in 0..<60 { try writer.write(texts[round % 2]) }
+            let deadline = ContinuousClock.now + .seconds(20)
+            var round = 0
+            while round < 60 || (readCount.load(ordering: .relaxed) < 50 && ContinuousClock.now < deadline) {
+                try writer.write(texts[round % 2])
+                round += 1
+            }
             done.store(true, ordering: .releasing)
         }
         let (reads, bad) = try await seen
