@@ -19,7 +19,7 @@ final class ControlHandler: Sendable {
     let verifierKind: Mutex<VerifierKind>
     /// Asks the daemon's main loop to reload and reports the result (the new generation).
     let requestReload: @Sendable () async -> Result<Int, ReloadFailure>
-    /// Called after an operator's action changed orders (the metrics file is refreshed).
+    /// Called after an operator's action changed orders (the status line and the metrics file follow).
     let ordersChanged: @Sendable () -> Void
     let logger: Logger
 
@@ -33,8 +33,8 @@ final class ControlHandler: Sendable {
         self.configPath = configPath
         self.verifierKind = Mutex(verifierKind)
         self.logger = logger
-        self.ordersChanged = ordersChanged
         self.requestReload = requestReload
+        self.ordersChanged = ordersChanged
     }
 
     /// Answers one request, on the connection's own thread (store calls block it, not the pool).

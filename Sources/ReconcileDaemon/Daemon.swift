@@ -42,11 +42,14 @@ public final class Daemon {
     let escalations: EscalationRunner
     let scheduler: Scheduler
     let control: ControlHandler
+    let notifier: SystemdNotifier
+    /// Refreshes `STATUS=` after orders moved, at most once a second.
+    let statusTrigger = ThrottledTrigger(interval: .seconds(1))
     /// `[Daemon] MetricsFile=`; does nothing when none is set.
     let metrics: MetricsPublisher
     /// Called after anything that the daemon's reports show changed: the scheduler moved orders
-    /// or a circuit, the spool ingest handled files, an operator acted. Whatever reports the
-    /// daemon's state (the metrics file) hears of it from here.
+    /// or a circuit, the spool ingest handled files, an operator acted. `STATUS=` and the
+    /// metrics file hear of it from here.
     let stateChanged: @Sendable () -> Void
     private var controlServer: ControlSocketServer?
     private var watcher: SpoolWatcher?
@@ -60,12 +63,15 @@ public final class Daemon {
 
     /// Starts everything short of the loops: configuration, secrets, lock, store (migrated),
     /// spool, scheduler.
-    public init(configPath: String, environment: [String: String], logger: Logger) throws(StartupFailure) {
+    public init(
+        configPath: String, environment: [String: String], logger: Logger, notifier: SystemdNotifier
+    ) throws(StartupFailure) {
         // Absolute, so that a reload reads the same file whatever the working directory is then.
         let configPath = ConfigurationLoader.absolute(configPath)
         self.configPath = configPath
         self.environment = environment
         self.logger = logger
+        self.notifier = notifier
         let configuration: Configuration
         do {
             configuration = try ConfigurationLoader.load(path: configPath)
@@ -98,9 +104,13 @@ public final class Daemon {
         } catch {
             throw StartupFailure(status: ExitStatus.failure, message: error.description)
         }
+        // A migration may copy a large store aside: keep the manager's start time-out away.
+        let extender = Mutex<StartupTimeoutExtender?>(nil)
+        defer { extender.withLock { $0?.finish() } }
         do {
-            store = try SQLiteOrderStore(path: database, mode: .owner) { [logger] step in
+            store = try SQLiteOrderStore(path: database, mode: .owner) { [logger, notifier] step in
                 logger.notice("store \(database): \(step)")
+                extender.withLock { $0 = $0 ?? StartupTimeoutExtender(notifier: notifier) }
             }
         } catch {
             throw StartupFailure(status: ExitStatus.failure, message: "cannot open the store \(database): \(error)")
@@ -119,11 +129,15 @@ public final class Daemon {
         escalations = EscalationRunner(settings: configuration.escalation, logger: logger)
         let scheduler = Scheduler(store: store, settings: settings, logger: logger, escalations: escalations)
         self.scheduler = scheduler
+        let statusTrigger = statusTrigger
         (spoolEventStream, spoolEvents) = AsyncStream<SpoolEvent>.makeStream()
         (eventStream, events) = AsyncStream<Event>.makeStream()
         let metrics = MetricsPublisher(path: configuration.daemon.metricsFile, logger: logger)
         self.metrics = metrics
-        let stateChanged: @Sendable () -> Void = { metrics.changed() }
+        let stateChanged: @Sendable () -> Void = {
+            statusTrigger.changed()
+            metrics.changed()
+        }
         self.stateChanged = stateChanged
         ingestor = SpoolIngestor(
             layout: layout, store: store, settings: Self.ingestSettings(configuration), logger: logger,
@@ -174,6 +188,11 @@ public final class Daemon {
             await ingestor.run(events: spoolEventStream)
         }
         await scheduler.setChangeObserver(stateChanged)
+        if let interval = notifier.watchdogInterval {
+            // From the scheduling loop itself: a wedged loop stops the pings and systemd
+            // restarts the daemon.
+            await scheduler.setHeartbeat(every: interval) { [notifier] in notifier.watchdog() }
+        }
         let publishing = Task { [metrics, store, scheduler, ingestor] in
             await metrics.run(MetricsPublisher.Sources(store: store, scheduler: scheduler, ingestor: ingestor))
         }
@@ -183,6 +202,10 @@ public final class Daemon {
         logger.notice(
             "reconciled \(ReconcileVersion.current) started: spool \(layout.root), store \(store.path) with \(Plural.count(counts.values.reduce(0, +), "order")), Kind=\(configuration.verifier.kind.rawValue) \(configuration.verifier.url.absoluteString)",
             id: .started)
+        notifier.ready(status: await statusLine())
+        let statusUpdates = Task { [statusTrigger, notifier, store, scheduler] in
+            await statusTrigger.run { notifier.status(await Daemon.statusLine(store: store, scheduler: scheduler)) }
+        }
 
         // Until SIGTERM; then the events already queued are answered (a reload with "stopping")
         // and the stream ends.
@@ -195,12 +218,14 @@ public final class Daemon {
                 continue
             case .signal(let number) where number == SIGTERM || number == SIGINT:
                 logger.notice("received \(SignalStream.name(of: number)); stopping", id: .stopping)
+                notifier.stopping(status: "stopping: finishing the attempts in flight (DrainTimeout=\(TimeSpan.format(configuration.daemon.drainTimeout)))")
+                statusUpdates.cancel()
                 stopping = true
                 events.finish()
             case .signal(let number) where number == SIGHUP:
-                _ = await reload()
+                _ = await reloadReporting()
             case .reload(let reply):
-                reply(await reload().map { _ in control.generation.load(ordering: .relaxed) })
+                reply(await reloadReporting().map { _ in control.generation.load(ordering: .relaxed) })
             case .signal:
                 continue
             case .rewatch:
@@ -294,7 +319,36 @@ public final class Daemon {
         }
     }
 
+    // MARK: - Status
+
+    /// The `STATUS=` line: the counts an operator watches and the circuits.
+    func statusLine() async -> String {
+        await Self.statusLine(store: store, scheduler: scheduler)
+    }
+
+    static func statusLine(store: SQLiteOrderStore, scheduler: Scheduler) async -> String {
+        let counts: [OrderState: Int]
+        do {
+            counts = try store.countsByState(in: ServiceStatusLine.countedStates)
+        } catch {
+            return "cannot read the store: \(error)"
+        }
+        let circuits = await scheduler.status().endpoints.map {
+            ServiceStatusLine.Circuit(endpoint: $0.endpoint.rawValue, state: $0.circuit)
+        }
+        return ServiceStatusLine(counts: counts, circuits: circuits).description
+    }
+
     // MARK: - Reload
+
+    /// A reload as the service manager sees it: `RELOADING=1` first, `READY=1` after, whether
+    /// the new configuration was taken or kept out (the reason is logged).
+    func reloadReporting() async -> Result<Configuration, ReloadFailure> {
+        notifier.reloading()
+        let result = await reload()
+        notifier.ready(status: await statusLine())
+        return result
+    }
 
     /// Re-reads the configuration and its secrets (SIGHUP, `reconcilectl reload`). A bad file, an
     /// unreadable secret, or a change to a key that needs a restart keeps the running

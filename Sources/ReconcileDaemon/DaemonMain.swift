@@ -32,19 +32,35 @@ public enum DaemonMain {
         let signals = SignalStream([SIGTERM, SIGINT, SIGHUP])
 
         let level = commandLine.logLevel ?? environment["RECONCILE_LOG_LEVEL"].flatMap(LogLevel.init(name:)) ?? .info
-        let rateLimiter = RateLimitingLogHandler(
-            wrapping: StderrLogHandler(style: StderrLogHandler.detectStyle(environment: environment)))
+        let (handler, journalMissing) = logHandler(environment: environment)
+        let rateLimiter = RateLimitingLogHandler(wrapping: handler)
         let logger = Logger(handler: rateLimiter, minimumLevel: level)
         defer { rateLimiter.flush() }
+        if journalMissing {
+            logger.warning("stderr is the journal's stream but \(JournalLogHandler.socketPath) is missing; logging to stderr without structured fields")
+        }
 
+        let notifier = SystemdNotifier(environment: environment)
         let configPath = ConfigurationLoader.path(commandLine: commandLine.configPath, environment: environment)
         let daemon: Daemon
         do {
-            daemon = try Daemon(configPath: configPath, environment: environment, logger: logger)
+            daemon = try Daemon(configPath: configPath, environment: environment, logger: logger, notifier: notifier)
         } catch {
-            logger.critical("cannot start: \(error.message)", id: .startFailed)
+            logger.critical("cannot start: \(error.message)", id: .startFailed, [.errno: error.errno.map(String.init)])
+            notifier.failed(status: "cannot start: \(error.message)", errno: error.errno)
             return error.status
         }
         return await daemon.run(signals: signals)
+    }
+
+    /// The journal's native protocol when stderr is the journal stream systemd connected and
+    /// its socket is there; otherwise lines on stderr (DESIGN §8). The flag says the journal
+    /// stream was found without its socket, which is worth a warning.
+    static func logHandler(environment: [String: String]) -> (any LogHandler, journalMissing: Bool) {
+        let style = StderrLogHandler.detectStyle(environment: environment)
+        let lines = StderrLogHandler(style: style)
+        guard style == .journalStream else { return (lines, false) }
+        guard JournalLogHandler.socketExists() else { return (lines, true) }
+        return (JournalLogHandler(fallback: lines), false)
     }
 }

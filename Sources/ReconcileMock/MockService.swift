@@ -126,11 +126,17 @@ public final class MockService: Sendable {
         for (status, rate) in faults.statusRates.sorted(by: { $0.key < $1.key }) where hit(rate) {
             return ServerReply(status: status, headers: status == 429 || status == 503 ? extraHeaders : [], body: Array(#"{"error":"injected"}"#.utf8), delay: faults.latency)
         }
-        if hit(faults.garbageRate) {
-            return ServerReply(status: 200, body: Array("<html>garbage \u{1}\u{2} not json".utf8), delay: faults.latency)
-        }
+        let garbled = hit(faults.garbageRate)
         var reply = answer()
         reply.delay = faults.latency
+        if garbled {
+            // The server did the work and its answer came out garbled: the status line survives
+            // (so a delivery's 2xx is still an acknowledgement, DESIGN §5), the body does not.
+            reply.body = Array("<html>garbage \u{1}\u{2} not json".utf8)
+            reply.headers.removeAll { $0.name.lowercased() == "content-type" }
+            reply.headers.append(HTTPHeader("Content-Type", "text/html"))
+            return reply
+        }
         if hit(faults.truncateRate) { reply.fault = .truncated }
         if hit(faults.resetMidBodyRate) { reply.fault = .resetMidBody }
         if hit(faults.slowBodyRate) { reply.fault = .slowBody(faults.slowBodyPause) }

@@ -63,6 +63,13 @@ struct MockServiceTests {
         service.setFaults(faults)
         #expect(post(service, "/deliver", #"{"order_id":"A"}"#).0 == 429)
         #expect(throws: MockServerError.self) { try faults.apply(try JSONParser().parse(#"{"nonsense":1}"#).objectValue!) }
+        // A garbled answer: the work is done, the status kept, the body garbage.
+        try faults.apply(try JSONParser().parse(#"{"reset":true,"garbage_rate":1.0}"#).objectValue!)
+        service.setFaults(faults)
+        let garbled = service.handle(ServerRequest(method: "POST", path: "/deliver", query: "", headers: [HTTPHeader("Idempotency-Key", "G")], body: Array(#"{"order_id":"G"}"#.utf8)))
+        #expect(garbled.status == 200)
+        #expect(String(decoding: garbled.body, as: UTF8.self).hasPrefix("<html>garbage"))
+        #expect(service.stats.deliveriesSucceeded["G"] == 1)
         // Stats and config are never faulted.
         #expect(service.handle(ServerRequest(method: "GET", path: "/_mock/stats", query: "", headers: [], body: [])).status == 200)
     }

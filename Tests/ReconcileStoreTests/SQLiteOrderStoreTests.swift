@@ -22,6 +22,18 @@ struct SQLiteOrderStoreTests {
         #expect(analyzed == plan)
     }
 
+    @Test("counting some states reads only their range of the state index, never the finished orders")
+    func countsOfSomeStates() throws {
+        let store = try fixture.open()
+        _ = try store.ingest((0..<500).map { candidate("C\($0)") } + [candidate("W", receipt: nil)], verifierKind: .apple, now: t0)
+        try store.force("C1", to: .held)
+        try store.force("C2", to: .finished)
+        #expect(try store.countsByState(in: [.pending, .held, .waiting, .escalated]) == [.pending: 498, .held: 1, .waiting: 1])
+        let plan = try store.queryPlan(SQLiteOrderStore.countsSQL([.pending, .held]), [])
+        #expect(plan.contains { $0.contains("USING COVERING INDEX orders_state_received (state=?)") }, "\(plan)")
+        #expect(!plan.contains { $0.hasPrefix("SCAN orders") }, "\(plan)")
+    }
+
     @Test("due orders come earliest first; nothing else is due")
     func dueOrders() throws {
         let store = try fixture.open()

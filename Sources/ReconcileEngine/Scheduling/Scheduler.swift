@@ -231,7 +231,7 @@ public actor Scheduler: EndpointGate {
             let turn = try store.commit(completions, claims: plans.map(\.request), owner: owner, now: now)
             for (completion, result) in zip(completions, turn.results) {
                 counters.outcomes[Self.outcomeClass(completion), default: 0] += 1
-                report(result)
+                report(result, lastRequest: completion.records.last)
             }
             if !completions.isEmpty { wakeTimes.append(mono) }  // outcomes may have made orders due
             for (plan, claimed) in zip(plans, turn.claimed) {
@@ -329,7 +329,7 @@ public actor Scheduler: EndpointGate {
         let expiry = oldest.addingTimeInterval(maxAge)
         guard expiry <= now else { return expiry }
         let expired = try store.expireWaiting(receivedBefore: now.addingTimeInterval(-maxAge), now: now, limit: 500)
-        for result in expired { report(result) }
+        for result in expired { report(result, lastRequest: nil) }
         if !expired.isEmpty { changeObserver?() }
         return expired.count == 500 ? now : try store.oldestWaitingReceivedAt().map { $0.addingTimeInterval(maxAge) }
     }
@@ -423,7 +423,7 @@ public actor Scheduler: EndpointGate {
             let results = try store.complete(batch, owner: owner, now: Date())
             for (completion, result) in zip(batch, results) {
                 counters.outcomes[Self.outcomeClass(completion), default: 0] += 1
-                report(result)
+                report(result, lastRequest: completion.records.last)
             }
         } catch {
             logger.error(
@@ -445,7 +445,7 @@ public actor Scheduler: EndpointGate {
 
     /// Logs what a completion did (DESIGN §8: info for the transitions that matter, warning for
     /// escalations, debug for retries) and hands escalations to the command runner.
-    private func report(_ result: CompletionResult) {
+    private func report(_ result: CompletionResult, lastRequest: AttemptRecord?) {
         guard result.applied else {
             logger.warning("the lease on order \(result.orderID) was lost; its outcome was not applied", [.orderID: result.orderID])
             return
@@ -453,7 +453,8 @@ public actor Scheduler: EndpointGate {
         let fields: KeyValuePairs<LogField, String?> = [
             .orderID: result.orderID, .orderState: result.to.rawValue, .productID: result.productID,
             .transactionID: result.transactionID, .attempt: String(result.attempts), .reason: result.reason,
-            .nextAttempt: result.nextAttemptAt.map(RFC3339.format),
+            .nextAttempt: result.nextAttemptAt.map(RFC3339.format), .endpoint: lastRequest?.endpoint.rawValue,
+            .verifierStatus: lastRequest?.verifierStatus.map(String.init), .httpStatus: lastRequest?.httpStatus.map(String.init),
         ]
         let detail = result.detail.map { ": \($0)" } ?? ""
         if let action = result.appliedAction {
