@@ -37,6 +37,9 @@ actor MetricsPublisher {
     /// names a temporary file of its own each time), so that a failure repeated at every change
     /// is logged once.
     private var failure: String?
+    /// How many times the numbers were collected (and written, unless unchanged or failing):
+    /// lets tests tell a quiet publisher from a busy one.
+    private(set) var publications = 0
 
     /// - Parameter path: `MetricsFile=`, or `nil` (off).
     init(path: String?, logger: Logger, startedAt: Date = Date(), interval: Duration = MetricsPublisher.defaultInterval) {
@@ -76,6 +79,7 @@ actor MetricsPublisher {
     /// Collects and writes once (unless the text is unchanged).
     func publish(_ sources: Sources) async {
         guard writer != nil else { return }
+        defer { publications += 1 }
         let status = await sources.scheduler.status()
         let summary: StoreSummary
         do {

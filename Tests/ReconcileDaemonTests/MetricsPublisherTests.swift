@@ -102,8 +102,13 @@ struct MetricsPublisherTests {
         let path = directory.file("reconciled.prom")
         let publisher = MetricsPublisher(path: path, logger: .discarding, startedAt: Self.started, interval: .milliseconds(200))
         let task = Task { await publisher.run(sources) }
+        // Each step waits for the run its change caused to be over, so that none is pending
+        // when the next begins, however slow the machine.
+        func published(_ count: Int) async -> Bool {
+            await eventually(timeout: .seconds(20)) { await publisher.publications == count }
+        }
 
-        #expect(await eventually(timeout: .seconds(10)) { read(path) != nil })
+        #expect(await published(1))  // at start
         let first = try #require(read(path))
         #expect(first.value("reconciled_orders", ["state": "pending"]) == 0)
         #expect(first.value("reconciled_start_time_seconds") == 1_800_000_000)
@@ -112,20 +117,23 @@ struct MetricsPublisherTests {
         let firstInode = inode(path)
 
         publisher.changed()  // nothing moved: the same text is not written again
-        try await Task.sleep(for: .milliseconds(600))
+        #expect(await published(2))
         #expect(inode(path) == firstInode)
 
         try ingest(sources.store, ["A1", "A2"])
         publisher.changed()
-        #expect(await eventually(timeout: .seconds(10)) { read(path)?.value("reconciled_orders", ["state": "pending"]) == 2 })
+        #expect(await published(3))
+        #expect(read(path)?.value("reconciled_orders", ["state": "pending"]) == 2)
         #expect(read(path)?.family("reconciled_oldest_pending_order_received_timestamp_seconds")?.samples.count == 1)
 
         try ingest(sources.store, ["A3"])  // nobody says so: no timer notices
         try await Task.sleep(for: .seconds(1))
+        #expect(await publisher.publications == 3)
         #expect(read(path)?.value("reconciled_orders", ["state": "pending"]) == 2)
 
         task.cancel()
         await task.value
+        #expect(await publisher.publications == 4)
         #expect(read(path)?.value("reconciled_orders", ["state": "pending"]) == 3)
         #expect(directory.list(".").filter { $0.hasSuffix(".tmp") }.isEmpty)
         sources.store.close()
@@ -138,11 +146,11 @@ struct MetricsPublisherTests {
         let capture = CapturingLogHandler()
         let publisher = MetricsPublisher(path: path, logger: Logger(handler: capture), interval: .milliseconds(50))
         let task = Task { await publisher.run(sources) }
-        for _ in 0..<4 {
-            try await Task.sleep(for: .milliseconds(150))
+        for count in 1...4 {
+            #expect(await eventually(timeout: .seconds(20)) { await publisher.publications == count })
             publisher.changed()
         }
-        try await Task.sleep(for: .milliseconds(150))
+        #expect(await eventually(timeout: .seconds(20)) { await publisher.publications == 5 })
         let warnings = capture.records.filter { $0.level == .warning }
         #expect(warnings.count == 1)
         #expect(warnings.first?.message.hasPrefix("cannot write the metrics file \(path): open ") == true, "\(warnings)")
