@@ -106,7 +106,9 @@ let package = Package(
         ),
         .testTarget(
             name: "ReconcileDaemonTests",
-            dependencies: ["ReconcileDaemon", "ReconcileCore", "TestSupport"],
+            dependencies: [
+                "ReconcileDaemon", "ReconcileCore", "ReconcileStore", "ReconcileEngine", "ReconcileSpool", "ReconcileSystem", "TestSupport",
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(

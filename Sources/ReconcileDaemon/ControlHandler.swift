@@ -19,7 +19,7 @@ final class ControlHandler: Sendable {
     let verifierKind: Mutex<VerifierKind>
     /// Asks the daemon's main loop to reload and reports the result (the new generation).
     let requestReload: @Sendable () async -> Result<Int, ReloadFailure>
-    /// Called after an operator's action changed orders (the status line follows).
+    /// Called after an operator's action changed orders (the status line and the metrics file follow).
     let ordersChanged: @Sendable () -> Void
     let logger: Logger
 

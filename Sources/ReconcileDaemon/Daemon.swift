@@ -45,6 +45,12 @@ public final class Daemon {
     let notifier: SystemdNotifier
     /// Refreshes `STATUS=` after orders moved, at most once a second.
     let statusTrigger = ThrottledTrigger(interval: .seconds(1))
+    /// `[Daemon] MetricsFile=`; does nothing when none is set.
+    let metrics: MetricsPublisher
+    /// Called after anything that the daemon's reports show changed: the scheduler moved orders
+    /// or a circuit, the spool ingest handled files, an operator acted. `STATUS=` and the
+    /// metrics file hear of it from here.
+    let stateChanged: @Sendable () -> Void
     private var controlServer: ControlSocketServer?
     private var watcher: SpoolWatcher?
     private var clockWatch: WallClockWatch?
@@ -126,15 +132,22 @@ public final class Daemon {
         let statusTrigger = statusTrigger
         (spoolEventStream, spoolEvents) = AsyncStream<SpoolEvent>.makeStream()
         (eventStream, events) = AsyncStream<Event>.makeStream()
+        let metrics = MetricsPublisher(path: configuration.daemon.metricsFile, logger: logger)
+        self.metrics = metrics
+        let stateChanged: @Sendable () -> Void = {
+            statusTrigger.changed()
+            metrics.changed()
+        }
+        self.stateChanged = stateChanged
         ingestor = SpoolIngestor(
             layout: layout, store: store, settings: Self.ingestSettings(configuration), logger: logger,
             onCommitted: { _ in
                 scheduler.nudge()
-                statusTrigger.changed()
+                stateChanged()
             })
         control = ControlHandler(
             store: store, scheduler: scheduler, configPath: configPath, verifierKind: configuration.verifier.kind, logger: logger,
-            ordersChanged: { statusTrigger.changed() }
+            ordersChanged: stateChanged
         ) { [events] in
             await withCheckedContinuation { continuation in
                 let reply: @Sendable (Result<Int, ReloadFailure>) -> Void = { continuation.resume(returning: $0) }
@@ -174,11 +187,14 @@ public final class Daemon {
         let ingest = Task { [ingestor, spoolEventStream] in
             await ingestor.run(events: spoolEventStream)
         }
-        await scheduler.setChangeObserver { [statusTrigger] in statusTrigger.changed() }
+        await scheduler.setChangeObserver(stateChanged)
         if let interval = notifier.watchdogInterval {
             // From the scheduling loop itself: a wedged loop stops the pings and systemd
             // restarts the daemon.
             await scheduler.setHeartbeat(every: interval) { [notifier] in notifier.watchdog() }
+        }
+        let publishing = Task { [metrics, store, scheduler, ingestor] in
+            await metrics.run(MetricsPublisher.Sources(store: store, scheduler: scheduler, ingestor: ingestor))
         }
         let scheduling = Task { [scheduler] in await scheduler.run() }
 
@@ -231,6 +247,8 @@ public final class Daemon {
         await ingest.value
         await scheduler.stop(drainTimeout: configuration.daemon.drainTimeout)
         await scheduling.value
+        publishing.cancel()  // writes the final numbers
+        await publishing.value
         store.close()
         logger.notice("stopped cleanly")
         return ExitStatus.success
@@ -364,6 +382,7 @@ public final class Daemon {
         await scheduler.apply(settings)
         await escalations.apply(next.escalation)
         await ingestor.apply(Self.ingestSettings(next))
+        await metrics.retarget(next.daemon.metricsFile)
         if kindChanged, let promoted = try? store.promoteWaiting(usableBy: next.verifier.kind, now: Date()), promoted > 0 {
             logger.notice("Kind=\(next.verifier.kind.rawValue) can verify \(Plural.count(promoted, "waiting order")); they are due now")
             scheduler.nudge()

@@ -77,11 +77,15 @@ public actor SpoolIngestor {
     private var incomingDescriptor: Int32?
     private let removals = BlockingWorkPool(threads: 8, name: "reconcile-unlink")
     private var unreported = Summary()
-    /// Everything since start, for status and metrics.
-    public private(set) var total = Summary()
+    private let totals = Mutex(Summary())
 
-    /// - Parameter onCommitted: called after each committed batch (the scheduler wakes for
-    ///   new due orders).
+    /// Everything since start, batch by batch, for status and metrics; readable at any time,
+    /// even while a long backlog is being read.
+    public nonisolated var total: Summary { totals.withLock { $0 } }
+
+    /// - Parameter onCommitted: called after each batch that handled files (stored orders, or
+    ///   moved files to `rejected/`), with what it did, once ``total`` counts it: the scheduler
+    ///   wakes for new due orders, the metrics file is refreshed.
     public init(
         layout: SpoolLayout, store: any OrderIngesting, settings: Settings, logger: Logger,
         now: @escaping @Sendable () -> Date = Date.init, onCommitted: @escaping @Sendable (Summary) -> Void = { _ in }
@@ -165,7 +169,6 @@ public actor SpoolIngestor {
         // Committed files of the last batches may still be being unlinked.
         removals.waitUntilIdle()
         unreported += summary
-        total += summary
         return summary
     }
 
@@ -215,7 +218,8 @@ public actor SpoolIngestor {
         for (name, problem) in problems {
             summary += reject(name, problem: problem, orderID: nil, time: time)
         }
-        if summary.accepted + summary.proofReplaced > 0 {
+        totals.withLock { $0 += summary }
+        if summary.filesHandled > 0 {
             onCommitted(summary)
         }
         return summary

@@ -1,29 +1,43 @@
 import Foundation
 import ReconcileCore
 
-/// What `reconcilectl status` shows of the store.
+/// What `reconcilectl status` and the metrics file show of the store.
 public struct StoreSummary: Sendable, Hashable {
     public var counts: [OrderState: Int]
     /// When the oldest order still waiting for verification (pending or verifying) was taken in.
     public var oldestPendingReceivedAt: Date?
     /// The earliest next attempt of any order.
     public var nextAttemptAt: Date?
+
+    /// The states ``oldestPendingReceivedAt`` looks at.
+    public static let pendingStates: [OrderState] = [.pending, .verifying]
+
+    public init(counts: [OrderState: Int], oldestPendingReceivedAt: Date? = nil, nextAttemptAt: Date? = nil) {
+        self.counts = counts
+        self.oldestPendingReceivedAt = oldestPendingReceivedAt
+        self.nextAttemptAt = nextAttemptAt
+    }
 }
 
 extension SQLiteOrderStore {
-    /// Counts by state, the oldest pending order and the next due time, in one read snapshot.
+    /// Orders per state: a scan of the covering index `orders_state_received`, never of the table.
+    static let countsSQL = "SELECT state, count(*) FROM orders GROUP BY state"
+
+    /// The earliest `received_at` of one state (bound): one step into `orders_state_received`.
+    static let oldestReceivedSQL = "SELECT received_at FROM orders WHERE state = ? ORDER BY received_at LIMIT 1"
+
+    /// Counts by state, the oldest pending order and the next due time, in one read snapshot
+    /// (`reconcilectl status` and the metrics file).
     public func summary() throws -> StoreSummary {
         try withConnection { connection in
             try connection.readTransaction {
-                let pairs = try connection.query("SELECT state, count(*) FROM orders GROUP BY state") {
+                let pairs = try connection.query(Self.countsSQL) {
                     (OrderState(rawValue: $0.string(0)), $0.int(1))
                 }
                 var counts: [OrderState: Int] = [:]
                 for (state, count) in pairs { if let state { counts[state] = count } }
-                let oldest = try ["pending", "verifying"].compactMap { state in
-                    try connection.queryFirst(
-                        "SELECT received_at FROM orders WHERE state = ? ORDER BY received_at LIMIT 1", [.text(state)]
-                    ) { Date(epochMilliseconds: $0.int64(0)) }
+                let oldest = try StoreSummary.pendingStates.compactMap { state in
+                    try connection.queryFirst(Self.oldestReceivedSQL, [.text(state.rawValue)]) { Date(epochMilliseconds: $0.int64(0)) }
                 }.min()
                 let next = try WorkKind.allCases.compactMap { kind in
                     try connection.queryFirst(

@@ -161,7 +161,7 @@ public final class SQLiteOrderStore: OrderStore {
 
     public func countsByState() throws -> [OrderState: Int] {
         try withConnection { connection in
-            let pairs = try connection.query("SELECT state, count(*) FROM orders GROUP BY state") {
+            let pairs = try connection.query(Self.countsSQL) {
                 (OrderState(rawValue: $0.string(0)), $0.int(1))
             }
             var counts: [OrderState: Int] = [:]

@@ -190,4 +190,32 @@ struct SpoolIngestorTests {
         continuation.finish()
         await loop.value
     }
+
+    @Test("the totals count each batch before the callback hears of it, rejected-only batches included")
+    func totals() async throws {
+        let store = try fixture.store()
+        let heard = Mutex<[(batch: SpoolIngestor.Summary, total: SpoolIngestor.Summary)]>([])
+        let box = Mutex<SpoolIngestor?>(nil)
+        let ingest = SpoolIngestor(
+            layout: fixture.layout, store: store, settings: .init(verifierKind: .apple, maxFileSize: 1024 * 1024, batchSize: 2),
+            logger: .discarding,
+            onCommitted: { batch in
+                let total = box.withLock { $0 }!.total
+                heard.withLock { $0.append((batch, total)) }
+            })
+        box.withLock { $0 = ingest }
+        for index in 0..<3 { fixture.drop("a\(index).json", OrderFixtures.orderJSON("A\(index)")) }
+        _ = await ingest.rescan()
+        fixture.drop("bad.json", "not json")
+        _ = await ingest.rescan()
+        fixture.drop("a0-again.json", OrderFixtures.orderJSON("A0"))
+        _ = await ingest.rescan()
+
+        let calls = heard.withLock { $0 }
+        #expect(calls.map(\.batch.accepted) == [2, 1, 0, 0])
+        #expect(calls.map(\.batch.rejected) == [0, 0, 1, 0])
+        #expect(calls.map(\.batch.unchanged) == [0, 0, 0, 1])
+        #expect(calls.map(\.total.filesHandled) == [2, 3, 4, 5])  // the batch is in the total already
+        #expect(ingest.total.accepted == 3 && ingest.total.rejected == 1 && ingest.total.unchanged == 1)
+    }
 }

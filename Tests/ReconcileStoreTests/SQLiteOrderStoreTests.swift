@@ -78,6 +78,41 @@ struct SQLiteOrderStoreTests {
         #expect(try store.pruneFinished(before: t0 + 1, now: t0 + 1) == 1203)
     }
 
+    @Test("the status and metrics queries read the state index only: never the table, never a sort")
+    func summaryQueriesUseIndex() throws {
+        let store = try fixture.open()
+        _ = try store.ingest((0..<2000).map { candidate("A\($0)") }, verifierKind: .apple, now: t0)
+        for analyzed in [false, true] {
+            if analyzed { try store.withConnection { try $0.execute("ANALYZE") } }
+            let counts = try store.queryPlan(SQLiteOrderStore.countsSQL)
+            #expect(counts.contains { $0.contains("USING COVERING INDEX orders_state_received") }, "\(counts)")
+            #expect(!counts.contains("SCAN orders"), "\(counts)")
+            #expect(!counts.contains { $0.contains("TEMP B-TREE") }, "\(counts)")
+            let oldest = try store.queryPlan(SQLiteOrderStore.oldestReceivedSQL, [.text("pending")])
+            #expect(oldest.contains { $0.hasPrefix("SEARCH orders USING COVERING INDEX orders_state_received (state=?)") }, "\(oldest)")
+            #expect(!oldest.contains { $0.contains("TEMP B-TREE") }, "\(oldest)")
+        }
+    }
+
+    @Test("summary: counts, when the oldest pending or verifying order was taken in, the next attempt")
+    func summary() throws {
+        let store = try fixture.open()
+        #expect(try store.summary() == StoreSummary(counts: [:]))
+        _ = try store.ingest([candidate("old")], verifierKind: .apple, now: t0)
+        _ = try store.ingest([candidate("mid"), candidate("W", receipt: nil)], verifierKind: .apple, now: t0 + 60)
+        _ = try store.ingest([candidate("new")], verifierKind: .apple, now: t0 + 120)
+        try store.force("old", to: .escalated)
+        try store.force("mid", to: .verifying)
+        try store.force("new", to: .pending, nextAttempt: t0 + 500)
+        var summary = try store.summary()
+        #expect(summary.counts == [.escalated: 1, .verifying: 1, .pending: 1, .waiting: 1])
+        #expect(summary.oldestPendingReceivedAt == t0 + 60)  // escalated and waiting orders do not count
+        #expect(summary.nextAttemptAt == t0 + 500)
+        try store.force("mid", to: .finished)
+        summary = try store.summary()
+        #expect(summary.oldestPendingReceivedAt == t0 + 120)
+    }
+
     @Test("counts by state")
     func counts() throws {
         let store = try fixture.open()

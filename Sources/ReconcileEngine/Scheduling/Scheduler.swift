@@ -73,6 +73,8 @@ public actor Scheduler: EndpointGate {
     private var changeObserver: (@Sendable () -> Void)?
     /// Counters since start, for status and metrics.
     public private(set) var counters = Counters()
+    /// How long the requests to each endpoint took, since start (for metrics).
+    private var requestDurations: [VerificationEndpoint: LatencyHistogram] = [:]
 
     /// What happened since start.
     public struct Counters: Sendable, Hashable {
@@ -83,8 +85,10 @@ public actor Scheduler: EndpointGate {
         public var escalated = 0
         public var expired = 0
         public var retried = 0
-        /// Attempt outcomes by class (`transient`, `configuration`, …).
+        /// Attempt outcomes by class (`transient`, `uncharged`, …; ``MetricsSnapshot/outcomeClasses``).
         public var outcomes: [String: Int] = [:]
+
+        public init() {}
     }
 
     public init(store: any OrderStore, settings: Settings, logger: Logger, escalations: EscalationRunner? = nil) {
@@ -157,7 +161,7 @@ public actor Scheduler: EndpointGate {
         while !stopped { try? await Task.sleep(for: .milliseconds(5)) }
     }
 
-    /// A snapshot for `reconcilectl status`.
+    /// A snapshot for `reconcilectl status` and the metrics file.
     public func status() -> SchedulerStatus {
         let now = monotonic()
         var endpoints: [SchedulerStatus.Endpoint] = []
@@ -169,7 +173,9 @@ public actor Scheduler: EndpointGate {
                 endpoint: endpoint, circuit: circuit.state.description, openUntil: until, lastReason: circuit.lastReason,
                 openings: circuit.openings))
         }
-        return SchedulerStatus(inFlight: inFlight, endpoints: endpoints, counters: counters)
+        var durations = requestDurations
+        for endpoint in circuits.keys where durations[endpoint] == nil { durations[endpoint] = LatencyHistogram() }
+        return SchedulerStatus(inFlight: inFlight, endpoints: endpoints, counters: counters, requestDurations: durations)
     }
 
     // MARK: - The loop
@@ -384,6 +390,9 @@ public actor Scheduler: EndpointGate {
     private func finished(_ order: ClaimedOrder, _ outcome: VerifierOutcome, endpoint: VerificationEndpoint) {
         inFlight -= 1
         counters.requestsSent += outcome.records.count
+        for record in outcome.records {
+            requestDurations[record.endpoint, default: LatencyHistogram()].record(record.latency)
+        }
         var outcome = outcome
         if case .escalate("bundle_mismatch", _) = outcome.verdict {
             bundleMismatchStreak += 1
@@ -423,6 +432,7 @@ public actor Scheduler: EndpointGate {
         }
     }
 
+    /// The class an outcome is counted under (``MetricsSnapshot/outcomeClasses`` lists them all).
     static func outcomeClass(_ completion: AttemptCompletion) -> String {
         switch completion.resolution {
         case .retry: completion.charged ? "transient" : "uncharged"
@@ -594,20 +604,4 @@ public actor Scheduler: EndpointGate {
     private nonisolated func monotonic() -> Double {
         (ContinuousClock.now - origin).inSeconds
     }
-}
-
-/// The scheduler's live state, for `reconcilectl status` and metrics.
-public struct SchedulerStatus: Sendable, Hashable {
-    public struct Endpoint: Sendable, Hashable {
-        public var endpoint: VerificationEndpoint
-        /// `closed`, `open` or `half-open`.
-        public var circuit: String
-        public var openUntil: Date?
-        public var lastReason: String?
-        public var openings: Int
-    }
-
-    public var inFlight: Int
-    public var endpoints: [Endpoint]
-    public var counters: Scheduler.Counters
 }

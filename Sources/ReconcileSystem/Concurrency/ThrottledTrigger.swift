@@ -15,17 +15,20 @@ public final class ThrottledTrigger: Sendable {
     }
 
     /// Runs `action` once per burst of changes until the task is cancelled; cancelling runs it a
-    /// last time (without the pause), so that the final state is never left unreported.
+    /// last time (without the pause), so that the final state is never left unreported. That
+    /// last run starts after the cancellation, even when it came while the action was running
+    /// (which may have looked before the final change).
     public func run(_ action: @Sendable () async -> Void) async {
-        while true {
+        while !Task.isCancelled {
             await withTaskCancellationHandler {
                 await signal.wait(until: nil)
             } onCancel: { [signal] in
                 signal.signal()
             }
+            if Task.isCancelled { break }
             await action()
-            if Task.isCancelled { return }
             try? await Task.sleep(for: interval)
         }
+        await action()
     }
 }

@@ -1,10 +1,19 @@
-import ReconcileSystem
+import Foundation
 import Synchronization
 import Testing
 import TestSupport
+@testable import ReconcileSystem
 
 @Suite("Throttled trigger")
 struct ThrottledTriggerTests {
+    /// When the action ran, in order.
+    final class Runs: Sendable {
+        private let times = Mutex<[ContinuousClock.Instant]>([])
+        func record() { times.withLock { $0.append(.now) } }
+        var all: [ContinuousClock.Instant] { times.withLock { $0 } }
+        var count: Int { all.count }
+    }
+
     @Test("a burst of changes runs the action at once and then once more after the pause; no change, no run")
     func coalesces() async throws {
         let trigger = ThrottledTrigger(interval: .milliseconds(300))
@@ -21,5 +30,43 @@ struct ThrottledTriggerTests {
         task.cancel()
         await task.value
         #expect(runs.load(ordering: .relaxed) == 3, "cancelling runs the action a last time")
+    }
+
+    @Test("changes while the action runs, or during the pause, run it once more after the pause")
+    func duringPause() async throws {
+        let trigger = ThrottledTrigger(interval: .milliseconds(400))
+        let runs = Runs()
+        let task = Task { await trigger.run { runs.record() } }
+        trigger.changed()
+        #expect(await eventually(timeout: .seconds(5)) { runs.count == 1 })
+        trigger.changed()
+        trigger.changed()
+        #expect(await eventually(timeout: .seconds(5)) { runs.count == 2 })
+        let times = runs.all
+        #expect(times[1] - times[0] >= .milliseconds(400))
+        task.cancel()
+        await task.value
+    }
+
+    @Test("cancelled while the action runs: it runs once more, after the cancellation, without the pause")
+    func cancelDuringAction() async throws {
+        let trigger = ThrottledTrigger(interval: .seconds(30))
+        let runs = Runs()
+        let gate = WakeSignal()
+        let task = Task {
+            await trigger.run {
+                runs.record()
+                if runs.count == 1 { await gate.wait(until: nil) }  // a slow first run, deaf to cancellation
+            }
+        }
+        trigger.changed()
+        #expect(await eventually(timeout: .seconds(5)) { runs.count == 1 })
+        task.cancel()
+        let cancelled = ContinuousClock.now
+        gate.signal()
+        await task.value
+        let times = runs.all
+        #expect(times.count == 2)
+        if times.count == 2 { #expect(times[1] > cancelled) }
     }
 }
