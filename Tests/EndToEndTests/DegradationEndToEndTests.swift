@@ -114,4 +114,57 @@ struct DegradationEndToEndTests {
         daemon.send(SIGTERM)
         #expect(await daemon.wait() == 0)
     }
+
+    static let fakeTime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
+
+    /// The daemon with its wall clock (only) read from a file through libfaketime: the test
+    /// steps it without touching the machine's clock. The kernel's clock-set notice does not
+    /// come for such a step; the scheduler sees it at its next turn.
+    ///
+    /// Only a forward step is tested this way: after a backward one, libfaketime also holds back
+    /// the timed waits the Swift runtime sleeps on (a real step leaves them alone), so the whole
+    /// process stalls. The backward path (bringing far-off attempts forward) is tested on the
+    /// store (`clampAfterClockStepBack`).
+    static func fakeClock(_ harness: Harness) -> (environment: [String: String], step: @Sendable (String) -> Void) {
+        let file = harness.directory.write("faketime", "+0\n")
+        // Under this preload the Swift runtime sees no command-line arguments, so the
+        // configuration and log level come from the environment.
+        let environment = [
+            "LD_PRELOAD": fakeTime, "FAKETIME_TIMESTAMP_FILE": file, "FAKETIME_NO_CACHE": "1", "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+            "RECONCILE_CONFIG": harness.configPath, "RECONCILE_LOG_LEVEL": "debug",
+        ]
+        return (environment, { offset in try? (offset + "\n").write(toFile: file, atomically: true, encoding: .utf8) })
+    }
+
+    @Test(
+        "the wall clock stepped forward by hours: what became due is attempted at the loop's next turn (here the watchdog's); the step is logged",
+        .enabled(if: FileManager.default.fileExists(atPath: fakeTime), "needs libfaketime"))
+    func clockStepsForward() async throws {
+        let harness = Harness("clock-forward")
+        try await harness.startMock()
+        harness.configure("""
+            [Verifier]
+            Kind=http
+            URL=\(harness.base)/merchant/verify
+            MaxRate=infinity
+            [Retry]
+            InitialDelay=1h
+            MaxDelay=1h
+            Jitter=none
+            """)
+        harness.dropOrder("C2", receipt: MockReceipt(merchantAnswers: ["pending", "verified"]))
+        let clock = Self.fakeClock(harness)
+        let notify = try DatagramListener(path: harness.directory.file("notify.sock"))
+        defer { notify.close() }
+        var environment = clock.environment
+        environment["NOTIFY_SOCKET"] = notify.path
+        environment["WATCHDOG_USEC"] = "2000000"
+        let daemon = try harness.startDaemon(environment: environment)
+        #expect(await eventually(timeout: .seconds(20)) { ((try? harness.scalar("SELECT count(*) FROM attempts")) ?? 0) >= 1 })
+        clock.step("+2h")  // the retry an hour ahead is now an hour overdue
+        #expect(await harness.waitFor(.finished, count: 1, timeout: .seconds(20)), "\(harness.counts()); \(daemon.standardError.suffix(500))")
+        #expect(daemon.standardError.contains("the wall clock stepped forward by 2h"), "\(daemon.standardError.split(separator: "\n").filter { $0.contains("clock") || $0.contains("C2") })")
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+    }
 }

@@ -34,6 +34,21 @@ struct SQLiteOrderStoreTests {
         #expect(!plan.contains { $0.hasPrefix("SCAN orders") }, "\(plan)")
     }
 
+    @Test("after the wall clock stepped back, attempts scheduled beyond the limit are brought to it; nearer ones and other states stay")
+    func clampAfterClockStepBack() throws {
+        let store = try fixture.open()
+        _ = try store.ingest([candidate("A1"), candidate("A2"), candidate("A3"), candidate("H1")], verifierKind: .apple, now: t0)
+        try store.force("A1", to: .pending, nextAttempt: t0 + 7_200)  // scheduled "2 h ahead" by the old clock
+        try store.force("A2", to: .pending, nextAttempt: t0 + 10)
+        try store.force("A3", to: .verified, nextAttempt: t0 + 9_000)  // a delivery retry
+        try store.force("H1", to: .held)
+        #expect(try store.clampNextAttempts(notAfter: t0 + 60) == 2)
+        #expect(try store.nextDueTime() == t0 + 10)
+        #expect(try store.dueOrderIDs(at: t0 + 60, limit: 10) == ["A2", "A1"])
+        #expect(try store.dueOrderIDs(.deliver, at: t0 + 60, limit: 10) == ["A3"])
+        #expect(try store.order(id: "H1")?.state == .held)
+    }
+
     @Test("due orders come earliest first; nothing else is due")
     func dueOrders() throws {
         let store = try fixture.open()

@@ -134,20 +134,23 @@ public actor Scheduler: EndpointGate {
         changeObserver = changed
     }
 
+    /// How far the wall clock must move against the monotonic one to count as a step (seconds).
+    static let clockStep = 60.0
+
     /// The wall clock was set: re-evaluate what is due, and after a step back bring far-off
     /// attempts forward so that the queue does not stall for the length of the step.
     public func clockChanged() {
         let offset = Date().timeIntervalSince1970 - monotonic()
         let step = offset - wallOffset
         wallOffset = offset
-        if step < -60 {
+        if step < -Self.clockStep {
             let limit = Date().addingTimeInterval(settings.resolver.policy.backoff.maxDelay.inSeconds)
             let moved = (try? store.clampNextAttempts(notAfter: limit)) ?? 0
             logger.warning(
-                "the wall clock stepped back by \(TimeSpan.format(.seconds(-step))); \(Plural.count(moved, "order")) scheduled beyond MaxDelay brought forward",
+                "the wall clock stepped back by \(TimeSpan.format(.seconds((-step).rounded()))); \(Plural.count(moved, "order")) scheduled beyond MaxDelay brought forward",
                 [.reason: "clock_step"])
-        } else if step > 60 {
-            logger.notice("the wall clock stepped forward by \(TimeSpan.format(.seconds(step))); re-evaluating what is due", [.reason: "clock_step"])
+        } else if step > Self.clockStep {
+            logger.notice("the wall clock stepped forward by \(TimeSpan.format(.seconds(step.rounded()))); re-evaluating what is due", [.reason: "clock_step"])
         }
         wake.signal()
     }
@@ -216,6 +219,9 @@ public actor Scheduler: EndpointGate {
     /// lease what is due and allowed; start those attempts. Returns when to look again (`nil`:
     /// only an event can bring work).
     private func dispatch() -> ContinuousClock.Instant? {
+        // A step the kernel did not announce (no timerfd clock-set notice here, or a clock
+        // faked for a process) is seen at the next turn.
+        if abs(Date().timeIntervalSince1970 - monotonic() - wallOffset) > Self.clockStep { clockChanged() }
         let now = Date()
         let mono = monotonic()
         var wakeTimes: [Double] = []
