@@ -71,7 +71,7 @@ let package = Package(
             name: "reconcile-bench",
             dependencies: [
                 "ReconcileCore", "ReconcileStore", "ReconcileSystem", "ReconcileSpool", "ReconcileCrypto", "ReconcileEngine",
-                "ReconcileHTTP", "ReconcileMock",
+                "ReconcileHTTP", "ReconcileMock", "ReconcileDaemon",
             ],
             swiftSettings: strictSettings
         ),

@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileDaemon
 
 /// Parses the command line and runs the chosen scenarios.
 enum BenchmarkMain {
@@ -7,6 +8,8 @@ enum BenchmarkMain {
     static let scenarios: [Scenario] = [
         Scenario(name: IngestScenario.name, run: IngestScenario.run),
         Scenario(name: EndToEndScenario.name, run: EndToEndScenario.run),
+        Scenario(name: BacklogScenario.name, run: BacklogScenario.run),
+        Scenario(name: IdleScenario.name, run: IdleScenario.run),
     ]
 
     static let usage = """
@@ -14,12 +17,18 @@ enum BenchmarkMain {
 
         Scenarios: \(scenarios.map(\.name).joined(separator: ", ")) (default: all)
           --quick        A small run of each scenario (what CI runs): figures printed, not judged.
-          --files <n>    ingest: how many files (default 100,000; 5,000 with --quick).
+          --files <n>    ingest: how many files (default 100,000; 5,000 with --quick);
+                         backlog: how many orders (default 1,000,000; 20,000 with --quick);
+                         idle: how many orders (default 100,000; 10,000 with --quick).
           --dir <path>   Where state and spool live (default: a new directory under /var/tmp,
                          on the real disk, not tmpfs).
         """
 
     static func run(_ arguments: [String]) async -> Int32 {
+        // The backlog and idle scenarios re-run this executable as the daemon.
+        if arguments.first == "daemon" {
+            return await DaemonMain.run(arguments: Array(arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+        }
         var names: [String] = []
         var options = BenchmarkOptions()
         var index = 0
