@@ -249,6 +249,7 @@ public final class Daemon {
         await scheduling.value
         publishing.cancel()  // writes the final numbers
         await publishing.value
+        await statusUpdates.value  // its last look at the store comes before the store closes
         store.close()
         logger.notice("stopped cleanly")
         return ExitStatus.success
@@ -321,17 +322,25 @@ public final class Daemon {
 
     // MARK: - Status
 
+    private static let statusQueue = DispatchQueue(label: "reconcile.status")
+
     /// The `STATUS=` line: the counts an operator watches and the circuits.
     func statusLine() async -> String {
         await Self.statusLine(store: store, scheduler: scheduler)
     }
 
     static func statusLine(store: SQLiteOrderStore, scheduler: Scheduler) async -> String {
+        // On a queue of its own: the store may be busy for seconds (another process holding its
+        // lock), and the cooperative pool's few threads must stay free for the scheduler.
+        let read = await withCheckedContinuation { continuation in
+            statusQueue.async {
+                continuation.resume(returning: Result { try store.countsByState(in: ServiceStatusLine.countedStates) })
+            }
+        }
         let counts: [OrderState: Int]
-        do {
-            counts = try store.countsByState(in: ServiceStatusLine.countedStates)
-        } catch {
-            return "cannot read the store: \(error)"
+        switch read {
+        case .success(let value): counts = value
+        case .failure(let error): return "cannot read the store: \(error)"
         }
         let circuits = await scheduler.status().endpoints.map {
             ServiceStatusLine.Circuit(endpoint: $0.endpoint.rawValue, state: $0.circuit)

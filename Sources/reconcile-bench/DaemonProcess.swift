@@ -26,6 +26,12 @@ final class DaemonProcess {
 
     var pid: Int32 { process.processIdentifier }
 
+    deinit {
+        // A scenario that failed half-way leaves no daemon behind.
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        notify.close()
+    }
+
     /// Time from start to `READY=1`.
     func waitUntilReady(timeout: Duration = .seconds(120)) async throws -> Duration {
         let deadline = ContinuousClock.now + timeout
@@ -110,7 +116,10 @@ final class NotifyListener: Sendable {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        guard bound == 0 else { throw BenchmarkError("cannot bind \(path)") }
+        guard bound == 0 else {
+            Glibc.close(descriptor)
+            throw BenchmarkError("cannot bind \(path)")
+        }
         var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         self.descriptor = descriptor

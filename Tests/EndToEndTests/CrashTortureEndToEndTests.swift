@@ -97,7 +97,10 @@ struct CrashTortureEndToEndTests {
         let wrong = ids.filter { expected[$0.0]?.rawValue != $0.1 }
         #expect(wrong.isEmpty, "seed \(seed): \(wrong.count) orders in an unexpected state, e.g. \(wrong.prefix(5))")
         #expect(try harness.scalar("SELECT count(*) FROM (SELECT order_ref FROM transitions WHERE to_state = 'finished' GROUP BY order_ref HAVING count(*) > 1)") == 0)
-        #expect(try harness.scalar("SELECT count(*) FROM (SELECT transaction_id FROM claims GROUP BY transaction_id HAVING count(*) > 1)") == 0)
+        // One claimed transaction per finished order, and none for another.
+        #expect(try harness.scalar("SELECT count(*) FROM (SELECT order_ref FROM claims GROUP BY order_ref HAVING count(*) > 1)") == 0)
+        #expect(try harness.scalar("SELECT count(DISTINCT c.order_ref) FROM claims c JOIN orders o ON o.id = c.order_ref WHERE o.state = 'finished'")
+            == expected.values.filter { $0 == .finished }.count)
 
         let stats = try await harness.mockStats()
         let finished = Set(expected.filter { $0.value == .finished }.keys)

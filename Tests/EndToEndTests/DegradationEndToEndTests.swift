@@ -38,7 +38,7 @@ struct DegradationEndToEndTests {
 
         let spool = harness.directory.file("spool")
         // rm -rf may race the daemon re-creating what it just removed; that is the point.
-        _ = runTool("/bin/rm", ["-rf", spool])
+        _ = try await offPool { runTool("/bin/rm", ["-rf", spool]) }
         #expect(await eventually(timeout: .seconds(10)) { daemon.standardError.contains("spool watch re-established") }, "\(daemon.standardError.suffix(400))")
         // The producer re-creates its side (the daemon has already): orders dropped now arrive.
         try FileManager.default.createDirectory(atPath: spool + "/tmp", withIntermediateDirectories: true)
@@ -86,7 +86,9 @@ struct DegradationEndToEndTests {
         let stats = try await harness.mockStats()
         let perSecond = stats.perSecond["merchant"] ?? [:]
         #expect(!perSecond.isEmpty)
-        #expect(perSecond.values.max()! <= 25, "busiest second: \(perSecond.values.max()!) requests (MaxRate 20 + Burst 5)")
+        // Counted per calendar second on arrival at the mock: one request sent at the end of a
+        // second may land in the next, so one over MaxRate + Burst is arrival jitter, not a burst.
+        #expect(perSecond.values.max()! <= 26, "busiest second: \(perSecond.values.max()!) requests (MaxRate 20 + Burst 5)")
         #expect(harness.counts()[.escalated] == nil)
         #expect(!daemon.standardError.contains("escalated:"))
     }

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ReconcileCore
 import ReconcileMock
+import Synchronization
 import Testing
 import TestSupport
 @testable import ReconcileStore
@@ -14,10 +15,15 @@ struct StorageFaultEndToEndTests {
     static var canMount: Bool { getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/mount") }
 
     /// Mounts a tmpfs of `size` on the harness's `state/` for the test's duration.
-    static func mountState(_ harness: Harness, size: String) throws -> String {
+    /// mount(8), off the cooperative pool.
+    static func mount(_ arguments: [String]) async -> Int32 {
+        (try? await offPool { runTool("/usr/bin/mount", arguments) }) ?? -1
+    }
+
+    static func mountState(_ harness: Harness, size: String) async throws -> String {
         let state = harness.directory.file("state")
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
-        guard runTool("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=\(size),mode=0700", "tmpfs", state]) == 0 else {
+        guard await Self.mount(["-t", "tmpfs", "-o", "size=\(size),mode=0700", "tmpfs", state]) == 0 else {
             throw HarnessError("cannot mount a tmpfs on \(state)")
         }
         return state
@@ -42,7 +48,7 @@ struct StorageFaultEndToEndTests {
         let harness = Harness("enospc")
         try await harness.startMock()
         harness.configure(merchant(harness))
-        let state = try Self.mountState(harness, size: "1m")
+        let state = try await Self.mountState(harness, size: "1m")
         defer { Self.unmount(state) }
         let daemon = try await harness.startDaemonAndWait()
 
@@ -61,7 +67,7 @@ struct StorageFaultEndToEndTests {
         #expect(status.status == 0, "\(status.error)")
 
         // Space returns: everything is taken in and finished.
-        #expect(runTool("/usr/bin/mount", ["-o", "remount,size=64m", state]) == 0)
+        #expect(await Self.mount(["-o", "remount,size=64m", state]) == 0)
         #expect(await eventually(timeout: .seconds(60)) { Self.incomingCount(harness) == 0 })
         #expect(await harness.waitFor(.finished, count: 150, timeout: .seconds(60)), "\(harness.counts())")
         daemon.send(SIGTERM)
@@ -75,7 +81,7 @@ struct StorageFaultEndToEndTests {
         let harness = Harness("readonly")
         try await harness.startMock()
         harness.configure(merchant(harness))
-        let state = try Self.mountState(harness, size: "16m")
+        let state = try await Self.mountState(harness, size: "16m")
         defer { Self.unmount(state) }
         let first = try await harness.startDaemonAndWait()  // creates the store
         first.send(SIGTERM)
@@ -83,7 +89,7 @@ struct StorageFaultEndToEndTests {
 
         // Linux refuses to make a filesystem read-only while a file on it is open for writing,
         // so the directory turns read-only between two runs.
-        #expect(runTool("/usr/bin/mount", ["-o", "remount,ro", state]) == 0)
+        #expect(await Self.mount(["-o", "remount,ro", state]) == 0)
         for index in 0..<20 { harness.dropOrder("R\(index)") }
         let refused = try harness.startDaemon()
         let status = await refused.wait()
@@ -92,7 +98,7 @@ struct StorageFaultEndToEndTests {
         #expect(refused.standardError.lowercased().contains("read-only") || refused.standardError.lowercased().contains("readonly"), "\(refused.standardError)")
         #expect(Self.incomingCount(harness) == 20)
 
-        #expect(runTool("/usr/bin/mount", ["-o", "remount,rw", state]) == 0)
+        #expect(await Self.mount(["-o", "remount,rw", state]) == 0)
         let daemon = try await harness.startDaemonAndWait()
         #expect(await harness.waitFor(.finished, count: 20, timeout: .seconds(60)), "\(harness.counts())")
         #expect(Self.incomingCount(harness) == 0)
@@ -133,15 +139,17 @@ struct StorageFaultEndToEndTests {
         harness.configure(merchant(harness))
         let daemon = try await harness.startDaemonAndWait()
         let database = harness.directory.file("state/orders.db")
+        let held = Atomic<Bool>(false)
         let holding = Task {
             try await offPool {
                 let connection = try SQLiteConnection(path: database, mode: .readWrite(create: false))
                 try connection.execute("BEGIN EXCLUSIVE")
-                Thread.sleep(forTimeInterval: 7)
+                held.store(true, ordering: .relaxed)
+                Thread.sleep(forTimeInterval: 8)  // well past the daemon's 5 s busy timeout
                 try connection.execute("ROLLBACK")
             }
         }
-        try await Task.sleep(for: .milliseconds(300))
+        #expect(await eventually(timeout: .seconds(10)) { held.load(ordering: .relaxed) })
         for index in 0..<30 { harness.dropOrder("L\(index)") }
         try await holding.value
         #expect(daemon.isRunning)

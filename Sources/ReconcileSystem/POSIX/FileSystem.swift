@@ -106,10 +106,17 @@ public enum FileSystem {
             try writeAll(descriptor, bytes, path: temporary)
             try retryingOnInterrupt("fchmod", path: temporary) { fchmod(descriptor, mode) }
             try retryingOnInterrupt("fsync", path: temporary) { fsync(descriptor) }
-            close(descriptor)
-            try retryingOnInterrupt("rename", path: path) { rename(temporary, path) }
         } catch {
             close(descriptor)
+            unlink(temporary)
+            throw error
+        }
+        // Closed once, before the rename: a second close after a failed rename could close a
+        // descriptor another thread has been given the number of meanwhile.
+        close(descriptor)
+        do {
+            try retryingOnInterrupt("rename", path: path) { rename(temporary, path) }
+        } catch {
             unlink(temporary)
             throw error
         }

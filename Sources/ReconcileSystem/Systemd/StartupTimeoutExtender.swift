@@ -13,7 +13,9 @@ public final class StartupTimeoutExtender: @unchecked Sendable {
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "reconcile.extend-timeout"))
         let (seconds, attoseconds) = interval.components
         let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-        timer.schedule(deadline: .now(), repeating: .nanoseconds(nanoseconds))
+        // The first at once (the work may be over before a timer fires), then every `interval`.
+        notifier.extendTimeout(by: extra)
+        timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
         timer.setEventHandler { notifier.extendTimeout(by: extra) }
         timer.resume()
         self.timer = timer

@@ -32,21 +32,23 @@ public final class SystemdNotifier: Sendable {
 
     /// Start-up finished: the store is open, the spool watched, the control socket listening.
     public func ready(status: String) {
-        send(["READY=1", "STATUS=" + Self.singleLine(status)])
-        lastStatus.withLock { $0 = status }
+        lastStatus.withLock { last in
+            last = status
+            send(["READY=1", "STATUS=" + Self.singleLine(status)])
+        }
     }
 
-    /// A new status line for `systemctl status`; sends only when it differs from the last one.
-    /// Returns whether it was sent.
+    /// A new status line for `systemctl status`; sends only when it differs from the last one,
+    /// and never after ``stopping(status:)``. Returns whether it was sent.
     @discardableResult
     public func status(_ status: String) -> Bool {
-        let changed = lastStatus.withLock { last in
+        // Sent under the lock, so that a line decided on before STOPPING=1 cannot arrive after it.
+        lastStatus.withLock { last in
             guard last != status, !isStopping.load(ordering: .relaxed) else { return false }
             last = status
+            send(["STATUS=" + Self.singleLine(status)])
             return true
         }
-        if changed { send(["STATUS=" + Self.singleLine(status)]) }
-        return changed
     }
 
     /// A reload begins (`RELOADING=1` with the monotonic time, as `Type=notify-reload` wants);
@@ -63,8 +65,8 @@ public final class SystemdNotifier: Sendable {
         lastStatus.withLock { last in
             isStopping.store(true, ordering: .relaxed)
             last = status
+            send(["STOPPING=1", "STATUS=" + Self.singleLine(status)])
         }
-        send(["STOPPING=1", "STATUS=" + Self.singleLine(status)])
     }
 
     /// The keep-alive ping; call it from the loop whose progress it vouches for, at least every
