@@ -146,7 +146,7 @@ struct CurlTransportTests {
         server.standardOutput = FileHandle.nullDevice
         server.standardError = FileHandle.nullDevice
         try server.run()
-        defer { server.terminate() }
+        defer { kill(server.processIdentifier, SIGKILL) }  // openssl s_server ignores SIGTERM
         var get = HTTPRequest(method: "GET", url: "https://127.0.0.1:\(port)/", timeout: .seconds(5))
         var result = await transport.send(get)
         for _ in 0..<50 {
