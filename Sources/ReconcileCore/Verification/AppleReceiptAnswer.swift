@@ -133,9 +133,10 @@ public struct AppleReceiptItem: Sendable, Hashable {
         self.appAccountToken = object["app_account_token"]?.stringValue
     }
 
-    /// Milliseconds as Apple writes them: digits, sometimes with a fraction (Xcode).
+    /// Milliseconds as Apple writes them: digits, sometimes with a fraction (Xcode). A value
+    /// beyond Int64 is no date at all (`nil`): converting it would trap.
     static func milliseconds(_ text: String) -> Int64? {
         if let whole = Int64(text) { return whole }
-        return Double(text).flatMap { $0.isFinite ? Int64($0) : nil }
+        return Double(text).flatMap { Int64(exactly: $0.rounded(.towardZero)) }
     }
 }
