@@ -45,6 +45,12 @@ public struct AppleReceiptAnswer: Sendable, Hashable {
         guard case .object(let object) = document else {
             throw Unparseable(description: "the answer is a JSON \(document.typeName), not an object")
         }
+        // Duplicate keys are tolerated, but not in the two the verdict rests on: with two
+        // "status" or two "receipt" members, which one counts is anyone's guess (we read the
+        // first, most parsers the last), and an ambiguous answer is never taken as success.
+        for key in ["status", "receipt"] where object.members.count(where: { $0.key == key }) > 1 {
+            throw Unparseable(description: "the answer names \"\(key)\" more than once")
+        }
         guard let statusValue = object["status"], let status = integer(statusValue) else {
             throw Unparseable(description: "the answer has no numeric \"status\"")
         }

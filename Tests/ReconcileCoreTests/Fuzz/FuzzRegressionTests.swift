@@ -28,6 +28,25 @@ struct FuzzRegressionTests {
         #expect(AppleReceiptItem.milliseconds("-9223372036854775808") == Int64.min)
     }
 
+    /// apple-answer invariant "valid with \"receipt\" given more than once": of two `receipt`
+    /// members the first counted (most parsers take the last). An answer whose verdict rests on
+    /// a key named twice is ambiguous, and is never taken as success.
+    @Test("an answer that names status or receipt twice is unparseable", arguments: [
+        #"{"status":0,"receipt":{"bundle_id":"com.example.app","in_app":[]},"receipt":{"bundle_id":"com.other","in_app":[]}}"#,
+        #"{"status":0,"status":21003,"receipt":{"bundle_id":"com.example.app"}}"#,
+        #"{"status":21003,"receipt":{},"status":"0"}"#,
+    ])
+    func decisiveKeyTwice(body: String) {
+        #expect(throws: AppleReceiptAnswer.Unparseable.self) { try AppleReceiptAnswer.parse(Array(body.utf8)) }
+    }
+
+    @Test("duplicates elsewhere in an answer are still tolerated")
+    func otherDuplicates() throws {
+        let answer = try AppleReceiptAnswer.parse(Array(
+            #"{"status":0,"environment":"Sandbox","environment":"Production","receipt":{"bid":"a","bid":"b","in_app":[]}}"#.utf8))
+        #expect(answer.status == 0 && answer.hasReceipt && answer.environment == "Sandbox" && answer.bundleID == "a")
+    }
+
     /// Found on the apple-answer target's path (the match the store makes for a valid answer):
     /// two purchases of the product, one with a `purchase_date_ms` at Int64's edge, and
     /// `abs(date - reference)` trapped with an arithmetic overflow inside the claim transaction.
@@ -73,5 +92,17 @@ struct FuzzRegressionTests {
         #expect(Duration.seconds(Int64.min).totalMicroseconds == .min)
         #expect(Duration.seconds(9_223_372_036_854).totalMicroseconds == 9_223_372_036_854_000_000)
         #expect(Duration.seconds(-1.5).totalMicroseconds == -1_500_000)
+    }
+
+    /// merchant-answer, with the check added for the Apple answer above: `{"result":"verified",
+    /// "result":"rejected"}` granted the order on the first of two contradicting results.
+    @Test("a merchant answer that names result twice is unparseable, never a grant")
+    func resultTwice() {
+        for body in [#"{"result":"verified","result":"rejected"}"#, #"{"result":"rejected","result":"verified"}"#] {
+            let result = HTTPExchangeResult(.success(HTTPResponse(status: 200, body: Array(body.utf8))), latency: .milliseconds(20))
+            let (verdict, observation) = MerchantAnswerClassifier.classify(result, now: now)
+            #expect(verdict == .transient(reason: "merchant_unparseable_answer", retryAfter: nil))
+            #expect(observation == .failure(reason: "unparseable_answer"))
+        }
     }
 }
