@@ -105,4 +105,24 @@ struct FuzzRegressionTests {
             #expect(observation == .failure(reason: "unparseable_answer"))
         }
     }
+
+    // MARK: - configuration
+
+    /// configuration target (replaying `MaxRate=0.0000000000000000000000001`; the fuzzer had not
+    /// written that many zeros in 145,000 executions): an accepted rate of 1e-25 per second made
+    /// the scheduler's wait for the next token `.seconds(1e25)`, beyond what Duration holds: a
+    /// trap as soon as the bucket ran dry. Rates below 0.001 are now a configuration error.
+    @Test("the smallest MaxRate still gives a wait that is a Duration")
+    func tinyRate() throws {
+        let tiny = "[Verifier]\nKind=http\nURL=https://merchant.example/verify\nMaxRate=0.0000000000000000000000001\n"
+        #expect(throws: ConfigurationError.self) {
+            try ConfigurationParser.parse([ConfigurationSource(path: "/etc/reconciled/reconciled.conf", text: tiny)])
+        }
+        let lowest = try ConfigurationParser.parse([ConfigurationSource(
+            path: "/etc/reconciled/reconciled.conf", text: "[Verifier]\nKind=http\nURL=https://merchant.example/verify\nMaxRate=0.001\n")])
+        var bucket = TokenBucket(rate: lowest.verifier.maxRate, burst: lowest.verifier.burst, now: 0)
+        while bucket.take(now: 0) {}
+        let wait = Duration.seconds(max(0.001, bucket.nextTokenTime(now: 0)))
+        #expect(wait == .seconds(1000))
+    }
 }
