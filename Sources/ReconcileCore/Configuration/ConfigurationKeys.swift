@@ -215,8 +215,11 @@ public enum ConfigurationKeys {
                     configuration[keyPath: keyPath] = nil
                     return
                 }
-                guard let number = parseDecimal(value.text), number > 0, number <= 1_000_000 else {
-                    throw Problem("\(quote(value.text)) is not a rate; use requests per second above 0 (e.g. 50, 0.5) or infinity")
+                // At least 0.001: the scheduler sleeps 1/rate seconds for a token, and a rate of
+                // 1e-20 made that a Duration beyond what Duration holds (a trap, found by the
+                // configuration fuzz target).
+                guard let number = parseDecimal(value.text), number >= 0.001, number <= 1_000_000 else {
+                    throw Problem("\(quote(value.text)) is not a rate; use 0.001–1000000 requests per second (e.g. 50, 0.5) or infinity")
                 }
                 configuration[keyPath: keyPath] = number
             },

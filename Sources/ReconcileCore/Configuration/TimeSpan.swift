@@ -73,10 +73,16 @@ public enum TimeSpan {
 }
 
 extension Duration {
-    /// The duration in whole microseconds, rounded towards zero.
+    /// The duration in whole microseconds, rounded towards zero. Beyond what Int64 holds
+    /// (±292,000 years) it saturates instead of trapping: durations from outside, such as a
+    /// server's `Retry-After`, can be anything, and formatting one for a log line must not stop
+    /// the daemon.
     public var totalMicroseconds: Int64 {
         let (seconds, attoseconds) = components
-        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000)
+        let (total, carry) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000_000)
+        guard !overflow, !carry else { return seconds < 0 ? .min : .max }
+        return total
     }
 
     /// The duration in whole milliseconds, rounded towards zero.

@@ -45,6 +45,12 @@ public struct AppleReceiptAnswer: Sendable, Hashable {
         guard case .object(let object) = document else {
             throw Unparseable(description: "the answer is a JSON \(document.typeName), not an object")
         }
+        // Duplicate keys are tolerated, but not in the two the verdict rests on: with two
+        // "status" or two "receipt" members, which one counts is anyone's guess (we read the
+        // first, most parsers the last), and an ambiguous answer is never taken as success.
+        for key in ["status", "receipt"] where object.members.count(where: { $0.key == key }) > 1 {
+            throw Unparseable(description: "the answer names \"\(key)\" more than once")
+        }
         guard let statusValue = object["status"], let status = integer(statusValue) else {
             throw Unparseable(description: "the answer has no numeric \"status\"")
         }
@@ -133,9 +139,10 @@ public struct AppleReceiptItem: Sendable, Hashable {
         self.appAccountToken = object["app_account_token"]?.stringValue
     }
 
-    /// Milliseconds as Apple writes them: digits, sometimes with a fraction (Xcode).
+    /// Milliseconds as Apple writes them: digits, sometimes with a fraction (Xcode). A value
+    /// beyond Int64 is no date at all (`nil`): converting it would trap.
     static func milliseconds(_ text: String) -> Int64? {
         if let whole = Int64(text) { return whole }
-        return Double(text).flatMap { $0.isFinite ? Int64($0) : nil }
+        return Double(text).flatMap { Int64(exactly: $0.rounded(.towardZero)) }
     }
 }

@@ -47,8 +47,10 @@ public enum MerchantAnswerClassifier {
         default:
             return (.transient(reason: "merchant_http_\(response.status)", retryAfter: nil), .healthy)
         }
+        // A "result" named twice is ambiguous (we would read the first, most parsers the last):
+        // unparseable, never a grant or a rejection.
         guard case .object(let object)? = try? JSONParser(allowsDuplicateKeys: true).parse(response.body),
-            let result = object["result"]?.stringValue
+            let result = object["result"]?.stringValue, object.members.count(where: { $0.key == "result" }) == 1
         else {
             return (.transient(reason: "merchant_unparseable_answer", retryAfter: nil), .failure(reason: "unparseable_answer"))
         }

@@ -66,11 +66,17 @@ public enum ReceiptMatcher {
         }
         let reference = Int64(order.referenceTime.timeIntervalSince1970 * 1000)
         let best = free.min { a, b in
-            let distanceA = a.purchaseDateMilliseconds.map { abs($0 - reference) } ?? Int64.max
-            let distanceB = b.purchaseDateMilliseconds.map { abs($0 - reference) } ?? Int64.max
+            let distanceA = a.purchaseDateMilliseconds.map { distance($0, reference) } ?? UInt64.max
+            let distanceB = b.purchaseDateMilliseconds.map { distance($0, reference) } ?? UInt64.max
             return distanceA != distanceB ? distanceA < distanceB : a.transactionID < b.transactionID
         }!
         return .matched(best)
+    }
+
+    /// How far apart two times in milliseconds are. Unsigned, so that any two Int64 values work:
+    /// a purchase date is whatever the answer says, and `abs(a - b)` traps at the extremes.
+    static func distance(_ a: Int64, _ b: Int64) -> UInt64 {
+        a >= b ? UInt64(bitPattern: a &- b) : UInt64(bitPattern: b &- a)
     }
 }
 

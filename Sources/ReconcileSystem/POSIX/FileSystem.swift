@@ -137,6 +137,9 @@ public enum FileSystem {
         return try listDirectory(descriptor: descriptor, path: path, closing: true)
     }
 
+    /// Where `d_name` lies in a `struct dirent`.
+    private static let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+
     /// The names in an open directory. The descriptor is duplicated, so the caller's stays open
     /// unless `closing` is true.
     public static func listDirectory(descriptor: Int32, path: String, closing: Bool = false) throws(SystemError) -> [String] {
@@ -155,9 +158,11 @@ public enum FileSystem {
                 if errno != 0 { throw SystemError.current("readdir", path: path) }
                 return names
             }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { buffer in
-                String(decoding: buffer.prefix { $0 != 0 }, as: UTF8.self)
-            }
+            // Read the name in place, up to its NUL. `entry.pointee` would copy a whole
+            // `struct dirent` (a 256-byte d_name), but the kernel packs entries by `d_reclen`:
+            // the last one in glibc's buffer can be shorter, and the copy read past the buffer
+            // (AddressSanitizer: heap-buffer-overflow).
+            let name = String(cString: UnsafeRawPointer(entry).advanced(by: Self.nameOffset).assumingMemoryBound(to: CChar.self))
             if name != "." && name != ".." { names.append(name) }
         }
     }

@@ -42,6 +42,23 @@ struct FileSystemTests {
         #expect(throws: SystemError.self) { _ = try FileSystem.listDirectory(directory.file("missing")) }
     }
 
+    /// glibc packs readdir's entries by their real length into a 32 KiB buffer, so the last
+    /// entry of a full buffer is shorter than a `struct dirent` (280 bytes) and ends at the
+    /// buffer's end; copying a whole entry read past it (AddressSanitizer found it in the spool's
+    /// rescan). 2,000 names of 8 characters (32-byte entries) fill the buffer exactly;
+    /// `scripts/test-sanitized address` catches a regression here.
+    @Test("directory listings read each name in place, up to the end of readdir's buffer")
+    func listingAFullBuffer() throws {
+        #expect(try FileSystem.makeDirectory(directory.file("names"), mode: 0o700))
+        let expected = (0..<2000).map { "f" + String(1_000_000 + $0).dropFirst() }
+        for name in expected {
+            let descriptor = open(directory.file("names/\(name)"), O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
+            try #require(descriptor >= 0)
+            close(descriptor)
+        }
+        #expect(try FileSystem.listDirectory(directory.file("names")).sorted() == expected)
+    }
+
     @Test("path helpers")
     func paths() {
         #expect(FileSystem.parentDirectory(of: "/a/b/c") == "/a/b")
