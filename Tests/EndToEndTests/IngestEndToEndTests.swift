@@ -96,9 +96,10 @@ struct IngestEndToEndTests {
         daemon.send(SIGINT)
         #expect(await daemon.wait() == 0, "SIGINT: \(daemon.standardError)")
 
-        // Once more, to show a restart with nothing new changes nothing.
+        // Once more, to show a restart with nothing new changes nothing. (SIGTERM only once it
+        // has started: a signal before its handlers exist would kill it.)
         daemon = try start()
-        try await Task.sleep(for: .milliseconds(300))
+        #expect(await eventually(timeout: .seconds(20)) { daemon.standardError.contains("started:") })
         daemon.send(SIGTERM)
         #expect(await daemon.wait() == 0)
 

@@ -204,6 +204,7 @@ struct SpoolIngestorTests {
                 heard.withLock { $0.append((batch, total)) }
             })
         box.withLock { $0 = ingest }
+        defer { box.withLock { $0 = nil } }  // the callback holds the ingestor: break the cycle
         for index in 0..<3 { fixture.drop("a\(index).json", OrderFixtures.orderJSON("A\(index)")) }
         _ = await ingest.rescan()
         fixture.drop("bad.json", "not json")
