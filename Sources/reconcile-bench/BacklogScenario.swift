@@ -55,20 +55,7 @@ enum BacklogScenario {
             store.close()
         }
         let seeded = Double(orders) / (ContinuousClock.now - seedStart).inSeconds
-        let config = root + "/reconciled.conf"
-        try """
-            [Spool]
-            Directory=\(root)/spool
-            [State]
-            Database=\(root)/orders.db
-            [Control]
-            Socket=\(root)/control.sock
-            [Verifier]
-            Kind=http
-            URL=\(url)
-            MaxInFlight=64
-            MaxRate=infinity
-            """.write(toFile: config, atomically: true, encoding: .utf8)
+        let config = try DaemonProcess.writeConfiguration(in: root, url: url, verifier: "MaxInFlight=64\nMaxRate=infinity")
 
         let before = requests.value.load(ordering: .relaxed)
         let daemon = try DaemonProcess(configPath: config, directory: root)

@@ -26,6 +26,25 @@ final class DaemonProcess {
 
     var pid: Int32 { process.processIdentifier }
 
+    /// Writes `root/reconciled.conf`: spool, store and socket in `root`, `Kind=http` at `url`,
+    /// plus `verifier` lines for `[Verifier]`. Returns its path.
+    static func writeConfiguration(in root: String, url: String, verifier: String = "") throws -> String {
+        let path = root + "/reconciled.conf"
+        try """
+            [Spool]
+            Directory=\(root)/spool
+            [State]
+            Database=\(root)/orders.db
+            [Control]
+            Socket=\(root)/control.sock
+            [Verifier]
+            Kind=http
+            URL=\(url)
+            \(verifier)
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
     deinit {
         // A scenario that failed half-way leaves no daemon behind.
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }

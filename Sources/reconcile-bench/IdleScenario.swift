@@ -20,18 +20,7 @@ enum IdleScenario {
                 try Seeding.insertOrders(into: store, count: orders, at: Date().addingTimeInterval(3_600))
                 store.close()
             }
-            let config = root + "/reconciled.conf"
-            try """
-                [Spool]
-                Directory=\(root)/spool
-                [State]
-                Database=\(root)/orders.db
-                [Control]
-                Socket=\(root)/control.sock
-                [Verifier]
-                Kind=http
-                URL=http://127.0.0.1:9/verify
-                """.write(toFile: config, atomically: true, encoding: .utf8)
+            let config = try DaemonProcess.writeConfiguration(in: root, url: "http://127.0.0.1:9/verify")
             let environment = watchdog ? ["WATCHDOG_USEC": "30000000"] : [:]
             let daemon = try DaemonProcess(configPath: config, directory: root, environment: environment)
             _ = try await daemon.waitUntilReady()
