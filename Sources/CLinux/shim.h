@@ -1,6 +1,11 @@
 #ifndef RECONCILE_CLINUX_SHIM_H
 #define RECONCILE_CLINUX_SHIM_H
 
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+
 // Linux calls that Glibc's Swift module hides behind _GNU_SOURCE or variadic
 // signatures, wrapped with fixed argument lists.
 
@@ -9,6 +14,8 @@
 #include <sys/syscall.h>
 #include <sys/inotify.h>
 #include <sys/timerfd.h>
+#include <sys/eventfd.h>
+#include <poll.h>
 #include <unistd.h>
 #include <fcntl.h>
 #include <errno.h>
@@ -37,6 +44,11 @@ static inline int reconcile_get_peer_credentials(int fd, struct reconcile_peer_c
 /// rename(2) that fails with EEXIST instead of replacing the target.
 static inline int reconcile_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {
     return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath, RENAME_NOREPLACE);
+}
+
+/// Names the calling thread (15 bytes at most), as `ps -L` and /proc/self/task/*/comm show it.
+static inline int reconcile_name_this_thread(const char *name) {
+    return pthread_setname_np(pthread_self(), name);
 }
 
 /// open(2) is variadic in C; this form always passes a mode.

@@ -290,7 +290,7 @@ public final class Daemon {
         guard let interval = configuration.spool.rescanInterval ?? (fallback ? Self.fallbackRescanInterval : nil) else { return }
         rescanTimer = Task { [spoolEvents] in
             while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
+                try? await DeadlineTimer.shared.sleep(for: interval)
                 if Task.isCancelled { break }
                 spoolEvents.yield(.rescan(reason: "RescanInterval"))
             }
@@ -315,7 +315,7 @@ public final class Daemon {
                 } catch {
                     logger.warning("cannot prune finished orders: \(error)", [.reason: StoreFailure.of(error).rawValue])
                 }
-                try? await Task.sleep(for: .seconds(86_400))
+                try? await DeadlineTimer.shared.sleep(for: .seconds(86_400))
             }
         }
     }

@@ -129,7 +129,7 @@ public actor SpoolIngestor {
             var delay = Duration.seconds(1)
             while summary.deferred > 0, !Task.isCancelled {
                 logger.notice("\(Plural.count(summary.deferred, "spool file")) wait in \(layout.incoming); retrying in \(TimeSpan.format(delay))")
-                try? await Task.sleep(for: delay)
+                try? await DeadlineTimer.shared.sleep(for: delay)
                 delay = min(delay * 2, .seconds(30))
                 summary = rescan()
             }

@@ -78,7 +78,7 @@ public actor EscalationRunner {
             guard let command = settings.command else { continue }
             let spacing = Duration.seconds(1 / settings.commandRate)
             if let lastStart, ContinuousClock.now - lastStart < spacing {
-                try? await Task.sleep(until: lastStart + spacing, clock: .continuous)
+                try? await DeadlineTimer.shared.sleep(until: lastStart + spacing)
             }
             lastStart = .now
             let (outcome, firstLine) = await CommandRunner.run(command, environment: notice.environment, timeout: settings.timeout)

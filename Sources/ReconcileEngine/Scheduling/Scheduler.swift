@@ -515,7 +515,7 @@ public actor Scheduler: EndpointGate {
             }
             if buckets[endpoint, default: newBucket(mono)].take(now: mono) { return true }
             let wait = max(0.001, buckets[endpoint]!.nextTokenTime(now: mono) - mono)
-            try? await Task.sleep(for: .seconds(wait))
+            try? await DeadlineTimer.shared.sleep(for: .seconds(wait))
         }
         return false
     }

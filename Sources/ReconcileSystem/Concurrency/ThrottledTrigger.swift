@@ -27,7 +27,7 @@ public final class ThrottledTrigger: Sendable {
             }
             if Task.isCancelled { break }
             await action()
-            try? await Task.sleep(for: interval)
+            try? await DeadlineTimer.shared.sleep(for: interval)
         }
         await action()
     }

@@ -1,12 +1,13 @@
 import Synchronization
 
 /// Wakes a loop that sleeps until a deadline: `signal()` from anywhere ends the current (or the
-/// next) `wait` at once. A signal is never lost; several coalesce into one wake-up.
+/// next) `wait` at once. A signal is never lost; several coalesce into one wake-up. Deadlines are
+/// kept by `DeadlineTimer`, which costs nothing while it waits.
 public final class WakeSignal: Sendable {
     private struct State {
         var pending = false
         var waiter: CheckedContinuation<Void, Never>?
-        var timer: Task<Void, Never>?
+        var timer: DeadlineTimer.Token?
         var generation = 0
     }
 
@@ -16,7 +17,7 @@ public final class WakeSignal: Sendable {
 
     /// Ends the current wait, or the next one if nobody waits.
     public func signal() {
-        let (waiter, timer) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Task<Void, Never>?) in
+        let (waiter, timer) = state.withLock { state -> (CheckedContinuation<Void, Never>?, DeadlineTimer.Token?) in
             guard let waiter = state.waiter else {
                 state.pending = true
                 return (nil, nil)
@@ -25,7 +26,7 @@ public final class WakeSignal: Sendable {
             defer { state.timer = nil }
             return (waiter, state.timer)
         }
-        timer?.cancel()
+        if let timer { DeadlineTimer.shared.cancel(timer) }
         waiter?.resume()
     }
 
@@ -41,10 +42,7 @@ public final class WakeSignal: Sendable {
                 state.waiter = continuation
                 if let deadline {
                     let generation = state.generation
-                    state.timer = Task { [self] in
-                        try? await Task.sleep(until: deadline, clock: .continuous)
-                        if !Task.isCancelled { self.expire(generation) }
-                    }
+                    state.timer = DeadlineTimer.shared.schedule(at: deadline) { [self] in expire(generation) }
                 }
                 return false
             }

@@ -1,0 +1,109 @@
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+@testable import ReconcileSystem
+
+@Suite("Deadline timer")
+struct DeadlineTimerTests {
+    /// The tests' own timer, so that other suites' deadlines do not wake its thread.
+    static let timer = DeadlineTimer(name: "test.timer")
+
+    @Test("a sleep ends at its deadline, not before")
+    func sleepsUntilTheDeadline() async throws {
+        let start = ContinuousClock.now
+        try await Self.timer.sleep(for: .milliseconds(150))
+        let slept = ContinuousClock.now - start
+        #expect(slept >= .milliseconds(150))
+        #expect(slept < .seconds(3), "woke \(slept) after a 150 ms sleep")
+    }
+
+    @Test("a deadline that has passed runs at once")
+    func pastDeadline() async throws {
+        let ran = Atomic<Bool>(false)
+        Self.timer.schedule(at: .now - .seconds(1)) { ran.store(true, ordering: .relaxed) }
+        #expect(await eventually(timeout: .seconds(3)) { ran.load(ordering: .relaxed) == true })
+    }
+
+    @Test("actions run in the order of their deadlines, whatever the order they were added in")
+    func order() async throws {
+        let order = Mutex<[Int]>([])
+        let base = ContinuousClock.now + .milliseconds(100)
+        for index in [3, 1, 4, 0, 2] {
+            Self.timer.schedule(at: base + .milliseconds(40 * index)) { order.withLock { $0.append(index) } }
+        }
+        #expect(await eventually(timeout: .seconds(5)) { order.withLock { $0.count } == 5 })
+        #expect(order.withLock { $0 } == [0, 1, 2, 3, 4])
+    }
+
+    @Test("a nearer deadline added while the thread sleeps towards a far one is kept")
+    func nearerDeadlineWakesTheThread() async throws {
+        let far = Self.timer.schedule(at: .now + .seconds(3_600)) { Issue.record("the far deadline ran") }
+        defer { Self.timer.cancel(far) }
+        try await Task.sleep(for: .milliseconds(100))  // the thread now sleeps towards the hour
+        let ran = Mutex<ContinuousClock.Instant?>(nil)
+        let added = ContinuousClock.now
+        Self.timer.schedule(at: added + .milliseconds(100)) { ran.withLock { $0 = .now } }
+        #expect(await eventually(timeout: .seconds(5)) { ran.withLock { $0 } != nil })
+        let late = ran.withLock { $0! } - (added + .milliseconds(100))
+        #expect(late >= .zero && late < .seconds(2), "ran \(late) after its deadline")
+    }
+
+    @Test("a cancelled action never runs")
+    func cancelledNeverRuns() async throws {
+        let ran = Atomic<Bool>(false)
+        let token = Self.timer.schedule(at: .now + .milliseconds(100)) { ran.store(true, ordering: .relaxed) }
+        Self.timer.cancel(token)
+        let witness = Atomic<Bool>(false)
+        Self.timer.schedule(at: .now + .milliseconds(300)) { witness.store(true, ordering: .relaxed) }
+        #expect(await eventually(timeout: .seconds(5)) { witness.load(ordering: .relaxed) == true })
+        #expect(ran.load(ordering: .relaxed) == false)
+    }
+
+    @Test("cancelling the sleeping task ends an hour's sleep at once with CancellationError")
+    func cancellation() async throws {
+        let sleeping = Task { try await Self.timer.sleep(for: .seconds(3_600)) }
+        try await Task.sleep(for: .milliseconds(100))
+        let cancelled = ContinuousClock.now
+        sleeping.cancel()
+        await #expect(throws: CancellationError.self) { try await sleeping.value }
+        #expect(ContinuousClock.now - cancelled < .seconds(3))
+    }
+
+    @Test("a task cancelled before it sleeps does not sleep")
+    func cancelledBeforeSleeping() async throws {
+        let sleeping = Task {
+            while !Task.isCancelled { await Task.yield() }
+            try await Self.timer.sleep(for: .seconds(3_600))
+        }
+        sleeping.cancel()
+        await #expect(throws: CancellationError.self) { try await sleeping.value }
+    }
+
+    @Test("waiting for an hour costs its thread no wake-ups (Task.sleep would cost one a second)")
+    func idleCostsNothing() async throws {
+        let timer = DeadlineTimer(name: "idle.timer")
+        let token = timer.schedule(at: .now + .seconds(3_600)) {}
+        defer { timer.cancel(token) }
+        try await Task.sleep(for: .milliseconds(200))
+        let before = try #require(Self.contextSwitches(ofThreadNamed: "idle.timer"))
+        try await Task.sleep(for: .seconds(3))
+        let after = try #require(Self.contextSwitches(ofThreadNamed: "idle.timer"))
+        #expect(after - before <= 1, "the timer thread woke \(after - before) times in 3 s")
+    }
+
+    /// Voluntary plus involuntary context switches of this process's thread named `name`.
+    static func contextSwitches(ofThreadNamed name: String) -> Int? {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        for task in tasks {
+            guard let comm = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8),
+                comm.trimmingCharacters(in: .whitespacesAndNewlines) == name,
+                let status = try? String(contentsOfFile: "/proc/self/task/\(task)/status", encoding: .utf8)
+            else { continue }
+            return status.split(separator: "\n").filter { $0.hasSuffix("ctxt_switches") || $0.contains("ctxt_switches:") }
+                .compactMap { Int($0.split(separator: ":").last!.trimmingCharacters(in: .whitespaces)) }
+                .reduce(0, +)
+        }
+        return nil
+    }
+}
