@@ -82,14 +82,16 @@ final class DaemonProcess {
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
-    /// Context switches per thread (by thread id): each is a wake-up (or a preemption).
+    /// Context switches so far of each thread, keyed by "tid name": each is a wake-up (or a
+    /// preemption).
     var contextSwitches: [String: Int] {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
         var counts: [String: Int] = [:]
         for task in tasks {
             guard let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8) else { continue }
+            let name = status.split(separator: "\n").first { $0.hasPrefix("Name:") }.map { $0.dropFirst(5).trimmingCharacters(in: .whitespaces) } ?? "?"
             for line in status.split(separator: "\n") where line.contains("ctxt_switches:") {
-                counts[task, default: 0] += Int(line.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "") ?? 0
+                counts["\(task) \(name)", default: 0] += Int(line.split(separator: "\t").last?.trimmingCharacters(in: .whitespaces) ?? "") ?? 0
             }
         }
         return counts
@@ -102,6 +104,30 @@ final class DaemonProcess {
         for (thread, count) in after { total += count - (before[thread] ?? 0) }
         total += before.keys.filter { after[$0] == nil }.count
         return total
+    }
+
+    /// The threads (keys as in ``contextSwitches``) now waiting in `epoll_wait`: libdispatch's
+    /// event thread, which also runs its worker-pool monitor once a second on Linux.
+    var dispatchEventThreads: Set<String> {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        var found: Set<String> = []
+        for task in tasks {
+            guard let syscall = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/syscall", encoding: .utf8),
+                let number = Int(syscall.split(separator: " ").first ?? ""),
+                [232, 281, 441].contains(number),  // epoll_wait, epoll_pwait, epoll_pwait2 (x86-64)
+                let name = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)
+            else { continue }
+            found.insert("\(task) \(name.trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
+        return found
+    }
+
+    /// The threads that woke between two samples, busiest first: "name ×count".
+    static func wakingThreads(from before: [String: Int], to after: [String: Int]) -> [String] {
+        after.map { thread, count in (thread, count - (before[thread] ?? 0)) }
+            .filter { $0.1 > 0 }
+            .sorted { $0.1 > $1.1 }
+            .map { "\($0.0.split(separator: " ", maxSplits: 1).last ?? "?") ×\($0.1)" }
     }
 
     /// SIGTERM, then waits for the exit status.
