@@ -10,6 +10,8 @@ enum BenchmarkMain {
         Scenario(name: EndToEndScenario.name, run: EndToEndScenario.run),
         Scenario(name: BacklogScenario.name, run: BacklogScenario.run),
         Scenario(name: IdleScenario.name, run: IdleScenario.run),
+        Scenario(name: TimerScenario.name, run: TimerScenario.run),
+        Scenario(name: DrainScenario.name, run: DrainScenario.run),
     ]
 
     static let usage = """
@@ -19,7 +21,8 @@ enum BenchmarkMain {
           --quick        A small run of each scenario (what CI runs): figures printed, not judged.
           --files <n>    ingest: how many files (default 100,000; 5,000 with --quick);
                          backlog: how many orders (default 1,000,000; 20,000 with --quick);
-                         idle: how many orders (default 100,000; 10,000 with --quick).
+                         idle: how many orders (default 100,000; 10,000 with --quick);
+                         timer: how many orders (default 3,000; 300 with --quick).
           --dir <path>   Where state and spool live (default: a new directory under /var/tmp,
                          on the real disk, not tmpfs).
         """
@@ -56,6 +59,14 @@ enum BenchmarkMain {
             }
         }
         let chosen = names.isEmpty ? scenarios : scenarios.filter { names.contains($0.name) }
+        do {
+            let machine = try MachineReport.make(options)
+            print(machine.table())
+            print(machine.jsonLine())
+        } catch {
+            FileHandle.standardError.write(Data("Error: cannot use \(options.baseDirectory): \(error)\n".utf8))
+            return 1
+        }
         for scenario in chosen {
             do {
                 let report = try await scenario.run(options)
