@@ -50,6 +50,16 @@ public struct Configuration: Sendable, Hashable {
         public var sharedSecret: CredentialSource?
         /// Bearer token for the merchant endpoint (`Kind=http`).
         public var token: CredentialSource?
+        /// `Kind=appstore`: the issuer id of the App Store Connect team (a UUID).
+        public var issuerID: String?
+        /// `Kind=appstore`: the In-App Purchase key's id.
+        public var keyID: String?
+        /// `Kind=appstore`: the In-App Purchase key (PKCS#8 PEM).
+        public var privateKey: CredentialSource?
+        /// `Kind=appstore`: the app's Apple id (a number), checked in production answers.
+        public var appAppleID: String?
+        /// `Kind=appstore`: PEM or DER files of the roots signed transactions must chain to.
+        public var rootCertificates = [VerifierSettings.appleRootCertificate]
         /// An extra trust anchor for TLS.
         public var caFile: String?
         public var timeout: Duration = .seconds(10)
@@ -62,11 +72,26 @@ public struct Configuration: Sendable, Hashable {
         public var circuitMaxCooldown: Duration = .seconds(300)
         public init() {}
 
-        /// The sandbox URL in effect: the configured one, or Apple's for `Kind=apple`.
+        /// The sandbox URL in effect: the configured one, or Apple's for `Kind=apple` and
+        /// `Kind=appstore`.
         public var effectiveSandboxURL: URL? {
             if let sandboxURL { return sandboxURL }
-            return kind == .apple ? URL(string: "https://sandbox.itunes.apple.com/verifyReceipt")! : nil
+            switch kind {
+            case .apple: return URL(string: "https://sandbox.itunes.apple.com/verifyReceipt")!
+            case .appstore: return Self.appStoreSandboxURL
+            case .http: return nil
+            }
         }
+
+        /// The App Store Server API's hosts (`research/apple-verification.md` §2.1).
+        public static let appStoreProductionURL = URL(string: "https://api.storekit.apple.com")!
+        public static let appStoreSandboxURL = URL(string: "https://api.storekit-sandbox.apple.com")!
+        /// Apple Root CA - G3, as installed from the repository's `etc/`.
+        public static let appleRootCertificate = "/etc/reconciled/apple-root-ca-g3.pem"
+
+        /// The sandbox's share of `MaxRate=`: Apple gives the App Store Server API's sandbox a
+        /// tenth of production's limits; verifyReceipt publishes none.
+        public var sandboxRateFactor: Double { kind == .appstore ? 0.1 : 1 }
     }
 
     /// `[Delivery]`: where verified grants are delivered (DESIGN §5).

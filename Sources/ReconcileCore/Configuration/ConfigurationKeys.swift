@@ -54,6 +54,22 @@ public enum ConfigurationKeys {
         credentialFile("Verifier", "SharedSecretFile", \.verifier.sharedSecret),
         credentialName("Verifier", "TokenCredential", \.verifier.token),
         credentialFile("Verifier", "TokenFile", \.verifier.token),
+        optionalText("Verifier", "IssuerID", \.verifier.issuerID, rule: issuerIDRule),
+        optionalText("Verifier", "KeyID", \.verifier.keyID, rule: keyIDRule),
+        credentialName("Verifier", "PrivateKeyCredential", \.verifier.privateKey),
+        credentialFile("Verifier", "PrivateKeyFile", \.verifier.privateKey),
+        optionalText("Verifier", "AppAppleID", \.verifier.appAppleID, rule: appAppleIDRule),
+        Key(
+            section: "Verifier", name: "RootCertificates",
+            apply: { configuration, value throws(Problem) in
+                let paths = value.text.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+                var resolved: [String] = []
+                for path in paths {
+                    resolved.append(try checkedPath(Value(text: path, path: value.path)))
+                }
+                configuration.verifier.rootCertificates = resolved
+            },
+            reset: { $0.verifier.rootCertificates = Configuration().verifier.rootCertificates }),
         optionalPath("Verifier", "CAFile", \.verifier.caFile),
         span("Verifier", "Timeout", \.verifier.timeout, minimum: .milliseconds(10)),
         integer("Verifier", "MaxInFlight", \.verifier.maxInFlight, range: 1...4096),
@@ -352,6 +368,20 @@ public enum ConfigurationKeys {
             ("A"..."Z").contains($0) || ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "." || $0 == "-"
         }
         return allowed && text.count <= 155 ? nil : "\(quote(text)) is not a bundle id (letters, digits, '.' and '-')"
+    }
+
+    static func issuerIDRule(_ text: String) -> String? {
+        UUID(uuidString: text) == nil ? "\(quote(text)) is not an issuer id (a UUID, from App Store Connect > Users and Access > Integrations)" : nil
+    }
+
+    static func keyIDRule(_ text: String) -> String? {
+        let allowed = !text.isEmpty && text.count <= 64 && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
+        return allowed ? nil : "\(quote(text)) is not a key id (letters and digits, as App Store Connect shows it, e.g. 2X9R4HXF34)"
+    }
+
+    static func appAppleIDRule(_ text: String) -> String? {
+        let allowed = !text.isEmpty && text.count <= 20 && text.allSatisfy { $0.isASCII && $0.isNumber }
+        return allowed ? nil : "\(quote(text)) is not an Apple id (digits: App Store Connect > App Information > Apple ID)"
     }
 
     static func parseDecimal(_ text: String) -> Double? {

@@ -63,6 +63,9 @@ public enum ConfigurationParser {
         if problems.isEmpty {
             problems += crossChecks(configuration, assigned: assigned, mainPath: sources.first?.path ?? "(none)")
         }
+        if configuration.verifier.kind == .appstore && assigned["Verifier.URL"] == nil {
+            configuration.verifier.url = Configuration.VerifierSettings.appStoreProductionURL
+        }
         if !problems.isEmpty {
             // In file order, then line order, as an editor would walk them.
             let order = Dictionary(sources.enumerated().map { ($1.path, $0) }, uniquingKeysWith: { first, _ in first })
@@ -99,13 +102,14 @@ public enum ConfigurationParser {
         if assigned["Verifier.Kind"] == nil {
             missing("Verifier", "Kind", "required key is missing (apple, http or appstore)")
         }
-        if assigned["Verifier.URL"] == nil {
+        if assigned["Verifier.URL"] == nil && configuration.verifier.kind != .appstore {
             missing("Verifier", "URL", "required key is missing")
         }
         for (credential, file) in [
             ("Verifier.SharedSecretCredential", "Verifier.SharedSecretFile"),
             ("Verifier.TokenCredential", "Verifier.TokenFile"),
             ("Delivery.TokenCredential", "Delivery.TokenFile"),
+            ("Verifier.PrivateKeyCredential", "Verifier.PrivateKeyFile"),
         ] where assigned[credential] != nil && assigned[file] != nil {
             let fileKey = file.split(separator: ".")[1]
             let credentialKey = credential.split(separator: ".")[1]
@@ -137,7 +141,30 @@ public enum ConfigurationParser {
                     at("Delivery.URL", "delivery is used only with Kind=apple; the merchant endpoint grants in the same step")
                 }
             case .appstore:
-                at("Verifier.Kind", "Kind=appstore (the App Store Server API) is not supported by this version; use apple or http")
+                let required: [(String, Bool, String)] = [
+                    ("BundleID", verifier.bundleID == nil, "required for Kind=appstore (the app's bundle id)"),
+                    ("IssuerID", verifier.issuerID == nil, "required for Kind=appstore (App Store Connect > Users and Access > Integrations)"),
+                    ("KeyID", verifier.keyID == nil, "required for Kind=appstore (the In-App Purchase key's id)"),
+                    ("PrivateKeyCredential", verifier.privateKey == nil,
+                     "Kind=appstore needs the In-App Purchase key: set PrivateKeyCredential= or PrivateKeyFile="),
+                    ("AppAppleID", verifier.appAppleID == nil, "required for Kind=appstore (production answers are checked against it)"),
+                ]
+                for (key, isMissing, why) in required where isMissing { missing("Verifier", key, why) }
+                if verifier.rootCertificates.isEmpty {
+                    missing("Verifier", "RootCertificates", "Kind=appstore needs at least one root certificate")
+                }
+                for (credential, file, what) in [
+                    ("Verifier.SharedSecretCredential", "Verifier.SharedSecretFile", "a shared secret is used only with Kind=apple"),
+                    ("Verifier.TokenCredential", "Verifier.TokenFile", "a bearer token is used only with Kind=http"),
+                ] where assigned[credential] != nil || assigned[file] != nil {
+                    at(assigned[credential] != nil ? credential : file, what)
+                }
+            }
+        }
+        if assigned["Verifier.Kind"] != nil && verifier.kind != .appstore {
+            for key in ["IssuerID", "KeyID", "PrivateKeyCredential", "PrivateKeyFile", "AppAppleID", "RootCertificates"]
+            where assigned["Verifier.\(key)"] != nil {
+                at("Verifier.\(key)", "used only with Kind=appstore")
             }
         }
         if verifier.circuitCooldown > verifier.circuitMaxCooldown {

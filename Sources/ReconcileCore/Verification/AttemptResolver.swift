@@ -53,6 +53,11 @@ public struct AttemptResolver: Sendable {
                 return completion(.reject(reason: "malformed_receipt", detail: "Apple answered 21002 \(malformedLimit) times"))
             }
             return afterFailure("apple_21002", retryAfter: nil, malformed: true)
+        case .internalError:
+            if order.malformedAnswers + 1 >= malformedLimit {
+                return completion(.escalate(reason: "apple_internal_error", detail: "the App Store Server API answered 5000000 \(malformedLimit) times"))
+            }
+            return afterFailure("appstore_5000000", retryAfter: nil, malformed: true)
         case .configuration(let reason):
             return completion(.retry(at: max(retryAt, now), reason: reason), charged: false)
         case .reject(let reason, let detail):

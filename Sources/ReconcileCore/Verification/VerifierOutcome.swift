@@ -15,6 +15,9 @@ public struct VerifierOutcome: Sendable, Hashable {
         case transient(reason: String, retryAfter: Duration? = nil)
         /// Apple's 21002: transient up to three answers, then a rejection.
         case malformed
+        /// The App Store Server API's 5000000 (an unknown error, not called retryable): transient
+        /// up to three answers (counted with 21002s), then the order goes to a person.
+        case internalError
         case reject(reason: String, detail: String? = nil)
         case escalate(reason: String, detail: String? = nil)
         /// Our configuration is wrong: the order is not charged and waits for the circuit.

@@ -24,6 +24,13 @@ public actor Scheduler: EndpointGate {
         public var circuitMaxCooldown: Duration
         /// The longest single request, for the lease.
         public var requestTimeout: Duration
+        /// The sandbox's share of `maxRate` (a tenth for the App Store Server API).
+        public var sandboxRateFactor = 1.0
+
+        /// Requests per second for `endpoint`; `nil` is unlimited.
+        public func rate(for endpoint: VerificationEndpoint) -> Double? {
+            endpoint == .sandbox ? maxRate.map { max(0.001, $0 * sandboxRateFactor) } : maxRate
+        }
 
         public init(
             verifier: any OrderVerifier, delivery: DeliveryClient?, resolver: AttemptResolver, maxInFlight: Int, maxRate: Double?,
@@ -101,7 +108,7 @@ public actor Scheduler: EndpointGate {
         self.wallOffset = Date().timeIntervalSince1970
         for endpoint in Self.endpoints(of: settings) {
             circuits[endpoint] = Self.circuit(settings)
-            buckets[endpoint] = TokenBucket(rate: settings.maxRate, burst: settings.burst, now: 0)
+            buckets[endpoint] = TokenBucket(rate: settings.rate(for: endpoint), burst: settings.burst, now: 0)
         }
     }
 
@@ -307,7 +314,7 @@ public actor Scheduler: EndpointGate {
                 if let until { wakeTimes.append(until) }
                 continue
             }
-            let tokens = buckets[endpoint, default: newBucket(mono)].available(now: mono)
+            let tokens = buckets[endpoint, default: newBucket(endpoint, mono)].available(now: mono)
             guard tokens > 0 else {
                 if probe { circuits[endpoint]?.probeAbandoned() }
                 wakeTimes.append(buckets[endpoint]!.nextTokenTime(now: mono))
@@ -349,7 +356,7 @@ public actor Scheduler: EndpointGate {
             let next = ready[index]
             switch circuits[next.endpoint, default: newCircuit()].permission(now: mono) {
             case .allowed:
-                guard buckets[next.endpoint, default: newBucket(mono)].take(now: mono) else {
+                guard buckets[next.endpoint, default: newBucket(next.endpoint, mono)].take(now: mono) else {
                     index += 1
                     continue
                 }
@@ -513,7 +520,7 @@ public actor Scheduler: EndpointGate {
             case .probe: circuits[endpoint]?.probeSent()
             case .allowed: break
             }
-            if buckets[endpoint, default: newBucket(mono)].take(now: mono) { return true }
+            if buckets[endpoint, default: newBucket(endpoint, mono)].take(now: mono) { return true }
             let wait = max(0.001, buckets[endpoint]!.nextTokenTime(now: mono) - mono)
             try? await DeadlineTimer.shared.sleep(for: .seconds(wait))
         }
@@ -524,7 +531,7 @@ public actor Scheduler: EndpointGate {
         let mono = monotonic()
         if rateLimited {
             let pause = max(retryAfter?.inSeconds ?? 1, 1)
-            buckets[endpoint, default: newBucket(mono)].pause(until: mono + pause, now: mono)
+            buckets[endpoint, default: newBucket(endpoint, mono)].pause(until: mono + pause, now: mono)
             logger.notice(
                 "\(endpoint.rawValue) answered 429; sending nothing there for \(TimeSpan.format(.seconds(pause)))",
                 [.endpoint: endpoint.rawValue, .reason: "http_429"])
@@ -577,11 +584,11 @@ public actor Scheduler: EndpointGate {
                 circuit.maxCooldown = max(settings.circuitCooldown.inSeconds, settings.circuitMaxCooldown.inSeconds)
                 circuits[endpoint] = circuit
             }
-            buckets[endpoint]?.reconfigure(rate: settings.maxRate, burst: settings.burst, now: mono)
+            buckets[endpoint]?.reconfigure(rate: settings.rate(for: endpoint), burst: settings.burst, now: mono)
         }
         for endpoint in Self.endpoints(of: settings) where circuits[endpoint] == nil {
             circuits[endpoint] = newCircuit()
-            buckets[endpoint] = newBucket(mono)
+            buckets[endpoint] = newBucket(endpoint, mono)
         }
     }
 
@@ -603,8 +610,8 @@ public actor Scheduler: EndpointGate {
         Self.circuit(settings)
     }
 
-    private func newBucket(_ mono: Double) -> TokenBucket {
-        TokenBucket(rate: settings.maxRate, burst: settings.burst, now: mono)
+    private func newBucket(_ endpoint: VerificationEndpoint, _ mono: Double) -> TokenBucket {
+        TokenBucket(rate: settings.rate(for: endpoint), burst: settings.burst, now: mono)
     }
 
     private nonisolated func monotonic() -> Double {

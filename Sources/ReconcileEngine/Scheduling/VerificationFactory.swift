@@ -41,13 +41,15 @@ public enum VerificationFactory {
             }
             delivery = DeliveryClient(endpoint: endpoint, transport: transport)
         }
-        return Scheduler.Settings(
+        var settings = Scheduler.Settings(
             verifier: orderVerifier, delivery: delivery,
             resolver: AttemptResolver(policy: RetryPolicy(configuration.retry), deliveryConfigured: delivery != nil),
             maxInFlight: verifier.maxInFlight, maxRate: verifier.maxRate, burst: verifier.burst,
             circuitThreshold: verifier.circuitThreshold, circuitCooldown: verifier.circuitCooldown,
             circuitMaxCooldown: verifier.circuitMaxCooldown,
             requestTimeout: max(verifier.timeout, configuration.delivery.timeout))
+        settings.sandboxRateFactor = verifier.sandboxRateFactor
+        return settings
     }
 
     /// The key that names a secret, for messages (`[Verifier] SharedSecretCredential=`).

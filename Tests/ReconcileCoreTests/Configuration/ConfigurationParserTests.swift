@@ -269,8 +269,59 @@ struct ConfigurationParserTests {
             "\(Self.path):5: [Delivery] URL=: delivery is used only with Kind=apple; the merchant endpoint grants in the same step"))
         #expect(problems(Self.minimalApple + "\nTokenCredential=t").contains(
             "\(Self.path):6: [Verifier] TokenCredential=: a bearer token is used only with Kind=http"))
-        #expect(problems("[Verifier]\nKind=appstore\nURL=https://api.storekit.apple.com").contains(
-            "\(Self.path):2: [Verifier] Kind=: Kind=appstore (the App Store Server API) is not supported by this version; use apple or http"))
+        #expect(problems(Self.minimalApple + "\nIssuerID=57246542-96fe-1a63-e053-0824d011072a").contains(
+            "\(Self.path):6: [Verifier] IssuerID=: used only with Kind=appstore"))
+    }
+
+    static let minimalAppStore = """
+        [Verifier]
+        Kind=appstore
+        BundleID=com.example.app
+        IssuerID=57246542-96fe-1a63-e053-0824d011072a
+        KeyID=2X9R4HXF34
+        PrivateKeyCredential=appstore-key
+        AppAppleID=1234567890
+        """
+
+    @Test("Kind=appstore: Apple's hosts and root by default, a tenth of MaxRate for the sandbox")
+    func appStoreDefaults() throws {
+        let configuration = try parse(Self.minimalAppStore)
+        let verifier = configuration.verifier
+        #expect(verifier.kind == .appstore)
+        #expect(verifier.url.absoluteString == "https://api.storekit.apple.com")
+        #expect(verifier.effectiveSandboxURL?.absoluteString == "https://api.storekit-sandbox.apple.com")
+        #expect(verifier.rootCertificates == ["/etc/reconciled/apple-root-ca-g3.pem"])
+        #expect(verifier.privateKey == .credential("appstore-key"))
+        #expect(verifier.issuerID == "57246542-96fe-1a63-e053-0824d011072a" && verifier.keyID == "2X9R4HXF34")
+        #expect(verifier.appAppleID == "1234567890")
+        #expect(verifier.maxRate == 50 && verifier.sandboxRateFactor == 0.1)
+        let local = try parse(Self.minimalAppStore + "\nURL=http://127.0.0.1:8080\nSandboxURL=http://127.0.0.1:8081\nRootCertificates=a.pem /x/b.der")
+        #expect(local.verifier.url.absoluteString == "http://127.0.0.1:8080")
+        #expect(local.verifier.rootCertificates == ["/etc/reconciled/a.pem", "/x/b.der"])
+    }
+
+    @Test("Kind=appstore: every required key named when missing; others' secrets refused")
+    func appStoreRequired() {
+        let found = problems("[Verifier]\nKind=appstore")
+        for key in ["BundleID", "IssuerID", "KeyID", "PrivateKeyCredential", "AppAppleID"] {
+            #expect(found.contains { $0.contains("[Verifier] \(key)=:") }, "\(key) not named in \(found)")
+        }
+        #expect(!found.contains { $0.contains("[Verifier] URL=") })
+        #expect(problems(Self.minimalAppStore + "\nSharedSecretCredential=s").contains(
+            "\(Self.path):8: [Verifier] SharedSecretCredential=: a shared secret is used only with Kind=apple"))
+        #expect(problems(Self.minimalAppStore + "\nPrivateKeyFile=/k.p8").contains(
+            "\(Self.path):8: [Verifier] PrivateKeyFile=: set either PrivateKeyCredential= or PrivateKeyFile=, not both"))
+    }
+
+    @Test("Kind=appstore: malformed ids are refused by name", arguments: [
+        ("IssuerID=not-a-uuid", "is not an issuer id"),
+        ("KeyID=ab/cd", "is not a key id"),
+        ("AppAppleID=12a", "is not an Apple id"),
+        ("PrivateKeyCredential=../key", "is not a credential name"),
+    ])
+    func appStoreValues(_ line: String, _ message: String) {
+        let found = problems(Self.minimalAppStore + "\n" + line)
+        #expect(found.contains { $0.contains(message) }, "\(found)")
     }
 
     @Test("reports every problem, not just the first")
