@@ -32,12 +32,20 @@ enum OpenSSLCommand {
         process.standardError = try FileHandle(forWritingTo: errorURL)
         try process.run()
         process.waitUntilExit()
-        let output = FileManager.default.contents(atPath: outputURL.path) ?? Data()
+        let output = try read(outputURL)
         guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-            let errors = String(decoding: FileManager.default.contents(atPath: errorURL.path) ?? Data(), as: UTF8.self)
+            let errors = String(decoding: (try? read(errorURL)) ?? Data(), as: UTF8.self)
             throw Failure(description: "openssl \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): \(errors)")
         }
         return Array(output)
+    }
+
+    /// A file's bytes. (Through FileHandle: FileManager.contents(atPath:) leaks its buffer for an
+    /// empty file in this toolchain's FoundationEssentials, which LeakSanitizer reports.)
+    private static func read(_ url: URL) throws -> Data {
+        let handle = try FileHandle(forReadingFrom: url)
+        defer { try? handle.close() }
+        return try handle.readToEnd() ?? Data()
     }
 
     /// A fresh directory under the temporary directory; the caller removes it.
