@@ -7,7 +7,7 @@
 //   ReconcileCore    pure model: orders, states, configuration, JSON, backoff; no I/O
 //   ReconcileStore   SQLite store behind the core's OrderStore protocol
 //   ReconcileSystem  Linux adapters: files, signals, lock file, logging backends
-//   ReconcileCrypto  hashing through OpenSSL's libcrypto
+//   ReconcileCrypto  OpenSSL's libcrypto: hashing, ES256, App Store JWTs and signed data, receipts
 //   ReconcileSpool   the spool directory: watch, read, ingest, quarantine
 //   ReconcileDaemon  wires the adapters into the running daemon
 //   ReconcileCLI     the operator's command line
@@ -89,7 +89,9 @@ let package = Package(
             dependencies: ["ReconcileSystem", "ReconcileCore", "TestSupport"],
             swiftSettings: strictSettings
         ),
-        .testTarget(name: "ReconcileCryptoTests", dependencies: ["ReconcileCrypto"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "ReconcileCryptoTests", dependencies: ["ReconcileCrypto"], resources: [.copy("Fixtures")],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "ReconcileHTTPTests", dependencies: ["ReconcileHTTP", "ReconcileMock", "ReconcileCore", "TestSupport"],
             swiftSettings: strictSettings),

@@ -1,0 +1,31 @@
+import CCrypto
+
+/// One reference to an OpenSSL `EVP_PKEY`, released on deinit.
+///
+/// `@unchecked Sendable`: the key is never modified after init, and OpenSSL 3 allows one
+/// `EVP_PKEY` to be used by several threads at once for signing and verifying (each operation
+/// has its own `EVP_MD_CTX`).
+final class EVPKey: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    /// Takes over `pointer` (one reference) after checking that it is an EC P-256 key; frees it
+    /// and throws otherwise.
+    init(takingP256 pointer: OpaquePointer) throws(ES256KeyError) {
+        self.pointer = pointer
+        guard EVP_PKEY_get_base_id(pointer) == EVP_PKEY_EC else {
+            let name = EVP_PKEY_get0_type_name(pointer).map { String(cString: $0) } ?? "unknown"
+            throw .notEllipticCurve(name)
+        }
+        var name = [CChar](repeating: 0, count: 80)
+        var length = 0
+        guard EVP_PKEY_get_group_name(pointer, &name, name.count, &length) == 1 else {
+            throw .wrongCurve("unknown")
+        }
+        let curve = String(decoding: name.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard curve == "prime256v1" || curve == "P-256" else { throw .wrongCurve(curve) }
+    }
+
+    deinit {
+        EVP_PKEY_free(pointer)
+    }
+}
