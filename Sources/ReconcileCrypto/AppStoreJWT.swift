@@ -71,9 +71,9 @@ public enum AppStoreJWT {
         do { signature = try Base64URL.decode(parts[2]) } catch { throw .malformed("signature: \(error)") }
 
         guard let alg = header.alg else { throw .missingField("alg") }
-        guard alg == "ES256" else { throw .unsupportedHeader("alg \(alg)") }
+        guard alg == "ES256" else { throw .unsupportedHeader("alg \(SignedDataError.printable(alg))") }
         guard let typ = header.typ else { throw .missingField("typ") }
-        guard typ == "JWT" else { throw .unsupportedHeader("typ \(typ)") }
+        guard typ == "JWT" else { throw .unsupportedHeader("typ \(SignedDataError.printable(typ))") }
         guard let kid = header.kid, !kid.isEmpty else { throw .missingField("kid") }
 
         let signingInput = Array(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))

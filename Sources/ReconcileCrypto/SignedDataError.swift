@@ -38,14 +38,15 @@ public enum SignedDataError: Error, Equatable, Sendable, CustomStringConvertible
         case .badSignature:
             "\(reason): the ES256 signature does not verify with the leaf certificate's key"
         case .wrongBundle(let found):
-            "\(reason): the payload's bundleId is \(found.map { "\"\(Self.clipped($0))\"" } ?? "absent")"
+            "\(reason): the payload's bundleId is \(found.map { "\"\(Self.printable($0))\"" } ?? "absent")"
         case .wrongEnvironment(let found):
-            "\(reason): the payload's environment is \(found.map { "\"\(Self.clipped($0))\"" } ?? "absent")"
+            "\(reason): the payload's environment is \(found.map { "\"\(Self.printable($0))\"" } ?? "absent")"
         }
     }
 
-    /// At most 100 characters of a value from the payload, so that a log line stays a line.
-    private static func clipped(_ text: String) -> String {
+    /// A value from the JWS made fit for a log line: control characters dropped, at most 100
+    /// characters kept.
+    static func printable(_ text: String) -> String {
         let printable = String(text.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.map(Character.init))
         return printable.count > 100 ? String(printable.prefix(100)) + "…" : printable
     }

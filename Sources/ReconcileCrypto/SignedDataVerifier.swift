@@ -14,6 +14,10 @@ import Foundation
 /// Certificate validity is judged at the payload's `signedDate` when it has one, else at `now`,
 /// as Apple's library does without online checks: a payload signed while its certificates were
 /// valid stays verifiable after they expire. There is no revocation (OCSP) check.
+///
+/// Unlike Apple's library, the `.xcode` and `.localTesting` environments get no exemption from
+/// these checks (that library skips them there): StoreKit testing payloads, whose `x5c` holds
+/// one certificate of Xcode's own, are refused as `missing_x5c`.
 public final class SignedDataVerifier: @unchecked Sendable {
     // @unchecked: `store` is filled in init and only read afterwards; OpenSSL locks an X509_STORE
     // internally, so many X509_STORE_CTX may use it from several threads at once.
@@ -101,7 +105,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
 
         let header: Header = try Self.decodeJSON(parts[0], part: "header")
         guard let alg = header.alg else { throw .unsupportedAlgorithm("the header has no alg") }
-        guard alg == "ES256" else { throw .unsupportedAlgorithm("alg is \(alg.prefix(20)), not ES256") }
+        guard alg == "ES256" else { throw .unsupportedAlgorithm("alg is \(SignedDataError.printable(alg)), not ES256") }
         let (leaf, intermediate) = try Self.certificates(header.x5c)
 
         let payloadJSON: [UInt8]
@@ -132,7 +136,8 @@ public final class SignedDataVerifier: @unchecked Sendable {
     // MARK: - Steps
 
     /// Leaf and intermediate from `x5c`, which must hold exactly three standard-base64 DER
-    /// certificates. The third (the root) is parsed, as Apple's is, but not used.
+    /// certificates. The third (the root) must parse too, but is not used (Apple's library does
+    /// not look at it either).
     private static func certificates(_ x5c: [String]?) throws(SignedDataError) -> (X509Certificate, X509Certificate) {
         guard let x5c else { throw .missingX5C("the header has no x5c") }
         guard x5c.count == 3 else { throw .missingX5C("x5c holds \(x5c.count) certificates, expected 3") }
