@@ -1,9 +1,6 @@
 #ifndef RECONCILE_CLINUX_SHIM_H
 #define RECONCILE_CLINUX_SHIM_H
 
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include <pthread.h>
 
 // Linux calls that Glibc's Swift module hides behind _GNU_SOURCE or variadic
@@ -45,6 +42,10 @@ static inline int reconcile_get_peer_credentials(int fd, struct reconcile_peer_c
 static inline int reconcile_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {
     return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath, RENAME_NOREPLACE);
 }
+
+// glibc declares pthread_setname_np only under _GNU_SOURCE, which would also change how other
+// headers define shared types (fd_set) for every module that includes them; declared here alone.
+extern int pthread_setname_np(pthread_t thread, const char *name);
 
 /// Names the calling thread (15 bytes at most), as `ps -L` and /proc/self/task/*/comm show it.
 static inline int reconcile_name_this_thread(const char *name) {
