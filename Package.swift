@@ -43,9 +43,9 @@ let package = Package(
         ),
         .target(name: "ReconcileCrypto", dependencies: ["CCrypto"], swiftSettings: strictSettings),
         .target(name: "ReconcileHTTP", dependencies: ["ReconcileCore", "CCurl"], swiftSettings: strictSettings),
-        .target(name: "ReconcileMock", dependencies: ["ReconcileCore"], swiftSettings: strictSettings),
+        .target(name: "ReconcileMock", dependencies: ["ReconcileCore", "ReconcileCrypto"], swiftSettings: strictSettings),
         .target(
-            name: "ReconcileEngine", dependencies: ["ReconcileCore", "ReconcileSystem", "ReconcileHTTP"],
+            name: "ReconcileEngine", dependencies: ["ReconcileCore", "ReconcileSystem", "ReconcileHTTP", "ReconcileCrypto"],
             swiftSettings: strictSettings),
         .target(
             name: "ReconcileSpool",
@@ -90,7 +90,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
-            name: "ReconcileCryptoTests", dependencies: ["ReconcileCrypto"], resources: [.copy("Fixtures")],
+            name: "ReconcileCryptoTests", dependencies: ["ReconcileCrypto", "TestSupport"], resources: [.copy("Fixtures")],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ReconcileHTTPTests", dependencies: ["ReconcileHTTP", "ReconcileMock", "ReconcileCore", "TestSupport"],
@@ -123,6 +123,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "reconciled", "reconcilectl", "reconcile-mock", "ReconcileStore", "ReconcileCore", "ReconcileMock", "ReconcileHTTP", "ReconcileSystem",
+                "ReconcileCrypto",
                 "TestSupport",
             ],
             swiftSettings: strictSettings

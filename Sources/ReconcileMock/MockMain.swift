@@ -9,11 +9,19 @@ public enum MockMain {
     public static let usage = """
         USAGE: reconcile-mock [--port N] [--port-file PATH] [--host ADDRESS] [--shared-secret S]
                               [--token T] [--faults JSON] [--seed N] [--idle-exit SPAN] [--lifetime SPAN]
+                              [--appstore-key PEM --appstore-chain LEAF,INTERMEDIATE,ROOT
+                               --appstore-token-key PEM --bundle-id ID]
 
         Serves, on loopback only:
           POST /verifyReceipt, /sandbox/verifyReceipt   Apple's verifyReceipt (production, sandbox)
           POST /merchant/verify                         the merchant protocol (Kind=http)
           POST /deliver                                 delivery
+          GET  /appstore/{production,sandbox}/inApps/…  the App Store Server API, with
+                                                        --appstore-key (the leaf's private key),
+                                                        --appstore-chain (PEM certificates) and
+                                                        --appstore-token-key (the public key of
+                                                        the daemon's In-App Purchase key)
+          POST /_mock/appstore/transactions             register App Store transactions
           GET  /_mock/stats, POST /_mock/config, POST /_mock/reset-stats
         Test receipts are base64 of a JSON object saying what to answer (see MockReceipt).
         """
@@ -26,6 +34,7 @@ public enum MockMain {
         var faults = MockFaults()
         var idleExit: Duration = .seconds(60)
         var lifetime: Duration = .seconds(3600)
+        var appStoreFiles: (key: String?, chain: [String], tokenKey: String?, bundleID: String) = (nil, [], nil, "com.example.app")
         var index = 0
         func value() -> String? {
             index += 1
@@ -55,6 +64,12 @@ public enum MockMain {
             case "--lifetime":
                 guard let span = value().flatMap(TimeSpan.parse) else { return usageError("--lifetime needs a time span") }
                 lifetime = span
+            case "--appstore-key": appStoreFiles.key = value()
+            case "--appstore-chain": appStoreFiles.chain = (value() ?? "").split(separator: ",").map(String.init)
+            case "--appstore-token-key": appStoreFiles.tokenKey = value()
+            case "--bundle-id":
+                guard let text = value() else { return usageError("--bundle-id needs a bundle id") }
+                appStoreFiles.bundleID = text
             case "-h", "--help":
                 print(usage)
                 return 0
@@ -62,6 +77,17 @@ public enum MockMain {
                 return usageError("Unknown option '\(argument)'")
             }
             index += 1
+        }
+        if let keyPath = appStoreFiles.key {
+            guard let tokenKeyPath = appStoreFiles.tokenKey, appStoreFiles.chain.count == 3 else {
+                return usageError("--appstore-key needs --appstore-chain LEAF,INTERMEDIATE,ROOT and --appstore-token-key")
+            }
+            do {
+                settings.appStore = try MockAppStore.load(
+                    keyPath: keyPath, chainPaths: appStoreFiles.chain, tokenKeyPath: tokenKeyPath, bundleID: appStoreFiles.bundleID)
+            } catch {
+                return usageError("cannot load the App Store signing files: \(error)")
+            }
         }
         let lastRequest = Mutex(ContinuousClock.now)
         let service = MockService(settings: settings, faults: faults) { lastRequest.withLock { $0 = .now } }

@@ -11,6 +11,8 @@ import Synchronization
 /// | `POST /sandbox/verifyReceipt` | Apple sandbox |
 /// | `POST /merchant/verify` | the merchant protocol (`Kind=http`) |
 /// | `POST /deliver` | delivery |
+/// | `GET /appstore/production/…`, `/appstore/sandbox/…` | the App Store Server API (``MockAppStore``) |
+/// | `POST /_mock/appstore/transactions` | register App Store transactions |
 /// | `GET /_mock/stats` | counters, as JSON |
 /// | `POST /_mock/config` | change faults (see ``MockFaults``) |
 /// | `POST /_mock/reset-stats` | zero the counters |
@@ -24,6 +26,8 @@ public final class MockService: Sendable {
         /// The delivery endpoint's status (200 unless a test wants 409, 422, …).
         public var deliveryStatus = 200
         public var seed: UInt64?
+        /// The App Store Server API, when the mock was given a signing chain.
+        public var appStore: MockAppStore?
 
         public init(sharedSecret: String? = nil, token: String? = nil) {
             self.sharedSecret = sharedSecret
@@ -77,10 +81,23 @@ public final class MockService: Sendable {
             return withFaults(request, endpoint: "merchant") { merchant(request) }
         case ("POST", "/deliver"):
             return withFaults(request, endpoint: "delivery") { deliver(request) }
+        case ("POST", "/_mock/appstore/transactions"):
+            guard let appStore = settings.appStore else { return Self.noAppStore }
+            return appStore.register(request)
+        case (_, let path) where path.hasPrefix("/appstore/production/") || path.hasPrefix("/appstore/sandbox/"):
+            guard let appStore = settings.appStore else { return Self.noAppStore }
+            let sandbox = path.hasPrefix("/appstore/sandbox/")
+            let rest = String(path.dropFirst(sandbox ? "/appstore/sandbox".count : "/appstore/production".count))
+            return withFaults(request, endpoint: sandbox ? "sandbox" : "production") {
+                appStore.handle(request, path: rest, environment: sandbox ? "Sandbox" : "Production")
+            }
         default:
             return .json(404, .object(JSONObject(["error": .string("no such path \(request.path)")])))
         }
     }
+
+    static let noAppStore = ServerReply.json(
+        404, .object(JSONObject(["error": .string("the App Store Server API needs --appstore-key, --appstore-chain and --appstore-token-key")])))
 
     // MARK: - Faults
 

@@ -53,7 +53,7 @@ public enum HTTPAnswerClassifier {
 
     /// Whether the answer is JSON as far as its `Content-Type` says: `application/json`,
     /// `text/json`, a `+json` type, or no content type at all.
-    static func declaresJSON(_ response: HTTPResponse) -> Bool {
+    public static func declaresJSON(_ response: HTTPResponse) -> Bool {
         guard let value = response.header("content-type") else { return true }
         let type = value.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         return type == "application/json" || type == "text/json" || (type.hasPrefix("application/") && type.hasSuffix("+json"))

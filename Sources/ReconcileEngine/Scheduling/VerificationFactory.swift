@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileCrypto
 import ReconcileSystem
 
 /// Builds the scheduler's settings from the configuration: the verifier for `Kind=`, the
@@ -14,7 +15,9 @@ public enum VerificationFactory {
         let verifierEndpoint = EndpointSettings(url: verifier.url.absoluteString, timeout: verifier.timeout, caFile: verifier.caFile)
         let orderVerifier: any OrderVerifier
         switch verifier.kind {
-        case .apple, .appstore:
+        case .appstore:
+            orderVerifier = try appStoreVerifier(verifier, endpoint: verifierEndpoint, environment: environment, transport: transport)
+        case .apple:
             guard let source = verifier.sharedSecret else {
                 throw CredentialReader.Failure(description: "[Verifier] Kind=apple needs SharedSecretCredential= or SharedSecretFile=")
             }
@@ -50,6 +53,51 @@ public enum VerificationFactory {
             requestTimeout: max(verifier.timeout, configuration.delivery.timeout))
         settings.sandboxRateFactor = verifier.sandboxRateFactor
         return settings
+    }
+
+    /// `Kind=appstore`: the In-App Purchase key, the trusted roots, one signed-data verifier per
+    /// environment.
+    static func appStoreVerifier(
+        _ verifier: Configuration.VerifierSettings, endpoint: EndpointSettings, environment: [String: String], transport: any HTTPTransport
+    ) throws(CredentialReader.Failure) -> AppStoreVerifier {
+        guard let source = verifier.privateKey, let keyID = verifier.keyID, let issuerID = verifier.issuerID,
+            let bundleID = verifier.bundleID
+        else {
+            throw CredentialReader.Failure(description: "[Verifier] Kind=appstore needs IssuerID=, KeyID=, BundleID= and PrivateKeyCredential= or PrivateKeyFile=")
+        }
+        let keyName = keyName(source, section: "Verifier", prefix: "PrivateKey")
+        let pem = try CredentialReader.read(source, key: keyName, environment: environment)
+        let key: ES256PrivateKey
+        do {
+            key = try ES256PrivateKey(pem: pem)
+        } catch {
+            throw CredentialReader.Failure(description: "\(keyName): not an In-App Purchase key (\(error))")
+        }
+        var roots: [[UInt8]] = []
+        for path in verifier.rootCertificates {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw CredentialReader.Failure(description: "[Verifier] RootCertificates=: cannot read \(path)")
+            }
+            do {
+                roots += try SignedDataVerifier.rootCertificates(fromFile: Array(data))
+            } catch {
+                throw CredentialReader.Failure(description: "[Verifier] RootCertificates=: \(path): \(error)")
+            }
+        }
+        let production: SignedDataVerifier, sandbox: SignedDataVerifier
+        do {
+            production = try SignedDataVerifier(rootCertificates: roots, bundleID: bundleID, environment: .production)
+            sandbox = try SignedDataVerifier(rootCertificates: roots, bundleID: bundleID, environment: .sandbox)
+        } catch {
+            throw CredentialReader.Failure(description: "[Verifier] RootCertificates=: \(error)")
+        }
+        let sandboxURL = verifier.effectiveSandboxURL ?? Configuration.VerifierSettings.appStoreSandboxURL
+        return AppStoreVerifier(
+            production: endpoint,
+            sandbox: EndpointSettings(url: sandboxURL.absoluteString, timeout: verifier.timeout, caFile: verifier.caFile),
+            bundleID: bundleID, appAppleID: verifier.appAppleID, allowSandbox: verifier.allowSandbox,
+            tokens: AppStoreTokenCache(key: key, keyID: keyID, issuerID: issuerID, bundleID: bundleID),
+            productionTransactions: production, sandboxTransactions: sandbox, transport: transport)
     }
 
     /// The key that names a secret, for messages (`[Verifier] SharedSecretCredential=`).

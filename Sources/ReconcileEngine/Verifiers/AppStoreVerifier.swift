@@ -1,0 +1,359 @@
+import Foundation
+import ReconcileCore
+import ReconcileCrypto
+
+/// `Kind=appstore`: the App Store Server API (DESIGN §5; `research/apple-verification.md` §2).
+///
+/// By the proof the order carries: a `signed_transaction` is verified here (chain to the
+/// configured roots, Apple's marker extensions, ES256, bundle and environment) and then confirmed
+/// with Get Transaction Info, so that a refund since signing is seen; a `transaction_id` is looked
+/// up with Get Transaction Info; a `receipt` alone gives a transaction id (as Apple's
+/// `ReceiptUtility` extracts it) whose Get Transaction History v2 pages are matched as
+/// `Kind=apple` matches a receipt. Every signed transaction Apple returns is verified the same
+/// way before anything is taken from it. Production first; 4040010 from production goes once to
+/// the sandbox when `AllowSandbox=yes`.
+public struct AppStoreVerifier: OrderVerifier {
+    public var production: EndpointSettings
+    public var sandbox: EndpointSettings
+    public var bundleID: String
+    public var appAppleID: String?
+    public var allowSandbox: Bool
+    /// Signs the bearer tokens (reused until shortly before they expire). Never logged.
+    public var tokens: AppStoreTokenCache
+    /// Verifies signed transactions of each environment.
+    public var productionTransactions: SignedDataVerifier
+    public var sandboxTransactions: SignedDataVerifier
+    public var transport: any HTTPTransport
+    public var maximumResponseSize = 1 << 20
+    /// A history longer than this many pages (20 transactions each) is not read to the end.
+    public var maximumHistoryPages = 25
+
+    public init(
+        production: EndpointSettings, sandbox: EndpointSettings, bundleID: String, appAppleID: String?, allowSandbox: Bool,
+        tokens: AppStoreTokenCache, productionTransactions: SignedDataVerifier, sandboxTransactions: SignedDataVerifier,
+        transport: any HTTPTransport
+    ) {
+        self.production = production
+        self.sandbox = sandbox
+        self.bundleID = bundleID
+        self.appAppleID = appAppleID
+        self.allowSandbox = allowSandbox
+        self.tokens = tokens
+        self.productionTransactions = productionTransactions
+        self.sandboxTransactions = sandboxTransactions
+        self.transport = transport
+    }
+
+    public var firstEndpoint: VerificationEndpoint { .production }
+
+    /// The requests of one attempt so far, and whether the first (charged by the scheduler) was
+    /// spent yet: every later request takes a token of its own.
+    struct Exchanges {
+        var records: [AttemptRecord] = []
+        var sent = 0
+    }
+
+    /// One exchange's meaning.
+    enum Step {
+        case answer([UInt8])
+        case notFound
+        case verdict(VerifierOutcome.Verdict)
+    }
+
+    public func verify(_ order: ClaimedOrder, gate: any EndpointGate) async -> VerifierOutcome {
+        var exchanges = Exchanges()
+        let verdict: VerifierOutcome.Verdict
+        if let signed = order.proof.signedTransaction {
+            verdict = await verifySigned(signed, exchanges: &exchanges, gate: gate)
+        } else if let transactionID = order.proof.transactionID {
+            verdict = await lookUp(transactionID, exchanges: &exchanges, gate: gate)
+        } else if let receipt = order.proof.receipt {
+            verdict = await lookUpHistory(receipt: receipt, exchanges: &exchanges, gate: gate)
+        } else {
+            verdict = .escalate(reason: "no_usable_proof", detail: "the order carries no receipt, transaction id or signed transaction")
+        }
+        return VerifierOutcome(records: exchanges.records, verdict: verdict)
+    }
+
+    // MARK: - The three proofs
+
+    /// A StoreKit 2 signed transaction from the app: checked here, then confirmed with Apple.
+    func verifySigned(_ jws: String, exchanges: inout Exchanges, gate: any EndpointGate) async -> VerifierOutcome.Verdict {
+        var environment = VerificationEndpoint.production
+        var payload: VerifiedPayload
+        do {
+            payload = try productionTransactions.verify(jws, now: Date())
+        } catch .wrongEnvironment(let found) where found == AppStoreEnvironment.sandbox.rawValue {
+            guard allowSandbox else {
+                return .reject(reason: "sandbox_not_allowed", detail: "a sandbox transaction, and AllowSandbox=no")
+            }
+            do {
+                payload = try sandboxTransactions.verify(jws, now: Date())
+                environment = .sandbox
+            } catch {
+                return Self.refusedProof(error)
+            }
+        } catch {
+            return Self.refusedProof(error)
+        }
+        let transaction: AppStoreTransaction
+        do {
+            transaction = try AppStoreTransaction.parse(payload.json)
+        } catch {
+            return .reject(reason: "invalid_signed_transaction", detail: error.description)
+        }
+        // Confirmed where it was signed: a refund since then shows in Apple's fresh copy.
+        let step = await get("/inApps/v1/transactions/\(Self.pathComponent(transaction.transactionID))", on: environment, exchanges: &exchanges, gate: gate)
+        switch step {
+        case .verdict(let verdict):
+            return verdict
+        case .notFound:
+            return .escalate(reason: "transaction_not_found", detail: "Apple does not know the signed transaction \(transaction.transactionID)")
+        case .answer(let body):
+            return confirmed(body, transactionID: transaction.transactionID, environment: environment)
+        }
+    }
+
+    /// A transaction id: Get Transaction Info, production first.
+    func lookUp(_ transactionID: String, exchanges: inout Exchanges, gate: any EndpointGate) async -> VerifierOutcome.Verdict {
+        let path = "/inApps/v1/transactions/\(Self.pathComponent(transactionID))"
+        var environment = VerificationEndpoint.production
+        var step = await get(path, on: .production, exchanges: &exchanges, gate: gate)
+        if case .notFound = step {
+            guard allowSandbox else {
+                return .escalate(reason: "transaction_not_found", detail: "production does not know transaction \(transactionID), and AllowSandbox=no")
+            }
+            environment = .sandbox
+            step = await get(path, on: .sandbox, exchanges: &exchanges, gate: gate)
+        }
+        switch step {
+        case .verdict(let verdict):
+            return verdict
+        case .notFound:
+            return .escalate(reason: "transaction_not_found", detail: "neither production nor the sandbox knows transaction \(transactionID)")
+        case .answer(let body):
+            return confirmed(body, transactionID: transactionID, environment: environment)
+        }
+    }
+
+    /// A receipt only (an app not yet on StoreKit 2): its transaction id, then that customer's
+    /// history, matched as a receipt is.
+    func lookUpHistory(receipt: String, exchanges: inout Exchanges, gate: any EndpointGate) async -> VerifierOutcome.Verdict {
+        let compact = receipt.filter { !$0.isWhitespace }
+        let extracted: String?
+        do {
+            extracted = try ReceiptTransactionID.extract(fromAppReceipt: compact)
+        } catch {
+            // Not an app receipt: perhaps an iOS 6-style transaction receipt.
+            do {
+                extracted = try ReceiptTransactionID.extract(fromTransactionReceipt: compact)
+            } catch let legacyError {
+                return .reject(reason: "unreadable_receipt", detail: "neither an app receipt (\(error)) nor a transaction receipt (\(legacyError))")
+            }
+        }
+        guard let transactionID = extracted else {
+            return .escalate(reason: "no_matching_purchase", detail: "the receipt holds no in-app purchase")
+        }
+        var environment = VerificationEndpoint.production
+        var transactions: [AppStoreTransaction] = []
+        var revision: String?
+        var page = 0
+        while true {
+            page += 1
+            var path = "/inApps/v2/history/\(Self.pathComponent(transactionID))"
+            if let revision { path += "?revision=\(Self.queryValue(revision))" }
+            var step = await get(path, on: environment, exchanges: &exchanges, gate: gate)
+            if case .notFound = step, environment == .production, page == 1 {
+                guard allowSandbox else {
+                    return .escalate(reason: "transaction_not_found", detail: "production does not know the receipt's transaction, and AllowSandbox=no")
+                }
+                environment = .sandbox
+                step = await get(path, on: .sandbox, exchanges: &exchanges, gate: gate)
+            }
+            let body: [UInt8]
+            switch step {
+            case .verdict(let verdict): return verdict
+            case .notFound: return .escalate(reason: "transaction_not_found", detail: "Apple does not know the receipt's transaction")
+            case .answer(let answer): body = answer
+            }
+            let history: AppStoreDocument.HistoryPage
+            do {
+                history = try AppStoreDocument.historyPage(body)
+            } catch {
+                return .transient(reason: "unparseable_answer: \(error.description)")
+            }
+            if environment == .production, let expected = appAppleID, let found = history.appAppleID, found != expected {
+                return .configuration(reason: "appstore_wrong_app: Apple answered for app \(found), AppAppleID=\(expected)")
+            }
+            for signed in history.signedTransactions {
+                switch verifyReturned(signed, environment: environment) {
+                case .success(let transaction): transactions.append(transaction)
+                case .failure(let failure): return failure.verdict
+                }
+            }
+            guard history.hasMore, let next = history.revision else { break }
+            guard page < maximumHistoryPages else {
+                return .escalate(reason: "history_too_long", detail: "more than \(maximumHistoryPages) pages of history")
+            }
+            revision = next
+        }
+        return match(transactions, environment: environment)
+    }
+
+    // MARK: - Answers
+
+    /// Get Transaction Info's answer, verified, for the transaction asked about.
+    func confirmed(_ body: [UInt8], transactionID: String, environment: VerificationEndpoint) -> VerifierOutcome.Verdict {
+        let jws: String
+        do {
+            jws = try AppStoreDocument.signedTransactionInfo(body)
+        } catch {
+            return .transient(reason: "unparseable_answer: \(error.description)")
+        }
+        switch verifyReturned(jws, environment: environment) {
+        case .failure(let failure):
+            return failure.verdict
+        case .success(let transaction):
+            guard transaction.transactionID == transactionID || transaction.originalTransactionID == transactionID else {
+                return .transient(reason: "appstore_answered_another_transaction")
+            }
+            return match([transaction], environment: environment)
+        }
+    }
+
+    /// A signed transaction Apple returned: one that fails its checks is never believed.
+    func verifyReturned(_ jws: String, environment: VerificationEndpoint) -> Result<AppStoreTransaction, VerdictFailure> {
+        let verifier = environment == .sandbox ? sandboxTransactions : productionTransactions
+        do {
+            let payload = try verifier.verify(jws, now: Date())
+            return .success(try AppStoreTransaction.parse(payload.json))
+        } catch let error as SignedDataError {
+            switch error {
+            case .wrongBundle:
+                return .failure(VerdictFailure(verdict: .escalate(reason: "bundle_mismatch", detail: "Apple's answer: \(error.description); BundleID=\(bundleID)")))
+            default:
+                // A forged or broken answer, or roots that do not fit: believe nothing, and stop
+                // asking until someone looks (the circuit opens on configuration errors).
+                return .failure(VerdictFailure(verdict: .configuration(reason: "appstore_unverifiable_answer: \(error.description)")))
+            }
+        } catch {
+            return .failure(VerdictFailure(verdict: .transient(reason: "unparseable_answer: \(error)")))
+        }
+    }
+
+    /// A verdict carried through `Result`.
+    struct VerdictFailure: Error {
+        var verdict: VerifierOutcome.Verdict
+    }
+
+    /// The store matches (product, account token, unclaimed, not revoked, closest purchase) in
+    /// the transaction that claims the transaction id.
+    func match(_ transactions: [AppStoreTransaction], environment: VerificationEndpoint) -> VerifierOutcome.Verdict {
+        if environment == .sandbox && !allowSandbox {
+            return .reject(reason: "sandbox_not_allowed", detail: "a sandbox transaction, and AllowSandbox=no")
+        }
+        return .match(items: transactions.map(\.item), environment: environment == .sandbox ? "Sandbox" : "Production")
+    }
+
+    /// The order's own signed transaction failed its checks.
+    static func refusedProof(_ error: SignedDataError) -> VerifierOutcome.Verdict {
+        switch error {
+        case .wrongBundle:
+            .escalate(reason: "bundle_mismatch", detail: "the signed transaction: \(error.description)")
+        case .wrongEnvironment:
+            .reject(reason: "wrong_environment", detail: "the signed transaction: \(error.description)")
+        default:
+            .reject(reason: "invalid_signed_transaction", detail: error.description)
+        }
+    }
+
+    // MARK: - Exchanges
+
+    /// One GET to the API, with a fresh (or reused) bearer token; the endpoint's health reported.
+    func get(_ path: String, on endpoint: VerificationEndpoint, exchanges: inout Exchanges, gate: any EndpointGate) async -> Step {
+        // The scheduler took the first request's token (for production); every other takes its own.
+        if exchanges.sent > 0 || endpoint != .production {
+            guard await gate.acquire(endpoint) else { return .verdict(.notSent(reason: "\(endpoint.rawValue)_circuit_open")) }
+        }
+        exchanges.sent += 1
+        let settings = endpoint == .sandbox ? sandbox : production
+        let token: String
+        do {
+            token = try tokens.token(now: Date())
+        } catch {
+            await gate.report(endpoint, .configuration(reason: "appstore_key"), retryAfter: nil, rateLimited: false)
+            return .verdict(.configuration(reason: "appstore_key: cannot sign the token (\(error))"))
+        }
+        var endpointSettings = settings
+        endpointSettings.bearerToken = token
+        let started = Date()
+        let result = await transport.send(
+            HTTPRequest(
+                method: "GET", url: Self.join(settings.url, path), headers: endpointSettings.headers([]), timeout: settings.timeout,
+                maximumResponseSize: maximumResponseSize, caFile: settings.caFile))
+        var record = AttemptRecord(
+            endpoint: endpoint, httpStatus: result.response?.status, latency: result.latency, outcome: "transient", startedAt: started)
+        record.environment = endpoint == .sandbox ? "Sandbox" : "Production"
+        defer { exchanges.records.append(record) }
+
+        guard case .success(let response) = result.outcome else {
+            // Transport failures: as every protocol sees them.
+            if case .endpointFailure(let reason, _, _) = HTTPAnswerClassifier.classify(result, now: Date()) {
+                await gate.report(endpoint, .failure(reason: reason), retryAfter: nil, rateLimited: false)
+                record.detail = reason
+                return .verdict(.transient(reason: reason))
+            }
+            return .verdict(.transient(reason: "transport"))
+        }
+        let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: Date()) }
+        record.verifierStatus = AppStoreAnswerClassifier.errorCode(in: response.body)
+        switch AppStoreAnswerClassifier.classify(status: response.status, body: response.body, retryAfter: retryAfter) {
+        case .answer:
+            guard HTTPAnswerClassifier.declaresJSON(response) else {
+                await gate.report(endpoint, .failure(reason: "wrong_content_type"), retryAfter: nil, rateLimited: false)
+                record.detail = "wrong_content_type"
+                return .verdict(.transient(reason: "wrong_content_type"))
+            }
+            await gate.report(endpoint, .healthy, retryAfter: nil, rateLimited: false)
+            record.outcome = "answered"
+            return .answer(response.body)
+        case .transactionNotFound:
+            await gate.report(endpoint, .healthy, retryAfter: nil, rateLimited: false)
+            record.outcome = "answered"
+            record.detail = "appstore_4040010"
+            return .notFound
+        case .transient(let reason, let endpointLevel, let after, let rateLimited):
+            await gate.report(endpoint, endpointLevel ? .failure(reason: reason) : .healthy, retryAfter: after, rateLimited: rateLimited)
+            record.detail = reason
+            return .verdict(.transient(reason: reason, retryAfter: after))
+        case .internalError:
+            await gate.report(endpoint, .failure(reason: "appstore_5000000"), retryAfter: nil, rateLimited: false)
+            record.detail = "appstore_5000000"
+            return .verdict(.internalError)
+        case .reject(let reason):
+            await gate.report(endpoint, .healthy, retryAfter: nil, rateLimited: false)
+            record.outcome = "answered"
+            record.detail = reason
+            return .verdict(.reject(reason: reason, detail: "the App Store Server API answered \(response.status)"))
+        case .configuration(let reason):
+            await gate.report(endpoint, .configuration(reason: reason), retryAfter: nil, rateLimited: false)
+            record.outcome = "configuration"
+            record.detail = reason
+            return .verdict(.configuration(reason: reason))
+        }
+    }
+
+    /// `base` (a host, perhaps with a path prefix) and an API path.
+    static func join(_ base: String, _ path: String) -> String {
+        (base.hasSuffix("/") ? String(base.dropLast()) : base) + path
+    }
+
+    /// An id as one path segment: anything but unreserved characters escaped.
+    static func pathComponent(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? text
+    }
+
+    static func queryValue(_ text: String) -> String {
+        pathComponent(text)
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import ReconcileCore
+import ReconcileCrypto
+import Synchronization
+
+/// The App Store Server API as the mock plays it (`Kind=appstore`): Get Transaction Info and Get
+/// Transaction History v2 for the transactions a test registered, each answer a JWS signed with
+/// the test chain the mock was given, every request's bearer JWT checked with the test key.
+///
+/// | path (under `/appstore/production` or `/appstore/sandbox`) | answer |
+/// |---|---|
+/// | `GET /inApps/v1/transactions/{id}` | `{"signedTransactionInfo": …}`, or 404 4040010 |
+/// | `GET /inApps/v2/history/{id}?revision=N` | pages of `pageSize`, or 404 4040010 |
+///
+/// `POST /_mock/appstore/transactions` registers transactions:
+/// `{"environment": "Production"|"Sandbox", "transactions": [{payload fields}…]}`; the mock adds
+/// `bundleId`, `environment` and `signedDate` where a payload leaves them out.
+public final class MockAppStore: Sendable {
+    /// What the mock signs with and checks tokens against.
+    public struct Settings: Sendable {
+        /// Signs the answers (leaf key and leaf, intermediate, root certificates).
+        public var signer: JWSSigner
+        /// The public half of the In-App Purchase key the daemon signs its tokens with.
+        public var tokenKey: ES256PublicKey
+        public var bundleID: String
+        /// Transactions per history page (Apple's is 20; small in tests, to page).
+        public var pageSize = 2
+
+        public init(signer: JWSSigner, tokenKey: ES256PublicKey, bundleID: String) {
+            self.signer = signer
+            self.tokenKey = tokenKey
+            self.bundleID = bundleID
+        }
+    }
+
+    let settings: Settings
+    /// Registered payloads by environment, in registration order.
+    private let transactions = Mutex<[String: [JSONObject]]>([:])
+
+    public init(settings: Settings) {
+        self.settings = settings
+    }
+
+    /// A mock App Store from files: the leaf's private key, the chain's three certificates (PEM or DER)
+    /// (leaf, intermediate, root) and the public key tokens are checked with.
+    public static func load(keyPath: String, chainPaths: [String], tokenKeyPath: String, bundleID: String) throws -> MockAppStore {
+        func bytes(_ path: String) throws -> [UInt8] {
+            guard let data = FileManager.default.contents(atPath: path) else { throw MockServerError("cannot read \(path)") }
+            return Array(data)
+        }
+        func text(_ path: String) throws -> String { String(decoding: try bytes(path), as: UTF8.self) }
+        let key = try ES256PrivateKey(pem: try text(keyPath))
+        var chain: [[UInt8]] = []
+        for path in chainPaths {
+            let certificates = try SignedDataVerifier.rootCertificates(fromFile: try bytes(path))
+            guard certificates.count == 1 else { throw MockServerError("\(path) must hold one certificate") }
+            chain.append(certificates[0])
+        }
+        let tokenKey = try ES256PublicKey(pem: try text(tokenKeyPath))
+        return MockAppStore(settings: Settings(signer: JWSSigner(key: key, certificateChainDER: chain), tokenKey: tokenKey, bundleID: bundleID))
+    }
+
+    /// `POST /_mock/appstore/transactions`.
+    func register(_ request: ServerRequest) -> ServerReply {
+        guard case .object(let object)? = try? JSONParser().parse(request.body),
+            let environment = object["environment"]?.stringValue, ["Production", "Sandbox"].contains(environment),
+            case .array(let list)? = object["transactions"]
+        else {
+            return .json(400, .object(JSONObject(["error": .string("expected {\"environment\": \"Production\"|\"Sandbox\", \"transactions\": [...]}")])))
+        }
+        var payloads: [JSONObject] = []
+        for value in list {
+            guard case .object(var payload) = value, payload["transactionId"]?.stringValue != nil else {
+                return .json(400, .object(JSONObject(["error": .string("each transaction needs a string transactionId")])))
+            }
+            if payload["bundleId"] == nil { payload["bundleId"] = .string(settings.bundleID) }
+            if payload["environment"] == nil { payload["environment"] = .string(environment) }
+            if payload["signedDate"] == nil { payload["signedDate"] = .number(String(Int64(Date().timeIntervalSince1970 * 1000))) }
+            payloads.append(payload)
+        }
+        transactions.withLock { $0[environment, default: []] += payloads }
+        return .json(200, .object(JSONObject(["ok": .bool(true)])))
+    }
+
+    /// Answers one API request for `environment` (`Production` or `Sandbox`); `path` is the part
+    /// after `/appstore/production` or `/appstore/sandbox`.
+    func handle(_ request: ServerRequest, path: String, environment: String) -> ServerReply {
+        guard let authorization = request.header("authorization"), authorization.hasPrefix("Bearer "),
+            let claims = try? AppStoreJWT.verify(String(authorization.dropFirst(7)), with: settings.tokenKey, now: Date()),
+            claims.bundleID == settings.bundleID
+        else {
+            // Apple answers 401 with a body that is not JSON.
+            return ServerReply(status: 401, headers: [HTTPHeader("Content-Type", "text/plain")], body: Array("Unauthenticated\n".utf8))
+        }
+        guard request.method == "GET" else { return Self.error(404, 4040000, "no such endpoint") }
+        let known = transactions.withLock { $0[environment] ?? [] }
+        if path.hasPrefix("/inApps/v1/transactions/") {
+            let id = String(path.dropFirst("/inApps/v1/transactions/".count)).removingPercentEncoding ?? ""
+            guard let payload = known.first(where: { $0["transactionId"]?.stringValue == id })
+                ?? known.first(where: { $0["originalTransactionId"]?.stringValue == id })
+            else {
+                return Self.error(404, 4040010, "Transaction id not found.")
+            }
+            guard let signed = sign(payload) else { return Self.error(500, 5000000, "An unknown error occurred.") }
+            return .json(200, .object(JSONObject(["signedTransactionInfo": .string(signed)])))
+        }
+        if path.hasPrefix("/inApps/v2/history/") {
+            let id = String(path.dropFirst("/inApps/v2/history/".count)).removingPercentEncoding ?? ""
+            guard known.contains(where: { $0["transactionId"]?.stringValue == id || $0["originalTransactionId"]?.stringValue == id }) else {
+                return Self.error(404, 4040010, "Transaction id not found.")
+            }
+            let start = Self.queryValue("revision", in: request.query).flatMap(Int.init) ?? 0
+            guard start >= 0, start <= known.count else { return Self.error(400, 4000000, "Invalid request.") }
+            let end = min(known.count, start + settings.pageSize)
+            var signed: [JSONValue] = []
+            for payload in known[start..<end] {
+                guard let jws = sign(payload) else { return Self.error(500, 5000000, "An unknown error occurred.") }
+                signed.append(.string(jws))
+            }
+            return .json(200, .object(JSONObject([
+                "revision": .string(String(end)), "hasMore": .bool(end < known.count), "bundleId": .string(settings.bundleID),
+                "environment": .string(environment), "signedTransactions": .array(signed),
+            ])))
+        }
+        return Self.error(404, 4040000, "no such endpoint")
+    }
+
+    func sign(_ payload: JSONObject) -> String? {
+        try? settings.signer.sign(payload: JSONWriter.bytes(.object(payload)))
+    }
+
+    /// Apple's error body.
+    static func error(_ status: Int, _ code: Int, _ message: String) -> ServerReply {
+        .json(status, .object(JSONObject(["errorCode": .number(String(code)), "errorMessage": .string(message)])))
+    }
+
+    static func queryValue(_ name: String, in query: String) -> String? {
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            if parts.count == 2, parts[0] == name { return String(parts[1]).removingPercentEncoding }
+        }
+        return nil
+    }
+}
