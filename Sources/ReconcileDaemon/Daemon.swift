@@ -196,6 +196,11 @@ public final class Daemon {
         let publishing = Task { [metrics, store, scheduler, ingestor] in
             await metrics.run(MetricsPublisher.Sources(store: store, scheduler: scheduler, ingestor: ingestor))
         }
+        // Orders another Kind= left waiting (changed while the daemon was stopped) are due now
+        // when this one can use their proof; a reload does the same.
+        if let promoted = try? store.promoteWaiting(usableBy: configuration.verifier.kind, now: Date()), promoted > 0 {
+            logger.notice("Kind=\(configuration.verifier.kind.rawValue) can verify \(Plural.count(promoted, "waiting order")); they are due now")
+        }
         let scheduling = Task { [scheduler] in await scheduler.run() }
 
         let counts = (try? store.countsByState()) ?? [:]

@@ -4,7 +4,8 @@ import ReconcileCore
 import Synchronization
 
 /// The SQLite implementation of ``OrderStore`` (DESIGN §7): WAL, `synchronous=FULL`, a busy
-/// timeout, numbered migrations, and one connection guarded by a mutex.
+/// timeout, numbered migrations, and one connection guarded by a mutex (plus, for the daemon, a
+/// read-only one for counts that scan many index entries).
 ///
 /// Each public method is one transaction. Callers that must not block a cooperative thread
 /// (the daemon) call it from their own executor.
@@ -21,6 +22,9 @@ public final class SQLiteOrderStore: OrderStore {
     }
 
     let connection: Mutex<SQLiteConnection>
+    /// Opened on first use by ``withReader(_:)``.
+    private let reader = Mutex<SQLiteConnection?>(nil)
+    private let busyTimeout: Duration
     public let path: String
     public let mode: OpenMode
 
@@ -35,6 +39,7 @@ public final class SQLiteOrderStore: OrderStore {
     ) throws {
         self.path = path
         self.mode = mode
+        self.busyTimeout = busyTimeout
         if mode != .owner && !FileManager.default.fileExists(atPath: path) {
             throw StoreError.missing(path: path)
         }
@@ -71,6 +76,19 @@ public final class SQLiteOrderStore: OrderStore {
         try connection.withLock { connection in try body(connection) }
     }
 
+    /// Runs `body` with a read-only connection of its own. In WAL mode it reads a snapshot
+    /// without the store's lock, so a long count (the STATUS line's, over a million pending
+    /// orders) never holds up a commit. Read-only stores use their one connection.
+    func withReader<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        guard mode != .readOnly else { return try withConnection(body) }
+        return try reader.withLock { reader in
+            if reader == nil {
+                reader = try SQLiteConnection(path: path, mode: .readOnly, busyTimeout: busyTimeout)
+            }
+            return try body(reader!)
+        }
+    }
+
     /// Runs `body` in a write transaction.
     func write<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try withConnection { connection in try connection.transaction { try body(connection) } }
@@ -78,6 +96,7 @@ public final class SQLiteOrderStore: OrderStore {
 
     /// Closes the connection; the store cannot be used afterwards.
     public func close() {
+        reader.withLock { $0?.close() }
         connection.withLock { $0.close() }
     }
 
@@ -143,7 +162,7 @@ public final class SQLiteOrderStore: OrderStore {
     /// Counts of the orders in `states` only: a range of the `(state, received_at)` index, so
     /// that a store of a million finished orders costs nothing here (the `STATUS=` line).
     public func countsByState(in states: [OrderState]) throws -> [OrderState: Int] {
-        try withConnection { connection in
+        try withReader { connection in
             let pairs = try connection.query(Self.countsSQL(states)) {
                 (OrderState(rawValue: $0.string(0)), $0.int(1))
             }

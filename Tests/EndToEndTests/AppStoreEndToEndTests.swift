@@ -122,6 +122,25 @@ struct AppStoreEndToEndTests {
         #expect(!daemon.standardError.contains("Bearer"))
     }
 
+    @Test("moving from Kind=apple: an order waiting with only a transaction id is verified after the restart")
+    func migration() async throws {
+        let harness = Harness("appstore-migration")
+        _ = try await Self.setUp(harness, mockArguments: ["--shared-secret", "s3cret"])
+        try await Self.register(harness, environment: "Production", [("5001", "gems", "")])
+        harness.configure(VerificationEndToEndTests().appleConfiguration(harness, allowSandbox: false))
+        harness.drop("waiting.json", OrderFixtures.orderJSON("WAITING", product: "gems", receipt: nil, transactionID: "5001"))
+        var daemon = try harness.startDaemon()
+        #expect(await harness.waitFor(.waiting, count: 1))
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+        harness.configure(Self.configuration(harness))
+        daemon = try harness.startDaemon()
+        #expect(await harness.waitFor(.finished, count: 1), "\(harness.counts())")
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+        #expect(try harness.store().history(orderID: "WAITING").contains { $0.reason == "verifier_changed" })
+    }
+
     @Test("a 429 with Retry-After in epoch milliseconds pauses the endpoint, then the order finishes")
     func rateLimited() async throws {
         let harness = Harness("appstore-429")

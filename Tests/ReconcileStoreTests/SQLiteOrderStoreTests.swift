@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import ReconcileCore
 import TestSupport
@@ -32,6 +33,25 @@ struct SQLiteOrderStoreTests {
         let plan = try store.queryPlan(SQLiteOrderStore.countsSQL([.pending, .held]), [])
         #expect(plan.contains { $0.contains("USING COVERING INDEX orders_state_received (state=?)") }, "\(plan)")
         #expect(!plan.contains { $0.hasPrefix("SCAN orders") }, "\(plan)")
+    }
+
+    @Test("the STATUS count reads on a connection of its own: it answers while a writer holds the store's lock, and sees what was committed")
+    func countsDoNotWaitForTheWriter() throws {
+        let store = try fixture.open()
+        _ = try store.ingest((0..<10).map { candidate("C\($0)") }, verifierKind: .apple, now: t0)
+        let answered = DispatchSemaphore(value: 0)
+        let counted = Mutex<[OrderState: Int]?>(nil)
+        try store.withConnection { _ in
+            // The store's lock is held here: a count that needed it would never answer.
+            Thread.detachNewThread {
+                counted.withLock { $0 = try? store.countsByState(in: [.pending]) }
+                answered.signal()
+            }
+            #expect(answered.wait(timeout: .now() + 10) == .success, "the count waited for the writer's lock")
+        }
+        #expect(counted.withLock { $0 } == [.pending: 10])
+        try store.force("C1", to: .held)
+        #expect(try store.countsByState(in: [.pending, .held]) == [.pending: 9, .held: 1])
     }
 
     @Test("after the wall clock stepped back, attempts scheduled beyond the limit are brought to it; nearer ones and other states stay")

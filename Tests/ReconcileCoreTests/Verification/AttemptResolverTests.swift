@@ -48,6 +48,14 @@ struct AttemptResolverTests {
         #expect(resolve(.malformed, order(malformed: 2)).resolution == .reject(reason: "malformed_receipt", detail: "Apple answered 21002 3 times"))
     }
 
+    @Test("the App Store's 5000000 is retried twice, then the order goes to a person (not rejected: it is Apple's error)")
+    func internalError() {
+        #expect(resolve(.internalError, order(malformed: 0)).resolution == .retry(at: now + 30, reason: "appstore_5000000", malformed: true))
+        #expect(resolve(.internalError, order(malformed: 1)).resolution == .retry(at: now + 30, reason: "appstore_5000000", malformed: true))
+        #expect(resolve(.internalError, order(malformed: 2)).resolution == .escalate(
+            reason: "apple_internal_error", detail: "the App Store Server API answered 5000000 3 times"))
+    }
+
     @Test("configuration errors and failed probes charge nothing and wait for the circuit")
     func uncharged() {
         let configuration = resolve(.configuration(reason: "apple_21004"), order(attempt: 3))
