@@ -96,7 +96,8 @@ let package = Package(
             name: "ReconcileHTTPTests", dependencies: ["ReconcileHTTP", "ReconcileMock", "ReconcileCore", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "ReconcileEngineTests", dependencies: ["ReconcileEngine", "ReconcileCore", "ReconcileStore", "ReconcileMock", "ReconcileHTTP", "TestSupport"],
+            name: "ReconcileEngineTests",
+            dependencies: ["ReconcileEngine", "ReconcileCore", "ReconcileStore", "ReconcileMock", "ReconcileHTTP", "ReconcileCrypto", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ReconcileMockTests", dependencies: ["ReconcileMock", "ReconcileCore", "TestSupport"],
