@@ -23,14 +23,14 @@ struct AppStoreEndToEndTests {
     /// Makes the chain and the In-App Purchase key, starts the mock with them (the mock checks
     /// tokens with `tokenKeyPEM`, the daemon's key unless a test wants a wrong one).
     static func setUp(_ harness: Harness, wrongTokenKey: Bool = false, mockArguments: [String] = []) async throws -> Setup {
-        let chain = try TestCertificateChain.make()
+        let chain = try await TestCertificateChain.make()
         for (name, der) in [("root.der", chain.rootDER), ("intermediate.der", chain.intermediateDER), ("leaf.der", chain.leafDER)] {
             try Data(der).write(to: URL(fileURLWithPath: harness.directory.file(name)))
         }
         harness.directory.write("leaf.key", chain.leafKeyPEM)
-        let daemonKey = try TestCertificateChain.newKeyPEM()
+        let daemonKey = try await TestCertificateChain.newKeyPEM()
         harness.directory.write("iap.p8", daemonKey)
-        let checkedKey = wrongTokenKey ? try TestCertificateChain.newKeyPEM() : daemonKey
+        let checkedKey = wrongTokenKey ? try await TestCertificateChain.newKeyPEM() : daemonKey
         harness.directory.write("iap.pub", try ES256PrivateKey(pem: checkedKey).publicKey.pem)
         try await harness.startMock([
             "--appstore-key", harness.directory.file("leaf.key"),
@@ -141,29 +141,29 @@ struct AppStoreEndToEndTests {
         #expect(try harness.store().history(orderID: "WAITING").contains { $0.reason == "verifier_changed" })
     }
 
-    @Test("a 429 with Retry-After in epoch milliseconds pauses the endpoint, then the order finishes")
+    @Test("a 429 with Retry-After in epoch milliseconds: nothing is sent before that moment, then the order finishes")
     func rateLimited() async throws {
         let harness = Harness("appstore-429")
-        let retryAt = Int64((Date().timeIntervalSince1970 + 2) * 1000)
-        _ = try await Self.setUp(harness, mockArguments: [
-            "--faults", #"{"status_rates":{"429":1},"retry_after":"\#(retryAt)","path_prefix":"/appstore/"}"#,
-        ])
+        _ = try await Self.setUp(harness)
         try await Self.register(harness, environment: "Production", [("3001", "gems", "")])
         harness.configure(Self.configuration(harness))
+        let retryAt = Int64((Date().timeIntervalSince1970 + 4) * 1000)
+        try await harness.configureMock(#"{"status_rates":{"429":1},"retry_after":"\#(retryAt)","path_prefix":"/appstore/"}"#)
         harness.drop("limited.json", OrderFixtures.orderJSON("LIMITED", product: "gems", receipt: nil, transactionID: "3001"))
         let daemon = try harness.startDaemon()
         #expect(await eventually(timeout: .seconds(10)) { ((try? harness.scalar("SELECT count(*) FROM attempts")) ?? 0) >= 1 })
-        // The pause holds: one 429, no second request before Retry-After.
-        try await Task.sleep(for: .milliseconds(1200))
-        #expect(try harness.scalar("SELECT count(*) FROM attempts") == 1)
         try await harness.configureMock(#"{"status_rates":{}}"#)
-        #expect(await harness.waitFor(.finished, count: 1, timeout: .seconds(20)))
+        #expect(await harness.waitFor(.finished, count: 1, timeout: .seconds(30)))
         daemon.send(SIGTERM)
         #expect(await daemon.wait() == 0)
-        let details = try harness.store().withConnection {
-            try $0.query("SELECT coalesce(detail, '') FROM attempts ORDER BY id") { $0.string(0) }
+        let attempts = try harness.store().withConnection {
+            try $0.query("SELECT started_at, coalesce(detail, '') FROM attempts ORDER BY id") { ($0.int64(0), $0.string(1)) }
         }
-        #expect(details.first == "appstore_429")
+        try #require(attempts.count == 2, "\(attempts)")
+        #expect(attempts[0].1 == "appstore_429")
+        #expect(attempts[0].0 < retryAt, "the first request came after the Retry-After moment: the test proves nothing")
+        // Started-at is wall-clock milliseconds; the pause runs on the monotonic clock.
+        #expect(attempts[1].0 >= retryAt - 50, "the second request left \(retryAt - attempts[1].0) ms before Retry-After")
     }
 
     @Test("a token signed with the wrong key: 401, a configuration error, the circuit opens and no order is charged")

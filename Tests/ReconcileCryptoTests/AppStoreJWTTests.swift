@@ -39,7 +39,7 @@ struct AppStoreJWTTests {
     }
 
     @Test("refused: expired, issued in the future beyond the skew, another key")
-    func refused() throws {
+    func refused() async throws {
         let token = try token()
         let publicKey = try key().publicKey
         #expect(throws: AppStoreJWTError.expired) { try AppStoreJWT.verify(token, with: publicKey, now: now.addingTimeInterval(300)) }
@@ -48,7 +48,7 @@ struct AppStoreJWTTests {
 
         let directory = try OpenSSLCommand.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try OpenSSLCommand.run(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", "other.pem"], in: directory)
+        try await OpenSSLCommand.run(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", "other.pem"], in: directory)
         let other = try ES256PrivateKey(pem: String(contentsOf: directory.appendingPathComponent("other.pem"), encoding: .utf8))
         #expect(throws: AppStoreJWTError.badSignature) { try AppStoreJWT.verify(token, with: other.publicKey, now: now) }
     }

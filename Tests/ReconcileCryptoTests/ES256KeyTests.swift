@@ -64,7 +64,7 @@ struct ES256KeyTests {
     }
 
     @Test("interoperates with the openssl command line: its DER signatures verify here, ours verify there")
-    func openSSLInterop() throws {
+    func openSSLInterop() async throws {
         let directory = try OpenSSLCommand.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let key = try ES256PrivateKey(pem: CryptoFixtures.testSigningKey)
@@ -72,12 +72,12 @@ struct ES256KeyTests {
         try Data(message).write(to: directory.appendingPathComponent("message"))
         try Data(key.publicKey.pem.utf8).write(to: directory.appendingPathComponent("public.pem"))
 
-        let theirs = try OpenSSLCommand.run(["dgst", "-sha256", "-sign", "key.p8", "message"], in: directory)
+        let theirs = try await OpenSSLCommand.run(["dgst", "-sha256", "-sign", "key.p8", "message"], in: directory)
         #expect(key.publicKey.isValidSignature(try ES256PrivateKey.rawSignature(fromDER: theirs), for: message))
 
         let ours = try #require(ES256PublicKey.derSignature(fromRaw: try key.sign(message)))
         try Data(ours).write(to: directory.appendingPathComponent("ours.sig"))
-        let answer = try OpenSSLCommand.run(["dgst", "-sha256", "-verify", "public.pem", "-signature", "ours.sig", "message"], in: directory)
+        let answer = try await OpenSSLCommand.run(["dgst", "-sha256", "-verify", "public.pem", "-signature", "ours.sig", "message"], in: directory)
         #expect(String(decoding: answer, as: UTF8.self).contains("Verified OK"))
     }
 
@@ -95,7 +95,7 @@ struct ES256KeyTests {
     }
 
     @Test("not PEM, or an encrypted key (refused without a pass-phrase prompt)")
-    func unreadable() throws {
+    func unreadable() async throws {
         for text in ["", "hello", "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"] {
             #expect {
                 try ES256PrivateKey(pem: text)
@@ -106,7 +106,7 @@ struct ES256KeyTests {
         }
         let directory = try OpenSSLCommand.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try OpenSSLCommand.run(
+        try await OpenSSLCommand.run(
             ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-aes256", "-pass", "pass:secret", "-out", "encrypted.pem"],
             in: directory)
         let encrypted = try String(contentsOf: directory.appendingPathComponent("encrypted.pem"), encoding: .utf8)
@@ -120,12 +120,12 @@ struct ES256KeyTests {
     }
 
     @Test("an RSA key or a P-384 key is refused by name")
-    func wrongKinds() throws {
+    func wrongKinds() async throws {
         let directory = try OpenSSLCommand.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        try OpenSSLCommand.run(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024", "-out", "rsa.pem"], in: directory)
-        try OpenSSLCommand.run(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384", "-out", "p384.pem"], in: directory)
-        try OpenSSLCommand.run(["pkey", "-in", "p384.pem", "-pubout", "-out", "p384.pub"], in: directory)
+        try await OpenSSLCommand.run(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024", "-out", "rsa.pem"], in: directory)
+        try await OpenSSLCommand.run(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384", "-out", "p384.pem"], in: directory)
+        try await OpenSSLCommand.run(["pkey", "-in", "p384.pem", "-pubout", "-out", "p384.pub"], in: directory)
         let rsa = try String(contentsOf: directory.appendingPathComponent("rsa.pem"), encoding: .utf8)
         let p384 = try String(contentsOf: directory.appendingPathComponent("p384.pem"), encoding: .utf8)
         let p384Public = try String(contentsOf: directory.appendingPathComponent("p384.pub"), encoding: .utf8)

@@ -88,15 +88,15 @@ struct ReceiptTransactionIDTests {
 
     /// A base64 app receipt whose payload is the DER that `openssl asn1parse -genconf` makes of
     /// `config`, signed into PKCS#7 SignedData by a throwaway certificate.
-    func receipt(payload config: String) throws -> String {
+    func receipt(payload config: String) async throws -> String {
         let directory = try OpenSSLCommand.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         try Data(config.utf8).write(to: directory.appendingPathComponent("payload.cnf"))
-        try OpenSSLCommand.run(["asn1parse", "-genconf", "payload.cnf", "-out", "payload.der", "-noout"], in: directory)
-        try OpenSSLCommand.run(
+        try await OpenSSLCommand.run(["asn1parse", "-genconf", "payload.cnf", "-out", "payload.der", "-noout"], in: directory)
+        try await OpenSSLCommand.run(
             ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "key.pem", "-out", "cert.pem",
              "-subj", "/CN=receipt test", "-days", "1"], in: directory)
-        let der = try OpenSSLCommand.run(
+        let der = try await OpenSSLCommand.run(
             ["smime", "-sign", "-binary", "-nodetach", "-outform", "DER", "-in", "payload.der", "-signer", "cert.pem", "-inkey", "key.pem"],
             in: directory)
         return Data(der).base64EncodedString()
@@ -109,7 +109,7 @@ struct ReceiptTransactionIDTests {
     }
 
     @Test("as Apple's library: the last in-app purchase (encoded order), in it the last of 1703/1705; IA5String too; odd shapes skipped")
-    func choice() throws {
+    func choice() async throws {
         // DER sorts a SET: iap2 (longer) comes after iap1, and in iap2 1705 after 1703.
         let config = """
             asn1 = SET:receipt
@@ -135,13 +135,17 @@ struct ReceiptTransactionIDTests {
             \(attribute("otid2", type: 1705, "UTF8String:2000000000000001"))
 
             """
-        #expect(try ReceiptTransactionID.extract(fromAppReceipt: receipt(payload: config)) == "2000000000000001")
+        let made1 = try await receipt(payload: config)
+
+        #expect(try ReceiptTransactionID.extract(fromAppReceipt: made1) == "2000000000000001")
         let onlyFirst = config.replacingOccurrences(of: "a3 = SEQUENCE:iap2\n", with: "")
-        #expect(try ReceiptTransactionID.extract(fromAppReceipt: receipt(payload: onlyFirst)) == "1000000000000001")
+        let made2 = try await receipt(payload: onlyFirst)
+
+        #expect(try ReceiptTransactionID.extract(fromAppReceipt: made2) == "1000000000000001")
     }
 
     @Test("our one deviation: a later in-app purchase without an id keeps the id found before (Apple's would answer nil)")
-    func laterPurchaseWithoutID() throws {
+    func laterPurchaseWithoutID() async throws {
         let config = """
             asn1 = SET:receipt
             [receipt]
@@ -157,13 +161,16 @@ struct ReceiptTransactionIDTests {
             \(attribute("product", type: 1702, "UTF8String:com.example.a.rather.long.product.identifier"))
 
             """
-        #expect(try ReceiptTransactionID.extract(fromAppReceipt: receipt(payload: config)) == "1000000000000001")
+        let made3 = try await receipt(payload: config)
+
+        #expect(try ReceiptTransactionID.extract(fromAppReceipt: made3) == "1000000000000001")
     }
 
     @Test("a payload that is not a SET, or an in-app entry that is not one → malformedPayload")
-    func malformedPayload() throws {
+    func malformedPayload() async throws {
+        let notASet = try await receipt(payload: "asn1 = SEQUENCE:s\n[s]\na = INTEGER:1\n")
         #expect(throws: ReceiptExtractionError.malformedPayload("the receipt payload is not one whole ASN.1 SET")) {
-            try ReceiptTransactionID.extract(fromAppReceipt: receipt(payload: "asn1 = SEQUENCE:s\n[s]\na = INTEGER:1\n"))
+            try ReceiptTransactionID.extract(fromAppReceipt: notASet)
         }
         let badInApp = """
             asn1 = SET:receipt
@@ -172,8 +179,9 @@ struct ReceiptTransactionIDTests {
             \(attribute("iap", type: 17, "UTF8String:not a set"))
 
             """
+        let badEntry = try await receipt(payload: badInApp)
         #expect(throws: ReceiptExtractionError.malformedPayload("an in-app purchase entry is not one whole ASN.1 SET")) {
-            try ReceiptTransactionID.extract(fromAppReceipt: receipt(payload: badInApp))
+            try ReceiptTransactionID.extract(fromAppReceipt: badEntry)
         }
     }
 

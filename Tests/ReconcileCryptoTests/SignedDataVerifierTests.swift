@@ -193,8 +193,8 @@ struct GeneratedChainTests {
     }
 
     @Test("a JWS signed by JWSSigner with a fresh App Store-shaped chain verifies")
-    func verifies() throws {
-        let chain = try TestCertificateChain.make()
+    func verifies() async throws {
+        let chain = try await TestCertificateChain.make()
         let jws = try sign(chain, payload: payload())
         let header = String(decoding: try Base64URL.decode(jws.split(separator: ".")[0]), as: UTF8.self)
         #expect(header.hasPrefix(#"{"alg":"ES256","x5c":[""#))
@@ -207,30 +207,30 @@ struct GeneratedChainTests {
     }
 
     @Test("a leaf without Apple's marker extension → invalid_chain")
-    func leafWithoutMarker() throws {
-        let chain = try TestCertificateChain.make(leafMarker: false)
+    func leafWithoutMarker() async throws {
+        let chain = try await TestCertificateChain.make(leafMarker: false)
         let error = try verifier(chain).failure(sign(chain, payload: payload()), now: now)
         #expect(error == .invalidChain("the leaf certificate lacks Apple's extension 1.2.840.113635.100.6.11.1"))
     }
 
     @Test("an intermediate without Apple's marker extension → invalid_chain")
-    func intermediateWithoutMarker() throws {
-        let chain = try TestCertificateChain.make(intermediateMarker: false)
+    func intermediateWithoutMarker() async throws {
+        let chain = try await TestCertificateChain.make(intermediateMarker: false)
         let error = try verifier(chain).failure(sign(chain, payload: payload()), now: now)
         #expect(error == .invalidChain("the intermediate certificate lacks Apple's extension 1.2.840.113635.100.6.2.1"))
     }
 
     @Test("a leaf issued by the root directly (a two-certificate chain) → invalid_chain")
-    func shortChain() throws {
-        let chain = try TestCertificateChain.make(leafSignedByRoot: true)
+    func shortChain() async throws {
+        let chain = try await TestCertificateChain.make(leafSignedByRoot: true)
         let error = try verifier(chain).failure(sign(chain, payload: payload()), now: now)
         #expect(error == .invalidChain("the chain has 2 certificates, expected leaf, intermediate and root"))
     }
 
     @Test("a chain to a root that is not configured → invalid_chain, even with that root in x5c")
-    func unknownRoot() throws {
-        let trusted = try TestCertificateChain.make()
-        let other = try TestCertificateChain.make()
+    func unknownRoot() async throws {
+        let trusted = try await TestCertificateChain.make()
+        let other = try await TestCertificateChain.makeUnshared()
         let error = try verifier(trusted).failure(sign(other, payload: payload()), now: now)
         #expect(error == .invalidChain("unable to get local issuer certificate"))
         // Claiming the trusted root as x5c[2] changes nothing: x5c[2] is not used.
@@ -239,8 +239,8 @@ struct GeneratedChainTests {
     }
 
     @Test("validity is judged at signedDate when present, else at now")
-    func verificationTime() throws {
-        let chain = try TestCertificateChain.make(days: 30)
+    func verificationTime() async throws {
+        let chain = try await TestCertificateChain.make(days: 30)
         let verifier = try verifier(chain)
         let now = self.now
         let before = Date(timeIntervalSince1970: 978_307_200)  // 2001, before the certificates
@@ -259,16 +259,16 @@ struct GeneratedChainTests {
     }
 
     @Test("signed by another key than the leaf's → bad_signature")
-    func wrongSigner() throws {
-        let chain = try TestCertificateChain.make()
-        let other = try TestCertificateChain.make()
+    func wrongSigner() async throws {
+        let chain = try await TestCertificateChain.make()
+        let other = try await TestCertificateChain.makeUnshared()
         let jws = try JWSSigner(key: ES256PrivateKey(pem: other.leafKeyPEM), certificateChainDER: chain.x5c).sign(payload: payload())
         #expect(try verifier(chain).failure(jws, now: now) == .badSignature)
     }
 
     @Test("bundle and environment checks after a good signature; reasons are stable names")
-    func identity() throws {
-        let chain = try TestCertificateChain.make()
+    func identity() async throws {
+        let chain = try await TestCertificateChain.make()
         let verifier = try verifier(chain)
         #expect(try verifier.failure(sign(chain, payload: payload(bundleID: "com.other")), now: now) == .wrongBundle(found: "com.other"))
         #expect(try verifier.failure(sign(chain, payload: payload(environment: "Sandbox")), now: now) == .wrongEnvironment(found: "Sandbox"))

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import ReconcileCore
 import ReconcileCrypto
 import Testing
@@ -19,17 +20,23 @@ struct AppStoreVerifierTests {
         var stranger: JWSSigner
     }
 
-    static let keys: Keys = {
-        let chain = try! TestCertificateChain.make()
-        let other = try! TestCertificateChain.make()
-        return Keys(
-            signer: JWSSigner(key: try! ES256PrivateKey(pem: chain.leafKeyPEM), certificateChainDER: chain.x5c), rootDER: chain.rootDER,
-            key: try! ES256PrivateKey(pem: try! TestCertificateChain.newKeyPEM()),
-            stranger: JWSSigner(key: try! ES256PrivateKey(pem: other.leafKeyPEM), certificateChainDER: other.x5c))
-    }()
+    /// Made once for the suite (each chain is a dozen runs of openssl).
+    static let made = Mutex<Keys?>(nil)
 
-    func verifier(_ transport: ScriptedTransport, allowSandbox: Bool = true) throws -> AppStoreVerifier {
-        let keys = Self.keys
+    static func keys() async throws -> Keys {
+        if let keys = made.withLock({ $0 }) { return keys }
+        let chain = try await TestCertificateChain.make()
+        let other = try await TestCertificateChain.makeUnshared()
+        let keys = Keys(
+            signer: JWSSigner(key: try ES256PrivateKey(pem: chain.leafKeyPEM), certificateChainDER: chain.x5c), rootDER: chain.rootDER,
+            key: try ES256PrivateKey(pem: try await TestCertificateChain.newKeyPEM()),
+            stranger: JWSSigner(key: try ES256PrivateKey(pem: other.leafKeyPEM), certificateChainDER: other.x5c))
+        made.withLock { $0 = $0 ?? keys }
+        return made.withLock { $0! }
+    }
+
+    func verifier(_ transport: ScriptedTransport, allowSandbox: Bool = true) async throws -> AppStoreVerifier {
+        let keys = try await Self.keys()
         return AppStoreVerifier(
             production: EndpointSettings(url: Self.production, timeout: .seconds(1)),
             sandbox: EndpointSettings(url: Self.sandbox, timeout: .seconds(1)), bundleID: Self.bundleID, appAppleID: "1234",
@@ -40,10 +47,13 @@ struct AppStoreVerifierTests {
             transport: transport)
     }
 
-    static func signed(_ id: String, environment: String = "Production", product: String = "gems", by signer: JWSSigner = keys.signer, extra: String = "") -> String {
+    static func signed(_ id: String, environment: String = "Production", product: String = "gems", by signer: JWSSigner? = nil, extra: String = "") async throws -> String {
+        var chosen = signer
+        if chosen == nil { chosen = try await keys().signer }
+        let signer = chosen!
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let payload = #"{"transactionId":"\#(id)","originalTransactionId":"\#(id)","productId":"\#(product)","bundleId":"\#(bundleID)","environment":"\#(environment)","purchaseDate":\#(now),"signedDate":\#(now)\#(extra)}"#
-        return try! signer.sign(payload: Array(payload.utf8))
+        return try signer.sign(payload: Array(payload.utf8))
     }
 
     static func info(_ jws: String) -> HTTPExchangeResult {
@@ -59,7 +69,7 @@ struct AppStoreVerifierTests {
     @Test("a transaction id: one GET with a bearer token the key verifies; the verified transaction is matched; no token recorded")
     func transactionID() async throws {
         let url = Self.production + "/inApps/v1/transactions/1001"
-        let transport = ScriptedTransport([url: [Self.info(Self.signed("1001"))]])
+        let transport = ScriptedTransport([url: [Self.info(try await Self.signed("1001"))]])
         let outcome = try await verifier(transport).verify(Self.order(transactionID: "1001"), gate: RecordingGate())
         guard case .match(let items, let environment) = outcome.verdict else {
             Issue.record("not a match: \(outcome.verdict)")
@@ -70,7 +80,7 @@ struct AppStoreVerifierTests {
         #expect(request.method == "GET" && request.url == url)
         let bearer = try #require(request.headers.first { $0.name == "Authorization" }?.value)
         #expect(bearer.hasPrefix("Bearer "))
-        let claims = try AppStoreJWT.verify(String(bearer.dropFirst(7)), with: Self.keys.key.publicKey, now: Date())
+        let claims = try AppStoreJWT.verify(String(bearer.dropFirst(7)), with: try await Self.keys().key.publicKey, now: Date())
         #expect(claims.bundleID == Self.bundleID && claims.keyID == "KEY1234567")
         #expect(!"\(outcome.records)".contains(String(bearer.dropFirst(7))))
     }
@@ -79,7 +89,7 @@ struct AppStoreVerifierTests {
     func sandboxBounce() async throws {
         let productionURL = Self.production + "/inApps/v1/transactions/2001"
         let notFound = answer(404, #"{"errorCode":4040010,"errorMessage":"Transaction id not found."}"#)
-        let transport = ScriptedTransport([productionURL: [notFound], Self.sandbox + "/inApps/v1/transactions/2001": [Self.info(Self.signed("2001", environment: "Sandbox"))]])
+        let transport = ScriptedTransport([productionURL: [notFound], Self.sandbox + "/inApps/v1/transactions/2001": [Self.info(try await Self.signed("2001", environment: "Sandbox"))]])
         let outcome = try await verifier(transport).verify(Self.order(transactionID: "2001"), gate: RecordingGate())
         guard case .match(let items, "Sandbox") = outcome.verdict else {
             Issue.record("not a sandbox match: \(outcome.verdict)")
@@ -103,8 +113,8 @@ struct AppStoreVerifierTests {
     func historyPaging() async throws {
         let receipt = try String(contentsOfFile: Fixtures.repositoryRoot + "/Tests/ReconcileCryptoTests/Fixtures/asapi-xcode-xcode-app-receipt-with-transaction", encoding: .utf8)
         let first = Self.production + "/inApps/v2/history/0"
-        let page1 = #"{"revision":"r2","hasMore":true,"bundleId":"\#(Self.bundleID)","appAppleId":1234,"environment":"Production","signedTransactions":["\#(Self.signed("0"))","\#(Self.signed("7", product: "coins"))"]}"#
-        let page2 = #"{"revision":"r3","hasMore":false,"bundleId":"\#(Self.bundleID)","appAppleId":1234,"environment":"Production","signedTransactions":["\#(Self.signed("8"))"]}"#
+        let page1 = #"{"revision":"r2","hasMore":true,"bundleId":"\#(Self.bundleID)","appAppleId":1234,"environment":"Production","signedTransactions":["\#(try await Self.signed("0"))","\#(try await Self.signed("7", product: "coins"))"]}"#
+        let page2 = #"{"revision":"r3","hasMore":false,"bundleId":"\#(Self.bundleID)","appAppleId":1234,"environment":"Production","signedTransactions":["\#(try await Self.signed("8"))"]}"#
         let transport = ScriptedTransport([first: [answer(200, page1)], first + "?revision=r2": [answer(200, page2)]])
         let outcome = try await verifier(transport).verify(Self.order(receipt: receipt), gate: RecordingGate())
         guard case .match(let items, _) = outcome.verdict else {
@@ -118,7 +128,7 @@ struct AppStoreVerifierTests {
     @Test("an answer signed by a chain we do not trust is believed in nothing: a configuration error")
     func untrustedAnswer() async throws {
         let url = Self.production + "/inApps/v1/transactions/1001"
-        let transport = ScriptedTransport([url: [Self.info(Self.signed("1001", by: Self.keys.stranger))]])
+        let transport = ScriptedTransport([url: [Self.info(try await Self.signed("1001", by: try await Self.keys().stranger))]])
         let outcome = try await verifier(transport).verify(Self.order(transactionID: "1001"), gate: RecordingGate())
         guard case .configuration(let reason) = outcome.verdict else {
             Issue.record("\(outcome.verdict)")
@@ -129,18 +139,18 @@ struct AppStoreVerifierTests {
 
     @Test("the order's own signed transaction: tampered → rejected; a sandbox one without AllowSandbox → rejected; a good one is confirmed with Apple")
     func signedTransaction() async throws {
-        let good = Self.signed("1003")
+        let good = try await Self.signed("1003")
         let parts = good.split(separator: ".").map(String.init)
         let forged = parts[0] + "." + Base64URL.encode(Array(#"{"transactionId":"1003","productId":"gems","bundleId":"com.example.app","environment":"Production"}"#.utf8)) + "." + parts[2]
         let none = ScriptedTransport([:])
         let tampered = try await verifier(none).verify(Self.order(signed: forged), gate: RecordingGate())
         #expect({ if case .reject("invalid_signed_transaction", _) = tampered.verdict { true } else { false } }(), "\(tampered.verdict)")
-        let sandbox = try await verifier(none, allowSandbox: false).verify(Self.order(signed: Self.signed("1004", environment: "Sandbox")), gate: RecordingGate())
+        let sandbox = try await verifier(none, allowSandbox: false).verify(Self.order(signed: try await Self.signed("1004", environment: "Sandbox")), gate: RecordingGate())
         #expect({ if case .reject("sandbox_not_allowed", _) = sandbox.verdict { true } else { false } }(), "\(sandbox.verdict)")
         #expect(none.requests.isEmpty, "a refused proof was sent to Apple")
 
         let url = Self.production + "/inApps/v1/transactions/1003"
-        let revoked = Self.signed("1003", extra: #","revocationDate":1700000000000"#)
+        let revoked = try await Self.signed("1003", extra: #","revocationDate":1700000000000"#)
         let transport = ScriptedTransport([url: [Self.info(revoked)]])
         let outcome = try await verifier(transport).verify(Self.order(signed: good), gate: RecordingGate())
         guard case .match(let items, _) = outcome.verdict else {

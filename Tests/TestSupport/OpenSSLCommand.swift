@@ -10,8 +10,16 @@ public enum OpenSSLCommand {
     /// Runs `openssl arguments…` in `directory` and returns its standard output; throws with its
     /// standard error when it fails. Output goes through files, so a chatty openssl never blocks
     /// on a full pipe.
+    /// Off the cooperative pool (a test that waits for a process there stalls every other test
+    /// on a 2-core machine).
     @discardableResult
-    public static func run(_ arguments: [String], in directory: URL) throws -> [UInt8] {
+    public static func run(_ arguments: [String], in directory: URL) async throws -> [UInt8] {
+        try await offPool { try runBlocking(arguments, in: directory) }
+    }
+
+    /// ``run(_:in:)`` on the calling thread, for code already off the pool.
+    @discardableResult
+    static func runBlocking(_ arguments: [String], in directory: URL) throws -> [UInt8] {
         let outputURL = directory.appendingPathComponent("openssl-\(UUID().uuidString.prefix(8)).out")
         let errorURL = directory.appendingPathComponent("openssl-\(UUID().uuidString.prefix(8)).err")
         defer {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A throwaway certificate chain shaped like the App Store's (root → intermediate → EC P-256
 /// leaf, with Apple's marker extensions), made with the `openssl` command line tool.
@@ -24,7 +25,27 @@ public struct TestCertificateChain: Sendable {
     /// anyway, unrelated to it).
     public static func make(
         leafMarker: Bool = true, intermediateMarker: Bool = true, leafSignedByRoot: Bool = false, days: Int = 30
-    ) throws -> TestCertificateChain {
+    ) async throws -> TestCertificateChain {
+        try await offPool {
+            if leafMarker, intermediateMarker, !leafSignedByRoot, days == 30, let shared = standard.withLock({ $0 }) { return shared }
+            let chain = try makeBlocking(leafMarker: leafMarker, intermediateMarker: intermediateMarker, leafSignedByRoot: leafSignedByRoot, days: days)
+            if leafMarker, intermediateMarker, !leafSignedByRoot, days == 30 { standard.withLock { $0 = $0 ?? chain } }
+            return chain
+        }
+    }
+
+    /// The first App Store-shaped chain made, handed out again: a dozen openssl runs each, and
+    /// the tests that only need a good chain do not need a new one.
+    private static let standard = Mutex<TestCertificateChain?>(nil)
+
+    /// A chain no other test shares (for a second, untrusted chain).
+    public static func makeUnshared() async throws -> TestCertificateChain {
+        try await offPool {
+            try makeBlocking(leafMarker: true, intermediateMarker: true, leafSignedByRoot: false, days: 30)
+        }
+    }
+
+    static func makeBlocking(leafMarker: Bool, intermediateMarker: Bool, leafSignedByRoot: Bool, days: Int) throws -> TestCertificateChain {
         let directory = try OpenSSLCommand.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let config = """
@@ -54,7 +75,7 @@ public struct TestCertificateChain: Sendable {
         try Data(config.utf8).write(to: directory.appendingPathComponent("chain.cnf"))
         @discardableResult
         func run(_ arguments: [String]) throws -> [UInt8] {
-            try OpenSSLCommand.run(arguments, in: directory)
+            try OpenSSLCommand.runBlocking(arguments, in: directory)
         }
         for name in ["root", "intermediate", "leaf"] {
             try run(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", "\(name).key"])
@@ -80,10 +101,10 @@ public struct TestCertificateChain: Sendable {
     }
 
     /// A new EC P-256 private key, PKCS#8 PEM (as App Store Connect's In-App Purchase keys are).
-    public static func newKeyPEM() throws -> String {
+    public static func newKeyPEM() async throws -> String {
         let directory = try OpenSSLCommand.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let pem = try OpenSSLCommand.run(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"], in: directory)
+        let pem = try await OpenSSLCommand.run(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"], in: directory)
         return String(decoding: pem, as: UTF8.self)
     }
 }
