@@ -12,12 +12,7 @@ enum DrainScenario {
 
     @Sendable static func run(_ options: BenchmarkOptions) async throws -> BenchmarkReport {
         let cases = options.quick ? [(orders: 200, rate: 50), (orders: 2_000, rate: 500)] : [(orders: 1_000, rate: 50), (orders: 10_000, rate: 500)]
-        let log = RequestLog()
-        let service = MockService()
-        let server = try MockHTTPServer { request in
-            log.record(request)
-            return service.handle(request)
-        }
+        let (log, server) = try RequestLog.mock()
         defer { server.stop() }
         var report = BenchmarkReport(scenario: name)
         for (orders, rate) in cases {

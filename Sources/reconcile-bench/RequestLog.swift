@@ -13,6 +13,17 @@ final class RequestLog: Sendable {
 
     private let arrivals = Mutex<[Arrival]>([])
 
+    /// The mock on loopback, every request it reads noted here first.
+    static func mock() throws -> (RequestLog, MockHTTPServer) {
+        let log = RequestLog()
+        let service = MockService()
+        let server = try MockHTTPServer { request in
+            log.record(request)
+            return service.handle(request)
+        }
+        return (log, server)
+    }
+
     /// Notes a request (the merchant protocol's JSON body names the order).
     func record(_ request: ServerRequest) {
         let wall = Date(), instant = ContinuousClock.now

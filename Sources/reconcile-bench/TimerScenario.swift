@@ -15,12 +15,7 @@ enum TimerScenario {
         let groupSize = 10
         let groups = max(1, orders / groupSize)
 
-        let log = RequestLog()
-        let service = MockService()
-        let server = try MockHTTPServer { request in
-            log.record(request)
-            return service.handle(request)
-        }
+        let (log, server) = try RequestLog.mock()
         defer { server.stop() }
         let root = try options.makeDirectory(name)
         defer { try? FileManager.default.removeItem(atPath: root) }

@@ -117,9 +117,16 @@ struct AppStoreEndToEndTests {
             }
         }
         #expect(sandboxAttempts == ["production appstore_4040010", "sandbox "], "\(sandboxAttempts)")
-        // Nothing secret in what the daemon wrote.
-        #expect(!daemon.standardError.contains(signed))
-        #expect(!daemon.standardError.contains("Bearer"))
+        // Nothing secret in what the daemon wrote: not the app's signed transaction, no bearer
+        // token, nothing of the In-App Purchase key, in its log or in the attempts it recorded.
+        let key = try #require(harness.directory.read("iap.p8"))
+        let keyBody = key.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined()
+        let details = try store.withConnection { try $0.query("SELECT coalesce(detail, '') FROM attempts") { $0.string(0) } }.joined(separator: "\n")
+        for written in [daemon.standardError, details] {
+            #expect(!written.contains(signed))
+            #expect(!written.contains("Bearer") && !written.contains("eyJ"), "a JWT or JWS was written out")
+            #expect(!written.contains(keyBody.prefix(24)) && !written.contains("PRIVATE KEY"))
+        }
     }
 
     @Test("moving from Kind=apple: an order waiting with only a transaction id is verified after the restart")
@@ -147,7 +154,7 @@ struct AppStoreEndToEndTests {
         _ = try await Self.setUp(harness)
         try await Self.register(harness, environment: "Production", [("3001", "gems", "")])
         harness.configure(Self.configuration(harness))
-        let retryAt = Int64((Date().timeIntervalSince1970 + 4) * 1000)
+        let retryAt = Int64((Date().timeIntervalSince1970 + 10) * 1000)  // far enough for a sanitized daemon to start first
         try await harness.configureMock(#"{"status_rates":{"429":1},"retry_after":"\#(retryAt)","path_prefix":"/appstore/"}"#)
         harness.drop("limited.json", OrderFixtures.orderJSON("LIMITED", product: "gems", receipt: nil, transactionID: "3001"))
         let daemon = try harness.startDaemon()

@@ -15,6 +15,10 @@ public final class WakeSignal: Sendable {
 
     public init() {}
 
+    /// Whether a `wait` is in progress, and which (for tests).
+    var hasWaiter: Bool { state.withLock { $0.waiter != nil } }
+    var generation: Int { state.withLock { $0.generation } }
+
     /// Ends the current wait, or the next one if nobody waits.
     public func signal() {
         let (waiter, timer) = state.withLock { state -> (CheckedContinuation<Void, Never>?, DeadlineTimer.Token?) in
@@ -50,7 +54,8 @@ public final class WakeSignal: Sendable {
         }
     }
 
-    private func expire(_ generation: Int) {
+    /// The deadline of wait number `generation` came; it ends that wait only.
+    func expire(_ generation: Int) {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard state.generation == generation, let waiter = state.waiter else { return nil }
             state.waiter = nil
