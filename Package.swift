@@ -90,7 +90,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(
-            name: "ReconcileCryptoTests", dependencies: ["ReconcileCrypto", "TestSupport"], resources: [.copy("Fixtures")],
+            name: "ReconcileCryptoTests", dependencies: ["ReconcileCrypto", "ReconcileCore", "TestSupport"], resources: [.copy("Fixtures")],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ReconcileHTTPTests", dependencies: ["ReconcileHTTP", "ReconcileMock", "ReconcileCore", "TestSupport"],

@@ -21,7 +21,7 @@ struct CrashTortureEndToEndTests {
         let (total, kills) = Self.soak ? (10_000, 120) : (1_500, 15)
         var random = SystemRandomNumberGenerator()
         let seed = UInt64.random(in: 0...UInt64.max, using: &random)
-        var generator = SplitMix64(seed: seed)
+        var generator = SeededRandomSource(seed: seed)
         let harness = Harness("torture")
         let faults = #"{"latency_ms":3,"status_rates":{"503":0.08,"500":0.02},"reset_rate":0.03,"reset_mid_body_rate":0.02,"garbage_rate":0.02,"truncate_rate":0.02}"#
         try await harness.startMock(["--shared-secret", "s3cret", "--faults", faults, "--seed", String(seed)])
@@ -111,18 +111,5 @@ struct CrashTortureEndToEndTests {
         let incoming = try FileManager.default.contentsOfDirectory(atPath: harness.directory.file("spool/incoming"))
         #expect(incoming.isEmpty, "\(incoming.count) files left in incoming/")
         print("crash torture: \(kills) kills survived, \(total) orders checked, \(stats.requests) requests (seed \(seed))")
-    }
-}
-
-/// A small seeded generator, so that a failing run can be told apart by its seed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

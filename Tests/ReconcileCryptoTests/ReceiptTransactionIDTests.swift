@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileCore
 import TestSupport
 import Testing
 @testable import ReconcileCrypto
@@ -71,7 +72,7 @@ struct ReceiptTransactionIDTests {
 
     @Test("random bytes and flipped bytes: an error or an answer, never a crash")
     func random() throws {
-        var generator = SplitMix64(seed: 0x5EED)
+        var generator = SeededRandomSource(seed: 0x5EED)
         for length in [1, 2, 16, 100, 1000, 5000] {
             let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
             #expect(throws: ReceiptExtractionError.self) { try ReceiptTransactionID.extract(fromAppReceipt: Data(bytes).base64EncodedString()) }
@@ -196,22 +197,5 @@ struct ReceiptTransactionIDTests {
         #expect(throws: ReceiptExtractionError.notBase64("the receipt's purchase-info")) {
             try ReceiptTransactionID.extract(fromTransactionReceipt: encode(#"{ "purchase-info" = "abc"; }"#))
         }
-    }
-}
-
-/// A small deterministic generator, so that a failure can be replayed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -14,8 +14,9 @@ public struct SystemRandomSource: RandomSource {
     }
 }
 
-/// A small deterministic generator (SplitMix64), for tests and benchmarks.
-public struct SeededRandomSource: RandomSource {
+/// A small deterministic generator (SplitMix64), for tests and benchmarks; also a
+/// `RandomNumberGenerator`, so a seeded run can be replayed from its seed.
+public struct SeededRandomSource: RandomSource, RandomNumberGenerator {
     private var state: UInt64
 
     public init(seed: UInt64) {
@@ -32,5 +33,9 @@ public struct SeededRandomSource: RandomSource {
 
     public mutating func nextUnit() -> Double {
         Double(nextUInt64() >> 11) / Double(1 << 53)
+    }
+
+    public mutating func next() -> UInt64 {
+        nextUInt64()
     }
 }

@@ -161,7 +161,7 @@ public struct AppStoreVerifier: OrderVerifier {
         while true {
             page += 1
             var path = "/inApps/v2/history/\(Self.pathComponent(transactionID))"
-            if let revision { path += "?revision=\(Self.queryValue(revision))" }
+            if let revision { path += "?revision=\(Self.pathComponent(revision))" }
             var step = await get(path, on: environment, exchanges: &exchanges, gate: gate)
             if case .notFound = step, environment == .production, page == 1 {
                 guard allowSandbox else {
@@ -348,12 +348,8 @@ public struct AppStoreVerifier: OrderVerifier {
         (base.hasSuffix("/") ? String(base.dropLast()) : base) + path
     }
 
-    /// An id as one path segment: anything but unreserved characters escaped.
+    /// An id as one path segment (or a query value): anything but unreserved characters escaped.
     static func pathComponent(_ text: String) -> String {
         text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? text
-    }
-
-    static func queryValue(_ text: String) -> String {
-        pathComponent(text)
     }
 }
