@@ -65,6 +65,13 @@ public struct AppStoreTransaction: Sendable, Hashable {
         AppleReceiptItem(
             productID: productID, transactionID: transactionID, originalTransactionID: originalTransactionID, quantity: quantity,
             purchaseDateMilliseconds: purchaseDateMilliseconds, cancellationDateMilliseconds: revocationDateMilliseconds,
-            appAccountToken: appAccountToken)
+            appAccountToken: appAccountToken, isRenewal: isRenewal)
+    }
+
+    /// An auto-renewable subscription's renewal: with the App Store Server API only the original
+    /// transaction of a subscription is an order's purchase (DESIGN §5); consumables and
+    /// non-consumables never renew.
+    public var isRenewal: Bool {
+        type == "Auto-Renewable Subscription" && AppleReceiptItem.differs(originalTransactionID, from: transactionID)
     }
 }

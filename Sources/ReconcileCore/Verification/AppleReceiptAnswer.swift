@@ -107,10 +107,14 @@ public struct AppleReceiptItem: Sendable, Hashable {
     public var cancellationDateMilliseconds: Int64?
     /// `app_account_token`: the UUID the app passed as applicationUsername.
     public var appAccountToken: String?
+    /// A subscription renewal (or, in a verifyReceipt answer, a restore): never an order's own
+    /// purchase, which is the initial one only (DESIGN §5).
+    public var isRenewal: Bool
 
     public init(
         productID: String, transactionID: String, originalTransactionID: String? = nil, quantity: Int = 1,
-        purchaseDateMilliseconds: Int64? = nil, cancellationDateMilliseconds: Int64? = nil, appAccountToken: String? = nil
+        purchaseDateMilliseconds: Int64? = nil, cancellationDateMilliseconds: Int64? = nil, appAccountToken: String? = nil,
+        isRenewal: Bool? = nil
     ) {
         self.productID = productID
         self.transactionID = transactionID
@@ -119,6 +123,7 @@ public struct AppleReceiptItem: Sendable, Hashable {
         self.purchaseDateMilliseconds = purchaseDateMilliseconds
         self.cancellationDateMilliseconds = cancellationDateMilliseconds
         self.appAccountToken = appAccountToken
+        self.isRenewal = isRenewal ?? Self.differs(originalTransactionID, from: transactionID)
     }
 
     public var isCancelled: Bool { cancellationDateMilliseconds != nil }
@@ -137,6 +142,14 @@ public struct AppleReceiptItem: Sendable, Hashable {
         // Some answers carry only the formatted cancellation_date: still a cancellation.
         self.cancellationDateMilliseconds = cancellation ?? (object["cancellation_date"]?.stringValue != nil ? 0 : nil)
         self.appAccountToken = object["app_account_token"]?.stringValue
+        self.isRenewal = Self.differs(originalTransactionID, from: transactionID)
+    }
+
+    /// verifyReceipt's rule for a renewal: `original_transaction_id` present and not the item's
+    /// own `transaction_id` (Apple: they differ only for renewals and restores).
+    static func differs(_ original: String?, from transactionID: String) -> Bool {
+        guard let original, !original.isEmpty else { return false }
+        return original != transactionID
     }
 
     /// Milliseconds as Apple writes them: digits, sometimes with a fraction (Xcode). A value

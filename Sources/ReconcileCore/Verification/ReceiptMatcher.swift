@@ -1,8 +1,9 @@
 import Foundation
 
 /// Decides which purchase in a verified receipt is the order's (DESIGN §5): product, transaction
-/// id and account token as the order has them; refunded items dropped; items claimed by another
-/// order dropped; the purchase closest in time preferred.
+/// id and account token as the order has them; subscription renewals never match (an order is the
+/// initial purchase); refunded items dropped; items claimed by another order dropped; the
+/// purchase closest in time preferred.
 public enum ReceiptMatcher {
     /// What the order says about its purchase.
     public struct OrderKey: Sendable, Hashable {
@@ -41,7 +42,7 @@ public enum ReceiptMatcher {
         let token = order.applicationUsername.flatMap(UUIDText.normalized)
         var seen = Set<String>()
         return items.filter { item in
-            guard item.productID == order.productID else { return false }
+            guard item.productID == order.productID, !item.isRenewal else { return false }
             if let transactionID = order.transactionID, item.transactionID != transactionID { return false }
             if let token {
                 guard let itemToken = item.appAccountToken.flatMap(UUIDText.normalized), itemToken == token else { return false }

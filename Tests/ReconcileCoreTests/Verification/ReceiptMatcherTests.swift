@@ -40,6 +40,52 @@ struct ReceiptMatcherTests {
         #expect(ReceiptMatcher.match([], for: key(), claims: [:]) == .noMatchingPurchase)
     }
 
+    @Test("subscription renewals never match: only the initial purchase (transaction id = original) is an order's")
+    func renewals() throws {
+        let original = AppleReceiptItem(productID: "monthly", transactionID: "100", originalTransactionID: "100", purchaseDateMilliseconds: ms)
+        let renewal1 = AppleReceiptItem(
+            productID: "monthly", transactionID: "101", originalTransactionID: "100", purchaseDateMilliseconds: ms + 1_000)
+        let renewal2 = AppleReceiptItem(
+            productID: "monthly", transactionID: "102", originalTransactionID: "100", purchaseDateMilliseconds: ms + 2_000)
+        #expect(!original.isRenewal && renewal1.isRenewal && renewal2.isRenewal)
+        let items = [renewal2, renewal1, original]
+        let key = key(product: "monthly")
+        #expect(ReceiptMatcher.candidates(in: items, for: key) == [original])
+        #expect(ReceiptMatcher.match(items, for: key, claims: [:]) == .matched(original))
+        // A second and third order against the same receipt: the original is taken, the renewals
+        // are no one's purchase.
+        #expect(ReceiptMatcher.match(items, for: key, claims: ["100": "A0"]) == .duplicateTransaction(transactionID: "100", claimant: "A0"))
+        #expect(ReceiptMatcher.match([renewal1, renewal2], for: key, claims: [:]) == .noMatchingPurchase)
+        // Naming a renewal's transaction id does not make it an order's purchase.
+        #expect(ReceiptMatcher.match(items, for: self.key(product: "monthly", transaction: "101"), claims: [:]) == .noMatchingPurchase)
+    }
+
+    @Test("verifyReceipt items: renewal when original_transaction_id differs; absent or equal is the initial purchase")
+    func renewalFromAnswer() throws {
+        func parse(_ json: String) throws -> AppleReceiptItem {
+            let object = try #require(try JSONParser().parse(json).objectValue)
+            return try #require(AppleReceiptItem(object: object))
+        }
+        #expect(try parse(#"{"product_id":"m","transaction_id":"7","original_transaction_id":"6"}"#).isRenewal)
+        #expect(try !parse(#"{"product_id":"m","transaction_id":"7","original_transaction_id":"7"}"#).isRenewal)
+        #expect(try !parse(#"{"product_id":"m","transaction_id":"7"}"#).isRenewal)
+        #expect(try !parse(#"{"product_id":"m","transaction_id":7,"original_transaction_id":"7"}"#).isRenewal)
+    }
+
+    @Test("App Store Server API: an auto-renewable subscription's renewal never matches; other types are never renewals")
+    func appStoreRenewals() {
+        var transaction = AppStoreTransaction(transactionID: "201", originalTransactionID: "200", productID: "monthly")
+        transaction.type = "Auto-Renewable Subscription"
+        #expect(transaction.isRenewal && transaction.item.isRenewal)
+        transaction.transactionID = "200"
+        #expect(!transaction.isRenewal && !transaction.item.isRenewal)
+        // A consumable's original id is its own in StoreKit 2; even when it is not, the type decides.
+        var consumable = AppStoreTransaction(transactionID: "301", originalTransactionID: "300", productID: "gems")
+        consumable.type = "Consumable"
+        #expect(!consumable.item.isRenewal)
+        #expect(ReceiptMatcher.match([consumable.item], for: key(product: "gems"), claims: [:]) == .matched(consumable.item))
+    }
+
     @Test("the order's transaction id narrows the match")
     func transactionID() {
         let items = [item("1"), item("2", at: 100_000)]
