@@ -79,7 +79,7 @@ enum OperatorCommand {
             throw CommandLineError.usage("Missing expected argument '--note <text>'", command: name)
         }
         if let note, !ControlRequest.isValidNote(note) {
-            throw CommandLineError.usage("'--note' must be one line of printable text of at most 1000 characters", command: name)
+            throw CommandLineError.usage("'--note' must be one line of printable text of at most 1000 bytes", command: name)
         }
 
         let environment = try CommandEnvironment(context)

@@ -144,16 +144,23 @@ public struct ControlRequest: Sendable, Hashable {
             resetAttempts: resetAttempts, force: force, transactionID: transactionID)
     }
 
-    /// A note for an order's history: one line of printable text, at most 1,000 characters.
+    /// A note for an order's history: one line of printable text (no control or format
+    /// character), at most 1,000 bytes of UTF-8.
     public static func isValidNote(_ text: String) -> Bool {
-        text.count <= 1000 && !text.unicodeScalars.contains(where: OrderFileParser.isControl)
+        isPrintableLine(text, maximumBytes: 1000)
+    }
+
+    /// At most `maximumBytes` of UTF-8, without control or format (bidi) characters.
+    static func isPrintableLine(_ text: String, maximumBytes: Int) -> Bool {
+        text.utf8.count <= maximumBytes
+            && !text.unicodeScalars.contains(where: { PrintableText.isControl($0) || PrintableText.isFormat($0) })
     }
 
     static func optionalText(_ object: JSONObject, _ key: String, limit: Int) throws(Invalid) -> String? {
         guard let value = object[key] else { return nil }
         if case .null = value { return nil }
-        guard let text = value.stringValue, text.count <= limit, !text.unicodeScalars.contains(where: OrderFileParser.isControl)
-        else { throw Invalid(description: "\"\(key)\" must be one line of printable text of at most \(limit) characters") }
+        guard let text = value.stringValue, isPrintableLine(text, maximumBytes: limit)
+        else { throw Invalid(description: "\"\(key)\" must be one line of printable text of at most \(limit) bytes") }
         return text
     }
 

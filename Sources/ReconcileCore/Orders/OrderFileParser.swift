@@ -5,11 +5,19 @@ import Foundation
 ///
 /// The daemon's spool ingest and `reconcilectl submit` both use this parser, so a file the CLI
 /// accepts is a file the daemon accepts.
+///
+/// Lengths are counted in UTF-8 bytes, never in `Character`s: a product id of one letter and
+/// 400,000 combining marks is one "character" and 800 KB. Every field that reaches a log line, a
+/// terminal row or the escalation command's environment is bounded in bytes and free of control
+/// and format (bidi) characters, and none may start with a combining mark.
 public struct OrderFileParser: Sendable {
+    /// In bytes; order ids are ASCII.
     public static let orderIDMaximumLength = 128
+    /// In UTF-8 bytes.
     public static let productIDMaximumLength = 255
-    /// Bounds for the optional free-text fields.
+    /// In UTF-8 bytes: bounds for the optional free-text fields.
     public static let textFieldMaximumLength = 255
+    /// In UTF-8 bytes.
     public static let transactionIDMaximumLength = 128
 
     public init() {}
@@ -119,26 +127,39 @@ public struct OrderFileParser: Sendable {
         }
     }
 
+    /// Checks that `text` is 1 to `maximum` UTF-8 bytes long.
     static func checkLength(_ text: String, key: String, maximum: Int) throws(OrderFileProblem) {
-        let count = text.count
-        guard count >= 1 else { throw OrderFileProblem(.invalidField, "\"\(key)\" is empty") }
-        guard count <= maximum else {
+        let bytes = text.utf8.count
+        guard bytes >= 1 else { throw OrderFileProblem(.invalidField, "\"\(key)\" is empty") }
+        guard bytes <= maximum else {
             throw OrderFileProblem(
-                .invalidField, "\"\(key)\" is \(count) characters long; at most \(maximum) are allowed")
+                .invalidField, "\"\(key)\" is \(bytes) bytes long (UTF-8); at most \(maximum) are allowed")
         }
     }
 
+    /// Checks that `text` holds no control or format (bidi, zero-width) character and does not
+    /// start with a combining mark. Positions are one-based, in Unicode scalars.
     static func checkPrintable(_ text: String, key: String) throws(OrderFileProblem) {
-        for (position, scalar) in text.unicodeScalars.enumerated() where isControl(scalar) {
-            throw OrderFileProblem(
-                .invalidField,
-                "\"\(key)\" contains control character U+\(hex4(scalar.value)) at position \(position + 1)")
+        for (position, scalar) in text.unicodeScalars.enumerated() {
+            if isControl(scalar) {
+                throw OrderFileProblem(
+                    .invalidField, "\"\(key)\" contains control character \(PrintableText.codePoint(scalar)) at position \(position + 1)")
+            }
+            if PrintableText.isFormat(scalar) {
+                throw OrderFileProblem(
+                    .invalidField,
+                    "\"\(key)\" contains format character \(PrintableText.codePoint(scalar)) at position \(position + 1) "
+                        + "(bidi controls and invisible characters are not allowed)")
+            }
+            if position == 0 && PrintableText.isCombiningMark(scalar) {
+                throw OrderFileProblem(
+                    .invalidField, "\"\(key)\" starts with combining mark \(PrintableText.codePoint(scalar)), which has no character to join")
+            }
         }
     }
 
     static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028
-            || scalar.value == 0x2029
+        PrintableText.isControl(scalar)
     }
 
     /// A receipt is standard base64; line breaks (as some encoders insert) are tolerated. The
@@ -234,19 +255,16 @@ public struct OrderFileParser: Sendable {
     }
 
     static func describe(_ scalar: Unicode.Scalar) -> String {
-        if isControl(scalar) || scalar == " " { return "U+\(hex4(scalar.value))\(scalar == " " ? " (space)" : "")" }
+        if isControl(scalar) || PrintableText.isFormat(scalar) || PrintableText.isCombiningMark(scalar) || scalar == " " {
+            return PrintableText.codePoint(scalar) + (scalar == " " ? " (space)" : "")
+        }
         return "'\(scalar)'"
     }
 
-    static func hex4(_ value: UInt32) -> String {
-        let text = String(value, radix: 16, uppercase: true)
-        return String(repeating: "0", count: max(0, 4 - text.count)) + text
-    }
-
-    /// A value quoted for an error message, cut to 40 characters, control characters shown as '?'.
+    /// A value quoted for an error message, cut to 40 Unicode scalars, control and format
+    /// characters shown as '?'.
     public static func quoted(_ text: String) -> String {
-        let cut = text.count > 40 ? String(text.prefix(40)) + "…" : text
-        return "\"" + String(cut.unicodeScalars.map { isControl($0) ? "?" : Character($0) }) + "\""
+        "\"" + PrintableText.excerpt(text, maximumScalars: 40, replacement: "?") + "\""
     }
 }
 

@@ -65,8 +65,7 @@ public enum HTTPAnswerClassifier {
         guard case .object(let object)? = try? JSONParser(allowsDuplicateKeys: true).parse(body) else { return nil }
         for key in ["reason", "error", "message", "errorMessage"] {
             if let text = object[key]?.stringValue, !text.isEmpty {
-                let cleaned = String(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : Character($0) })
-                return cleaned.count > 120 ? String(cleaned.prefix(120)) + "…" : cleaned
+                return PrintableText.excerpt(text, maximumScalars: 120)
             }
         }
         return nil

@@ -95,7 +95,6 @@ public enum MerchantAnswerClassifier {
     }
 
     static func sanitize(_ text: String) -> String {
-        let cleaned = String(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : Character($0) })
-        return cleaned.count > 120 ? String(cleaned.prefix(120)) + "…" : cleaned
+        return PrintableText.excerpt(text, maximumScalars: 120)
     }
 }

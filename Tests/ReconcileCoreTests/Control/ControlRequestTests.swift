@@ -50,7 +50,7 @@ struct ControlRequestTests {
             (#"{"v":1,"op":"hold","orders":"A1"}"#, #""orders" must be a list of order ids"#),
             (#"{"v":1,"op":"hold","orders":["../etc/passwd"]}"#, #""orders" holds something that is not an order id"#),
             (#"{"v":1,"op":"hold","state":"lost"}"#, #""state" is not a state"#),
-            (#"{"v":1,"op":"hold","orders":["A1"],"note":"two\nlines"}"#, #""note" must be one line of printable text of at most 1000 characters"#),
+            (#"{"v":1,"op":"hold","orders":["A1"],"note":"two\nlines"}"#, #""note" must be one line of printable text of at most 1000 bytes"#),
             (#"{"v":1,"op":"retry","orders":["A1"],"force":"yes"}"#, #""force" must be true or false"#),
             (#"{"v":1,"op":"status","v":1}"#, "not JSON: "),
         ])

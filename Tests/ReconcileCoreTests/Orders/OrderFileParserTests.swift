@@ -100,9 +100,60 @@ struct OrderFileParserTests {
     @Test("bounds lengths")
     func lengths() throws {
         let longID = String(repeating: "a", count: 129)
-        #expect(problem("{\"order_id\":\"\(longID)\",\"product_id\":\"p\"}")?.detail == "\"order_id\" is 129 characters long; at most 128 are allowed")
+        #expect(problem("{\"order_id\":\"\(longID)\",\"product_id\":\"p\"}")?.detail == "\"order_id\" is 129 bytes long (UTF-8); at most 128 are allowed")
         _ = try parse("{\"order_id\":\"\(String(longID.dropFirst()))\",\"product_id\":\"\(String(repeating: "p", count: 255))\"}")
         #expect(problem("{\"order_id\":\"A\",\"product_id\":\"\(String(repeating: "p", count: 256))\"}")?.code == .invalidField)
+    }
+
+    @Test("lengths are UTF-8 bytes, not characters: a product id of one letter and 400,000 combining marks is refused")
+    func graphemeClusters() throws {
+        let marks = String(repeating: "\u{0301}", count: 400_000)
+        let zalgo = problem("{\"order_id\":\"A\",\"product_id\":\"z\(marks)\"}")
+        #expect(zalgo?.code == .invalidField)
+        #expect(zalgo?.detail == "\"product_id\" is 800001 bytes long (UTF-8); at most 255 are allowed")
+        // One grapheme cluster of 300,001 code points as a transaction id.
+        let transaction = problem("{\"order_id\":\"A\",\"product_id\":\"p\",\"transaction_id\":\"1\(String(repeating: "\u{0308}", count: 300_000))\"}")
+        #expect(transaction?.detail == "\"transaction_id\" is 600001 bytes long (UTF-8); at most 128 are allowed")
+        // 255 bytes of three-byte characters is 85 characters: accepted; one more is not.
+        let wide = String(repeating: "€", count: 85)
+        #expect(try parse("{\"order_id\":\"A\",\"product_id\":\"\(wide)\"}").productID == wide)
+        #expect(problem("{\"order_id\":\"A\",\"product_id\":\"\(wide)€\"}")?.detail == "\"product_id\" is 258 bytes long (UTF-8); at most 255 are allowed")
+        // Each free-text field, and every message quoting a value, is bounded the same way.
+        for key in ["application_username", "user_id"] {
+            #expect(problem("{\"order_id\":\"A\",\"product_id\":\"p\",\"\(key)\":\"u\(String(repeating: "\u{0301}", count: 200))\"}")?.code == .invalidField)
+        }
+        let quoted = OrderFileParser.quoted("a" + String(repeating: "\u{0301}", count: 10_000))
+        #expect(quoted.unicodeScalars.count == 43)
+    }
+
+    @Test(
+        "ids refuse bidi controls and other format characters, and combining marks with nothing to join",
+        arguments: [
+            ("product_id", "gems\u{202E}001", "\"product_id\" contains format character U+202E at position 5 (bidi controls and invisible characters are not allowed)"),
+            ("product_id", "\u{2066}gems", "\"product_id\" contains format character U+2066 at position 1 (bidi controls and invisible characters are not allowed)"),
+            ("product_id", "ge\u{200B}ms", "\"product_id\" contains format character U+200B at position 3 (bidi controls and invisible characters are not allowed)"),
+            ("product_id", "\u{FEFF}gems", "\"product_id\" contains format character U+FEFF at position 1 (bidi controls and invisible characters are not allowed)"),
+            ("product_id", "\u{0301}gems", "\"product_id\" starts with combining mark U+0301, which has no character to join"),
+            ("transaction_id", "1000\u{202E}", "\"transaction_id\" contains format character U+202E at position 5 (bidi controls and invisible characters are not allowed)"),
+            ("user_id", "\u{200F}u", "\"user_id\" contains format character U+200F at position 1 (bidi controls and invisible characters are not allowed)"),
+            ("application_username", "x\u{0085}", "\"application_username\" contains control character U+0085 at position 2"),
+        ])
+    func formatCharacters(key: String, value: String, detail: String) throws {
+        var object = JSONObject()
+        object["order_id"] = .string("A")
+        object["product_id"] = .string("p")
+        object[key] = .string(value)
+        let found = problem(Array(JSONWriter.string(.object(object)).utf8))
+        #expect(found?.code == .invalidField)
+        #expect(found?.detail == detail)
+    }
+
+    @Test("accented and non-Latin product ids stay valid: a combining mark after its letter is fine")
+    func validUnicode() throws {
+        for product in ["café", "cafe\u{0301}", "宝石.100", "алмазы", "💎 pack"] {
+            let json = JSONWriter.string(.object(JSONObject(["order_id": .string("A"), "product_id": .string(product)])))
+            #expect(try parser.parse(Array(json.utf8)).productID == product)
+        }
     }
 
     @Test("never repeats a receipt in its message")
