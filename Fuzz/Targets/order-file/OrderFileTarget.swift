@@ -28,10 +28,21 @@ enum OrderFileTarget {
 
     static func checkAccepted(_ order: OrderSubmission, _ bytes: [UInt8]) {
         invariant(OrderFileParser.isValidOrderID(order.orderID), "accepted an invalid order id")
-        invariant(
-            (1...OrderFileParser.productIDMaximumLength).contains(order.productID.count)
-                && !order.productID.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }),
-            "accepted an invalid product id")
+        // Every text field that reaches a log line, a terminal row or an environment variable is
+        // bounded in bytes and free of control and format (bidi) characters (issue 13, item 6).
+        for (name, value, limit) in [
+            ("product id", order.productID, OrderFileParser.productIDMaximumLength),
+            ("transaction id", order.proof.transactionID, OrderFileParser.transactionIDMaximumLength),
+            ("application username", order.applicationUsername, OrderFileParser.textFieldMaximumLength),
+            ("user id", order.userID, OrderFileParser.textFieldMaximumLength),
+        ] {
+            guard let value else { continue }
+            invariant((1...limit).contains(value.utf8.count), "accepted a \(name) of \(value.utf8.count) bytes")
+            invariant(
+                !value.unicodeScalars.contains(where: { PrintableText.isControl($0) || PrintableText.isFormat($0) }),
+                "accepted a \(name) with a control or format character")
+            invariant(!(value.unicodeScalars.first.map(PrintableText.isCombiningMark) ?? false), "accepted a \(name) starting with a combining mark")
+        }
         invariant(String(validating: bytes, as: UTF8.self) != nil, "accepted a file that is not UTF-8")
 
         // The order's id and product are the file's, character for character.
