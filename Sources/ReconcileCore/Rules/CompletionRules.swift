@@ -1,0 +1,168 @@
+import Foundation
+
+/// What the end of an attempt does to its order (DESIGN §4–§6): the verdict as a lifecycle
+/// event, receipt matching and the transaction claim, a verdict set aside when new proof arrived
+/// meanwhile, attempts refunded for probes and configuration errors, and the operator's action
+/// that waited for the attempt.
+public enum CompletionRules {
+    /// The transaction ids whose claims ``plan(_:for:owner:now:lookups:)`` asks about: a store
+    /// may read them ahead, for several completions at once.
+    public static func claimLookups(for completion: AttemptCompletion) -> [String] {
+        guard case .match(let items, _, _) = completion.resolution else { return [] }
+        return ReceiptMatcher.candidates(in: items, for: completion.order.matchKey).map(\.transactionID)
+    }
+
+    /// The plan for `completion` on the order as the store holds it now.
+    ///
+    /// - Returns: `nil` plan when the lease is no longer `owner`'s (another node rescued the
+    ///   order, or an operator's start-up released it): nothing may be written, and the result
+    ///   says so (`applied == false`).
+    public static func plan(
+        _ completion: AttemptCompletion, for record: OrderRecord, owner: String, now: Date, lookups: some RuleLookups
+    ) throws -> (plan: OrderPlan?, result: CompletionResult) {
+        let order = completion.order
+        guard record.lease?.owner == owner else {
+            return (nil, CompletionResult(
+                orderID: order.orderID, productID: order.productID, from: record.state, to: record.state, reason: "lease_lost",
+                attempts: order.attempt, applied: false))
+        }
+        var plan = OrderPlan(record: record)
+        plan.attempts = completion.records.map { PlannedAttempt(number: order.attempt, kind: order.kind, record: $0) }
+
+        var decision = try decide(completion, now: now, lookups: lookups)
+        if let claim = decision.claim { plan.claims.append(PlannedClaim(transactionID: claim, at: now, actor: .daemon)) }
+
+        // New proof during the attempt: a verdict against the old proof does not stand.
+        let newProof = record.lease?.proofRevision.map { $0 != record.proofRevision } ?? false
+        if newProof, order.kind == .verify {
+            switch decision.event {
+            case .definitiveReject, .limitsHit, .transientFailure:
+                decision.event = .transientFailure
+                decision.reason = Reason("new_proof", detail: "new proof arrived during the attempt; it is tried next")
+                decision.nextAttempt = now
+                decision.countMalformed = false
+            default:
+                break
+            }
+        }
+
+        guard case .moveTo(let state) = try OrderLifecycle.next(from: record.state, on: decision.event) else {
+            preconditionFailure("a completion always moves the order: \(record.state) × \(decision.event)")
+        }
+        var resume: OrderState?
+        if state == .escalated && record.state == .verified { resume = .verified }
+        var nextAttempt = decision.nextAttempt
+        if state == .verified && nextAttempt == nil { nextAttempt = now }  // on to delivery, at once
+        if !(state == .pending || state == .verified) { nextAttempt = nil }
+        // Probes and configuration errors are not charged: give back what the claim counted.
+        let refund = completion.charged ? 0 : (order.charged ? 1 : 0)
+
+        var after = record
+        after.state = state
+        after.resumeState = resume
+        after.nextAttemptAt = nextAttempt
+        after.reason = decision.reason.code
+        after.updatedAt = now
+        after.lease = nil
+        if order.kind == .verify { after.attempts -= refund } else { after.deliveryAttempts -= refund }
+        if decision.countMalformed { after.malformedAnswers += 1 }
+        if let grant = decision.grant { after.grant = Self.merged(grant, over: record.grant) }
+        if let finisher = decision.finishedBy { after.finishedBy = finisher }
+        plan.record = after
+
+        var transitionReason = decision.reason
+        if let nextAttempt, state == .pending || (state == .verified && order.kind == .deliver) {
+            transitionReason = transitionReason.adding("next attempt \(RFC3339.format(nextAttempt))")
+        }
+        plan.transitions.append(PlannedTransition(
+            at: now, actor: .daemon, from: record.state, to: state, reason: transitionReason, linksLastAttempt: !plan.attempts.isEmpty))
+
+        var result = CompletionResult(
+            orderID: order.orderID, productID: order.productID, from: record.state, to: state, reason: decision.reason.code,
+            detail: decision.reason.detail, attempts: after.attempts(order.kind),
+            transactionID: decision.grant?.transactionID ?? order.grant?.transactionID ?? order.proof.transactionID,
+            nextAttemptAt: nextAttempt)
+
+        // An operator's action that waited for this attempt applies now.
+        if let deferred = after.deferredAction {
+            let applied = try OperatorRules.applyDeferred(deferred, to: &plan, now: now, lookups: lookups)
+            if case .applied(_, let final) = applied.result {
+                result.to = final
+                result.reason = deferred.request.action.rawValue
+                result.appliedAction = deferred.request.action
+                result.appliedBy = deferred.request.actor
+                result.nextAttemptAt = final == .pending || final == .verified ? now : nil
+            }
+        }
+        return (plan, result)
+    }
+
+    /// What an attempt decided, before new proof and the lifecycle table have their say.
+    struct Decision {
+        var event: OrderEvent
+        var reason: Reason
+        var nextAttempt: Date?
+        var grant: Grant?
+        var finishedBy: Finisher?
+        var countMalformed = false
+        /// A transaction id the order takes.
+        var claim: String?
+    }
+
+    static func decide(_ completion: AttemptCompletion, now: Date, lookups: some RuleLookups) throws -> Decision {
+        let order = completion.order
+        switch completion.resolution {
+        case .retry(let at, let why, let malformed):
+            return Decision(event: .transientFailure, reason: Reason(parsing: why), nextAttempt: at, countMalformed: malformed)
+        case .reject(let why, let more):
+            return Decision(event: .definitiveReject(escalate: false), reason: Self.reason(why, more))
+        case .escalate(let why, let more, let limits):
+            return Decision(event: limits ? .limitsHit : .definitiveReject(escalate: true), reason: Self.reason(why, more))
+        case .verified(let granted, let finishes, let by):
+            let finisher = Finisher(rawValue: by) ?? .verifier
+            return Decision(
+                event: .verified(finishesOrder: finishes), reason: Reason(finisher == .merchant ? "granted" : "verified"),
+                grant: granted, finishedBy: finishes ? finisher : nil)
+        case .delivered:
+            return Decision(event: .delivered, reason: Reason("delivered"), finishedBy: .delivery)
+        case .match(let items, let environment, let finishes):
+            let claims = try lookups.claimants(of: claimLookups(for: completion))
+            switch ReceiptMatcher.match(items, for: order.matchKey, claims: claims) {
+            case .matched(let item):
+                return Decision(
+                    event: .verified(finishesOrder: finishes), reason: Reason("verified"), grant: Grant(item, environment: environment),
+                    finishedBy: finishes ? .verifier : nil, claim: item.transactionID)
+            case .duplicateTransaction(let transactionID, let claimant):
+                return Decision(
+                    event: .definitiveReject(escalate: true),
+                    reason: Reason("duplicate_transaction", detail: "transaction \(transactionID) is claimed by order \(claimant)"))
+            case .refunded:
+                return Decision(
+                    event: .definitiveReject(escalate: false),
+                    reason: Reason("refunded", detail: "every matching purchase was refunded or revoked"))
+            case .noMatchingPurchase:
+                return Decision(
+                    event: .definitiveReject(escalate: true),
+                    reason: Reason(
+                        "no_matching_purchase", detail: "the receipt holds no unclaimed purchase of \(order.productID) for this order"))
+            }
+        }
+    }
+
+    /// A verdict's reason: its explanation after `": "` (`http_404: no such endpoint`) goes to
+    /// the detail, before any detail of its own.
+    static func reason(_ text: String, _ detail: String?) -> Reason {
+        let parsed = Reason(parsing: text)
+        return Reason(parsed.code, detail: Reason.joined(parsed.detail, detail))
+    }
+
+    /// A grant over what the order had: each field the new grant leaves out keeps its value.
+    static func merged(_ grant: Grant, over old: Grant?) -> Grant {
+        Grant(
+            transactionID: grant.transactionID ?? old?.transactionID,
+            originalTransactionID: grant.originalTransactionID ?? old?.originalTransactionID,
+            productID: grant.productID ?? old?.productID, quantity: grant.quantity ?? old?.quantity,
+            purchaseDateMilliseconds: grant.purchaseDateMilliseconds ?? old?.purchaseDateMilliseconds,
+            environment: grant.environment ?? old?.environment)
+    }
+}

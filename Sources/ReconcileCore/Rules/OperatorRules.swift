@@ -1,0 +1,151 @@
+import Foundation
+
+/// What an operator's action does to an order (DESIGN §4, §10): the lifecycle table's answer,
+/// a hold that remembers where the order was and a release that puts it back, `retry` of a
+/// duplicate needing `--force`, `resolve --transaction-id` claiming the transaction, and actions on
+/// an order whose attempt is in flight deferred until it ends (one at a time).
+public enum OperatorRules {
+    /// The plan and the outcome of `request` on the order (`nil`: no such order).
+    ///
+    /// - Parameter verifierKind: decides whether a retried order has usable proof (`nil`: any
+    ///   proof counts).
+    public static func plan(
+        _ request: OperatorRequest, on record: OrderRecord?, orderID: String, verifierKind: VerifierKind?, now: Date,
+        lookups: some RuleLookups
+    ) throws -> (plan: OrderPlan?, outcome: OperatorOutcome) {
+        guard let record else { return (nil, OperatorOutcome(orderID: orderID, result: .notFound)) }
+        guard record.lease == nil else { return deferUntilAttemptEnds(request, on: record, verifierKind: verifierKind, now: now) }
+        var plan = OrderPlan(record: record, changesRecord: false)
+        let result = try perform(request, verifierKind: verifierKind, on: &plan, now: now, lookups: lookups)
+        return (plan.changesRecord || !plan.transitions.isEmpty ? plan : nil, OperatorOutcome(orderID: orderID, result: result))
+    }
+
+    /// The attempt in flight ends first; its completion applies the action (DESIGN §4).
+    static func deferUntilAttemptEnds(
+        _ request: OperatorRequest, on record: OrderRecord, verifierKind: VerifierKind?, now: Date
+    ) -> (plan: OrderPlan?, outcome: OperatorOutcome) {
+        let orderID = record.orderID
+        guard request.action != .release else {
+            return (nil, OperatorOutcome(
+                orderID: orderID, result: .refused("cannot release: the order is \(record.state) (an attempt is in flight), not held")))
+        }
+        // One action waits at a time: a second one would silently replace the first.
+        if let waiting = record.deferredAction {
+            return (nil, OperatorOutcome(
+                orderID: orderID,
+                result: .refused(
+                    "an earlier \(waiting.request.action.rawValue) by \(waiting.request.actor) waits for the attempt in flight to end; try again once it has")))
+        }
+        var after = record
+        after.deferredAction = DeferredAction(request: request, verifierKind: verifierKind)
+        let transition = PlannedTransition(
+            at: now, actor: request.actor, from: record.state, to: record.state,
+            reason: Reason("\(request.action.rawValue)_requested", detail: Reason.joined("applied when the attempt in flight ends", request.note)))
+        return (OrderPlan(record: after, transitions: [transition]), OperatorOutcome(orderID: orderID, result: .deferred(state: record.state)))
+    }
+
+    /// Applies the action that waited for an attempt, on the plan that ends the attempt: its
+    /// record is the order after the attempt. A refusal is recorded in the history.
+    static func applyDeferred(
+        _ deferred: DeferredAction, to plan: inout OrderPlan, now: Date, lookups: some RuleLookups
+    ) throws -> OperatorOutcome {
+        plan.record.deferredAction = nil
+        let before = plan.record.state
+        let result = try perform(deferred.request, verifierKind: deferred.verifierKind, on: &plan, now: now, lookups: lookups)
+        if case .refused(let why) = result {
+            plan.transitions.append(PlannedTransition(
+                at: now, actor: deferred.request.actor, from: before, to: before,
+                reason: Reason("\(deferred.request.action.rawValue)_not_applied", detail: "after the attempt: \(why)")))
+        }
+        return OperatorOutcome(orderID: plan.record.orderID, result: result)
+    }
+
+    /// Applies the action to an order that is not leased, on `plan.record`.
+    static func perform(
+        _ request: OperatorRequest, verifierKind: VerifierKind?, on plan: inout OrderPlan, now: Date, lookups: some RuleLookups
+    ) throws -> OperatorOutcome.Result {
+        let record = plan.record
+        if request.action == .retry && record.state == .escalated && record.reason == "duplicate_transaction" && !request.force {
+            let claimant = try duplicateDetail(of: plan, lookups: lookups)
+            return .refused(
+                "the order was escalated as a duplicate (\(claimant ?? "its transaction is claimed by another order")); retry with --force to verify it again")
+        }
+        let usable = verifierKind.map { record.proof.isUsable(by: $0) } ?? !record.proof.isEmpty
+        let context = OrderLifecycle.Context(resumeState: record.resumeState, hasUsableProof: usable)
+        let next: OrderState
+        do {
+            guard case .moveTo(let state) = try OrderLifecycle.next(from: record.state, on: .operatorAction(request.action), context: context)
+            else {
+                return .refused("cannot \(request.action.rawValue): the order is \(record.state)")
+            }
+            next = state
+        } catch {
+            return .refused(error.description)
+        }
+
+        if request.action == .resolve, let transactionID = request.transactionID {
+            if let holder = try lookups.claimants(of: [transactionID])[transactionID], holder != record.orderID {
+                return .refused("transaction \(transactionID) is already claimed by order \(holder)")
+            }
+            plan.claims.append(PlannedClaim(transactionID: transactionID, at: now, actor: request.actor))
+        }
+
+        var after = record
+        after.state = next
+        switch request.action {
+        case .hold:
+            // Remember where the order was, and keep its resume state and reason aside.
+            after.resumeState = record.state
+            after.heldResumeState = record.resumeState
+            after.heldReason = record.reason
+            after.reason = request.action.rawValue
+        case .release:
+            after.resumeState = record.heldResumeState
+            after.reason = record.heldReason ?? request.action.rawValue
+            after.heldResumeState = nil
+            after.heldReason = nil
+        default:
+            after.resumeState = nil
+            after.reason = request.action.rawValue
+            after.heldResumeState = nil
+            after.heldReason = nil
+        }
+        after.nextAttemptAt = next == .pending || next == .verified ? now : nil
+        after.updatedAt = now
+        after.deferredAction = nil
+        if request.action == .resolve {
+            after.finishedBy = .operator
+            if let transactionID = request.transactionID {
+                var grant = after.grant ?? Grant()
+                grant.transactionID = transactionID
+                after.grant = grant
+            }
+        }
+        if request.resetAttempts {
+            after.attempts = 0
+            after.deliveryAttempts = 0
+            after.malformedAnswers = 0
+            after.receivedAt = now
+        }
+        plan.record = after
+        plan.changesRecord = true
+
+        var detail = request.note
+        if request.resetAttempts { detail = Reason.joined("attempts and age reset", detail) }
+        if let transactionID = request.transactionID, request.action == .resolve {
+            detail = Reason.joined("transaction \(transactionID) claimed", detail)
+        }
+        plan.transitions.append(PlannedTransition(
+            at: now, actor: request.actor, from: record.state, to: next, reason: Reason(request.action.rawValue, detail: detail)))
+        return .applied(from: record.state, to: next)
+    }
+
+    /// What the duplicate escalation said (`transaction 7 is claimed by order A1`): from this
+    /// plan when it escalated the order, else from the history.
+    static func duplicateDetail(of plan: OrderPlan, lookups: some RuleLookups) throws -> String? {
+        if let planned = plan.transitions.last(where: { $0.reason.code == "duplicate_transaction" }) {
+            return planned.reason.detail
+        }
+        return try lookups.latestDetail(orderReference: plan.record.reference, reason: "duplicate_transaction")
+    }
+}

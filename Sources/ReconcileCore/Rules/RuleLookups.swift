@@ -1,0 +1,11 @@
+/// What a rule may need to read besides the order itself, inside the store's transaction: who
+/// holds the claims on transaction ids, and the history. Stores answer from their tables; tests
+/// from a dictionary.
+public protocol RuleLookups {
+    /// The order id holding each claimed transaction id among `transactionIDs` (unclaimed ones
+    /// are absent).
+    func claimants(of transactionIDs: [String]) throws -> [String: String]
+
+    /// The detail of the order's latest transition with this reason code, if any.
+    func latestDetail(orderReference: Int64, reason: String) throws -> String?
+}
