@@ -1,0 +1,31 @@
+import Foundation
+import ReconcileCore
+import Testing
+import TestSupport
+@testable import ReconcileStore
+
+/// One kind of store the contract suite runs against: how to open a fresh, empty one. Every
+/// test of ``OrderStoreContractTests`` runs once per kind, through the ``OrderStore`` protocol
+/// only, so that no store can drift from the rules the others apply.
+struct ContractStore: Sendable, CustomTestStringConvertible {
+    var name: String
+    var open: @Sendable () throws -> OpenedStore
+
+    var testDescription: String { name }
+
+    /// SQLite in a temporary directory.
+    static let sqlite = ContractStore(name: "SQLite") {
+        let directory = TemporaryDirectory(prefix: "contract")
+        let store = try SQLiteOrderStore(path: directory.file("orders.db"), mode: .owner)
+        return OpenedStore(store: store, keepAlive: directory)
+    }
+
+    /// Every store this machine can run.
+    static var all: [ContractStore] { [.sqlite] }
+}
+
+/// A store under test and what must live as long as it (its directory, its server).
+struct OpenedStore {
+    var store: any OrderStore
+    var keepAlive: AnyObject?
+}
