@@ -119,11 +119,14 @@ public actor Scheduler: EndpointGate {
         wake.signal()
     }
 
-    /// Takes new settings (a reload): limits change, open circuits become half-open.
+    /// Takes new settings (a reload): limits change, open circuits become half-open, and pauses
+    /// after a 429 end (DESIGN §6), so that the new configuration is tried at once.
     public func apply(_ settings: Settings) {
         self.settings = settings
         configureLimits(settings)
+        let mono = monotonic()
         for endpoint in circuits.keys { circuits[endpoint]?.reset() }
+        for endpoint in buckets.keys { buckets[endpoint]?.endPause(now: mono) }
         wake.signal()
     }
 
@@ -179,9 +182,10 @@ public actor Scheduler: EndpointGate {
             guard let circuit = circuits[endpoint] else { continue }
             var until: Date?
             if case .open(let time) = circuit.state { until = Date().addingTimeInterval(time - now) }
+            let paused = buckets[endpoint]?.pause(at: now).map { Date().addingTimeInterval($0 - now) }
             endpoints.append(SchedulerStatus.Endpoint(
                 endpoint: endpoint, circuit: circuit.state.description, openUntil: until, lastReason: circuit.lastReason,
-                openings: circuit.openings))
+                openings: circuit.openings, pausedUntil: paused))
         }
         var durations = requestDurations
         for endpoint in circuits.keys where durations[endpoint] == nil { durations[endpoint] = LatencyHistogram() }
@@ -530,11 +534,17 @@ public actor Scheduler: EndpointGate {
     public func report(_ endpoint: VerificationEndpoint, _ observation: EndpointObservation, retryAfter: Duration?, rateLimited: Bool) {
         let mono = monotonic()
         if rateLimited {
-            let pause = max(retryAfter?.inSeconds ?? 1, 1)
+            // However far off the server says: a Retry-After of centuries must not stall the
+            // endpoint for good (DESIGN §6).
+            let cap = max(1, settings.circuitMaxCooldown.inSeconds)
+            let asked = retryAfter?.inSeconds ?? 1
+            let pause = min(max(asked, 1), cap)
             buckets[endpoint, default: newBucket(endpoint, mono)].pause(until: mono + pause, now: mono)
+            let capped = retryAfter.map { asked > cap ? " (Retry-After asked for \(TimeSpan.format($0)); capped at CircuitMaxCooldown)" : "" } ?? ""
             logger.notice(
-                "\(endpoint.rawValue) answered 429; sending nothing there for \(TimeSpan.format(.seconds(pause)))",
+                "\(endpoint.rawValue) answered 429; sending nothing there for \(TimeSpan.format(.seconds(pause)))\(capped)",
                 [.endpoint: endpoint.rawValue, .reason: "http_429"])
+            changeObserver?()
         }
         recordObservation(endpoint, observation)
     }
