@@ -255,7 +255,12 @@ public actor Scheduler: EndpointGate {
                 if plan.probe && claimed.isEmpty { circuits[plan.endpoint]?.probeAbandoned() }
                 for order in claimed {
                     if plan.probe {
-                        _ = buckets[plan.endpoint]?.take(now: mono)
+                        // A probe is a request like any other: it goes with a token or not at all.
+                        guard buckets[plan.endpoint, default: newBucket(plan.endpoint, mono)].take(now: mono) else {
+                            circuits[plan.endpoint]?.probeAbandoned()
+                            giveBack(ReadyOrder(order: order, verifier: plan.verifier, endpoint: plan.endpoint), reason: "rate_limited")
+                            continue
+                        }
                         circuits[plan.endpoint]?.probeSent()
                         logger.info("probing \(plan.endpoint.rawValue) with order \(order.orderID) (not charged)", [.orderID: order.orderID, .endpoint: plan.endpoint.rawValue])
                         start(order, with: plan.verifier)
@@ -519,12 +524,15 @@ public actor Scheduler: EndpointGate {
     public func acquire(_ endpoint: VerificationEndpoint) async -> Bool {
         while !stopping {
             let mono = monotonic()
-            switch circuits[endpoint, default: newCircuit()].permission(now: mono) {
-            case .blocked: return false
-            case .probe: circuits[endpoint]?.probeSent()
-            case .allowed: break
+            let permission = circuits[endpoint, default: newCircuit()].permission(now: mono)
+            if case .blocked = permission { return false }
+            // The probe takes a token like any request, and the circuit counts it as sent only
+            // with the token in hand: one waiting for a token leaves the circuit half-open (a
+            // probe marked sent and never sent would block the endpoint for good).
+            if buckets[endpoint, default: newBucket(endpoint, mono)].take(now: mono) {
+                if case .probe = permission { circuits[endpoint]?.probeSent() }
+                return true
             }
-            if buckets[endpoint, default: newBucket(endpoint, mono)].take(now: mono) { return true }
             let wait = max(0.001, buckets[endpoint]!.nextTokenTime(now: mono) - mono)
             try? await DeadlineTimer.shared.sleep(for: .seconds(wait))
         }
