@@ -127,7 +127,25 @@ public actor Scheduler: EndpointGate {
         let mono = monotonic()
         for endpoint in circuits.keys { circuits[endpoint]?.reset() }
         for endpoint in buckets.keys { buckets[endpoint]?.endPause(now: mono) }
+        finishUndeliverable()
         wake.signal()
+    }
+
+    /// Without a delivery URL (removed by a reload, or none at start after orders were verified
+    /// under one), verified orders finish at once (DESIGN §5): those waiting out a delivery
+    /// backoff are made due now, and the next turns finish them without sending anything.
+    private func finishUndeliverable() {
+        guard settings.delivery == nil else { return }
+        do {
+            let moved = try store.clampNextAttempts(of: [.deliver], notAfter: Date())
+            if moved > 0 {
+                logger.notice("no delivery URL is configured: \(Plural.count(moved, "verified order")) waiting to be delivered finish now")
+            }
+        } catch {
+            logger.error(
+                "cannot bring deliveries forward: \(error); verified orders finish when they are due",
+                [.reason: StoreFailure.of(error).rawValue])
+        }
     }
 
     /// Calls `beat` from the loop at least every `interval` (the systemd watchdog): a wedged loop
@@ -204,6 +222,7 @@ public actor Scheduler: EndpointGate {
         } catch {
             logger.error("cannot release leases: \(error)", [.reason: StoreFailure.of(error).rawValue])
         }
+        finishUndeliverable()
         // After a stop, the loop goes on committing outcomes (without claiming) until nothing is
         // in flight or the drain time is up.
         while !stopping || (inFlight > 0 && ContinuousClock.now < drainDeadline ?? .now) {
@@ -254,20 +273,26 @@ public actor Scheduler: EndpointGate {
             for (plan, claimed) in zip(plans, turn.claimed) {
                 if plan.probe && claimed.isEmpty { circuits[plan.endpoint]?.probeAbandoned() }
                 for order in claimed {
+                    guard let verifier = plan.verifier else {
+                        // No delivery URL: finished as verified, nothing sent, no attempt charged.
+                        pendingCompletions.append(AttemptCompletion(order: order, records: [], resolution: .finishedWithoutDelivery, charged: false))
+                        continue
+                    }
                     if plan.probe {
                         // A probe is a request like any other: it goes with a token or not at all.
                         guard buckets[plan.endpoint, default: newBucket(plan.endpoint, mono)].take(now: mono) else {
                             circuits[plan.endpoint]?.probeAbandoned()
-                            giveBack(ReadyOrder(order: order, verifier: plan.verifier, endpoint: plan.endpoint), reason: "rate_limited")
+                            giveBack(ReadyOrder(order: order, verifier: verifier, endpoint: plan.endpoint), reason: "rate_limited")
                             continue
                         }
                         circuits[plan.endpoint]?.probeSent()
                         logger.info("probing \(plan.endpoint.rawValue) with order \(order.orderID) (not charged)", [.orderID: order.orderID, .endpoint: plan.endpoint.rawValue])
-                        start(order, with: plan.verifier)
+                        start(order, with: verifier)
                     } else {
-                        ready.append(ReadyOrder(order: order, verifier: plan.verifier, endpoint: plan.endpoint))
+                        ready.append(ReadyOrder(order: order, verifier: verifier, endpoint: plan.endpoint))
                     }
                 }
+                if plan.verifier == nil && !claimed.isEmpty { wakeTimes.append(mono) }  // their completions, next turn
                 if claimed.count == plan.request.limit && !plan.probe { wakeTimes.append(mono) }  // more may be due at once
             }
             startReady()
@@ -296,7 +321,8 @@ public actor Scheduler: EndpointGate {
     /// A claim the turn will make, and for what.
     private struct Plan {
         var request: ClaimRequest
-        var verifier: any OrderVerifier
+        /// `nil`: deliveries without a delivery URL, finished as verified.
+        var verifier: (any OrderVerifier)?
         var endpoint: VerificationEndpoint
         var probe: Bool
     }
@@ -306,12 +332,21 @@ public actor Scheduler: EndpointGate {
     private func plan(now: Date, mono: Double, wakeTimes: inout [Double]) throws -> [Plan] {
         var plans: [Plan] = []
         var slots = settings.maxInFlight - inFlight + readyLimit - ready.count
+        let lease = now.addingTimeInterval(settings.requestTimeout.inSeconds * 2 + 60)
         for kind in [WorkKind.deliver, .verify] {
+            // `nil` only for deliveries without a delivery URL, which need no slot.
             let candidate: (any OrderVerifier)? = kind == .verify ? settings.verifier : settings.delivery
-            guard let verifier = candidate, slots > 0 else { continue }  // a completion wakes the loop
+            if candidate != nil && slots <= 0 { continue }  // a completion wakes the loop
             guard let due = try store.nextDueTime(kind) else { continue }
             if due > now {
                 wakeTimes.append(mono + due.timeIntervalSince(now))
+                continue
+            }
+            guard let verifier = candidate else {
+                // No delivery URL: verified orders finish at once, without a slot or a token.
+                plans.append(Plan(
+                    request: ClaimRequest(kind: .deliver, limit: 256, charge: false, leaseUntil: lease), verifier: nil, endpoint: .delivery,
+                    probe: false))
                 continue
             }
             let endpoint = verifier.firstEndpoint
@@ -331,7 +366,6 @@ public actor Scheduler: EndpointGate {
             }
             let wanted = probe ? 1 : min(slots, tokens, 256)
             slots -= wanted
-            let lease = now.addingTimeInterval(settings.requestTimeout.inSeconds * 2 + 60)
             plans.append(Plan(
                 request: ClaimRequest(kind: kind, limit: wanted, charge: !probe, leaseUntil: lease), verifier: verifier,
                 endpoint: endpoint, probe: probe))
@@ -460,7 +494,7 @@ public actor Scheduler: EndpointGate {
         case .retry: completion.charged ? "transient" : "uncharged"
         case .reject: "reject"
         case .escalate: "escalate"
-        case .verified, .match: "verified"
+        case .verified, .match, .finishedWithoutDelivery: "verified"
         case .delivered: "delivered"
         }
     }
@@ -493,6 +527,7 @@ public actor Scheduler: EndpointGate {
             let how = switch result.reason {
             case "granted": "granted by the merchant"
             case "delivered": "delivered"
+            case "no_delivery_url": "verified; no delivery URL is configured"
             default: "verified"
             }
             let transaction = result.transactionID.map { ", transaction \($0)" } ?? ""

@@ -266,7 +266,7 @@ struct ConfigurationParserTests {
         #expect(problems("[Verifier]\nKind=http\nURL=https://m.example/v\nSharedSecretCredential=s").contains(
             "\(Self.path):4: [Verifier] SharedSecretCredential=: a shared secret is used only with Kind=apple"))
         #expect(problems("[Verifier]\nKind=http\nURL=https://m.example/v\n[Delivery]\nURL=https://m.example/d").contains(
-            "\(Self.path):5: [Delivery] URL=: delivery is used only with Kind=apple; the merchant endpoint grants in the same step"))
+            "\(Self.path):5: [Delivery] URL=: delivery is used with Kind=apple and Kind=appstore, not Kind=http: the merchant endpoint grants in the same step"))
         #expect(problems(Self.minimalApple + "\nTokenCredential=t").contains(
             "\(Self.path):6: [Verifier] TokenCredential=: a bearer token is used only with Kind=http"))
         #expect(problems(Self.minimalApple + "\nIssuerID=57246542-96fe-1a63-e053-0824d011072a").contains(
