@@ -77,7 +77,8 @@ let package = Package(
         ),
 
         // MARK: - Tests
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strictSettings),
+        // CCurl: libssl, for the TLS server in front of the tests' HTTP servers.
+        .target(name: "TestSupport", dependencies: ["CCurl"], path: "Tests/TestSupport", swiftSettings: strictSettings),
         .testTarget(name: "ReconcileCoreTests", dependencies: ["ReconcileCore", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "ReconcileStoreTests",
