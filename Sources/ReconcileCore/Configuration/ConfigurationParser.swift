@@ -60,6 +60,7 @@ public enum ConfigurationParser {
                 }
             }
         }
+        configuration.keyLocations = KeyLocations(assigned)
         if problems.isEmpty {
             problems += crossChecks(configuration, assigned: assigned, mainPath: sources.first?.path ?? "(none)")
         }
