@@ -144,6 +144,9 @@ public struct Configuration: Sendable, Hashable {
         public var drainTimeout: Duration = .seconds(15)
         /// Prometheus text file, written atomically; `nil` is off.
         public var metricsFile: String?
+        /// The proxy verification and delivery requests go through (not those to loopback
+        /// addresses); `nil`: none, whatever the environment's `http_proxy` and friends say.
+        public var proxy: URL?
         public init() {}
     }
 }
