@@ -58,8 +58,9 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
+            // ReconcileEngine: check-config reads secrets, keys and certificates as the daemon does.
             name: "ReconcileCLI",
-            dependencies: ["ReconcileCore", "ReconcileStore", "ReconcileSystem", "ReconcileSpool", "ReconcileCrypto", "CLinux"],
+            dependencies: ["ReconcileCore", "ReconcileStore", "ReconcileSystem", "ReconcileSpool", "ReconcileCrypto", "ReconcileEngine", "CLinux"],
             swiftSettings: strictSettings
         ),
 
