@@ -39,9 +39,10 @@ public final class CurlTransport: HTTPTransport {
 /// followed by the section's. Handed to libcurl as `CURLOPT_CAINFO_BLOB`, which libcurl counts
 /// in deciding whether a kept-alive connection may serve a request — so a connection verified
 /// with one section's anchors never serves another section, nor the same one after a reload
-/// removed them — and which keeps such a request off libcurl's shared certificate-store cache.
-/// (Adding the anchors to the store libcurl set up, as before, changed that shared store for
-/// every endpoint, and its connections outlived a reload.)
+/// removed them — and which keeps such a request off libcurl's certificate-store cache.
+/// (Anchors added to the store libcurl had set up, as before, went into that cache where libcurl
+/// keeps one — for every endpoint — and the connections they verified served any request, after
+/// a reload too.)
 final class CertificateBundle: Sendable {
     let bytes: [UInt8]
 
@@ -60,16 +61,6 @@ final class CertificateBundle: Sendable {
         var path: UnsafeMutablePointer<CChar>?
         guard reconcile_curl_getinfo_pointer(easy, CURLINFO_CAINFO, &path) == CURLE_OK, let path else { return [] }
         return FileManager.default.contents(atPath: String(cString: path)).map(Array.init) ?? []
-    }
-}
-
-/// Counting the certificates of a `CAFile=`.
-public enum PEMCertificates {
-    /// How many PEM certificates `pem` holds; 0 for none (a DER file, a key alone, other text),
-    /// `nil` when a certificate block is damaged.
-    public static func count(in pem: [UInt8]) -> Int? {
-        let count = pem.withUnsafeBytes { reconcile_count_pem_certificates($0.baseAddress, Int32(clamping: $0.count)) }
-        return count < 0 ? nil : Int(count)
     }
 }
 
@@ -140,9 +131,10 @@ final class CurlMultiLoop: @unchecked Sendable {
         bundles.withLock { state in
             if let made = state.made[anchors] { return made }
             let system = state.system ?? CertificateBundle.systemAnchors()
+            state.system = system
             if state.made.count >= 16 { state.made.removeAll() }
             let made = CertificateBundle(system: system, anchors: anchors)
-            state = (system, state.made.merging([anchors: made]) { $1 })
+            state.made[anchors] = made
             return made
         }
     }

@@ -81,7 +81,7 @@ public enum CommandRunner {
             if let status = reap(pid) {
                 outcome = status
             } else if ContinuousClock.now >= deadline {
-                stop(group: pid, leader: pid, grace: grace)
+                await stop(group: pid, leader: pid, grace: grace)
                 outcome = .timedOut
             } else {
                 try? await Task.sleep(for: pollInterval)
@@ -129,19 +129,18 @@ public enum CommandRunner {
 
     /// Stops a whole process group: SIGTERM, up to `grace` for the leader to end, then SIGKILL to
     /// whatever is left; the leader is reaped.
-    static func stop(group: pid_t, leader: pid_t, grace: Duration) {
+    static func stop(group: pid_t, leader: pid_t, grace: Duration) async {
         kill(-group, SIGTERM)
         let deadline = ContinuousClock.now + grace
+        var killed = false
         while reap(leader) == nil {
-            guard ContinuousClock.now < deadline else {
+            if !killed && ContinuousClock.now >= deadline {
                 kill(-group, SIGKILL)
-                var status: Int32 = 0
-                while waitpid(leader, &status, 0) < 0 && errno == EINTR {}
-                return
+                killed = true
             }
-            usleep(10_000)
+            try? await Task.sleep(for: pollInterval)
         }
-        kill(-group, SIGKILL)  // what the leader left behind
+        if !killed { kill(-group, SIGKILL) }  // what the leader left behind
     }
 
     /// posix_spawn in a session of its own, standard error to `standardError`.
