@@ -8,15 +8,9 @@ import Synchronization
 /// for as long as the client keeps it — so a keep-alive HTTP server behind it serves HTTPS with
 /// kept-alive connections, which is what trust-anchor tests need (`openssl s_server` closes after
 /// each answer).
-public final class TLSTerminator: @unchecked Sendable {
-    // @unchecked: `listener` and `context` are immutable after init; counters are atomic;
-    // connections belong to their threads.
-    public let port: UInt16
-    private let listener: Int32
-    private let context: OpaquePointer
-    private let backendPort: UInt16
-    private let stopped = Atomic<Bool>(false)
-    private let handshakeCount = Atomic<Int>(0)
+public final class TLSTerminator: Sendable {
+    private let relay: Relay
+    private let listener: LoopbackListener
 
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
@@ -31,64 +25,47 @@ public final class TLSTerminator: @unchecked Sendable {
             SSL_CTX_free(context)
             throw Failure(description: "cannot load \(certificate) and \(key)")
         }
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
-        }
-        guard descriptor >= 0, bound, listen(descriptor, 64) == 0 else {
-            if descriptor >= 0 { close(descriptor) }
-            SSL_CTX_free(context)
-            throw Failure(description: "cannot listen on loopback")
-        }
-        self.listener = descriptor
-        self.context = context
-        self.port = UInt16(bigEndian: address.sin_port)
-        self.backendPort = backendPort
-        let thread = Thread { [self] in acceptLoop() }
-        thread.name = "tls-accept"
-        thread.start()
+        let relay = Relay(context: context, backendPort: backendPort)
+        self.relay = relay
+        listener = try LoopbackListener(name: "tls-accept") { relay.serve($0) }
     }
 
-    deinit {
-        stop()
-        SSL_CTX_free(context)
-    }
+    deinit { stop() }
+
+    public var port: UInt16 { listener.port }
 
     /// TLS handshakes completed so far: how many connections clients opened and trusted.
-    public var handshakes: Int { handshakeCount.load(ordering: .relaxed) }
+    public var handshakes: Int { relay.handshakes.load(ordering: .relaxed) }
 
     /// Stops accepting; open connections end with their clients.
     public func stop() {
-        guard !stopped.exchange(true, ordering: .sequentiallyConsistent) else { return }
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
+        relay.stopped.store(true, ordering: .sequentiallyConsistent)
+        listener.stop()
+    }
+}
+
+/// What the connection threads share: the server's TLS context, where to relay to, counters.
+private final class Relay: @unchecked Sendable {
+    // @unchecked: `context` is immutable after init, and OpenSSL lets threads share an SSL_CTX.
+    let context: OpaquePointer
+    let backendPort: UInt16
+    let stopped = Atomic<Bool>(false)
+    let handshakes = Atomic<Int>(0)
+
+    init(context: OpaquePointer, backendPort: UInt16) {
+        self.context = context
+        self.backendPort = backendPort
     }
 
-    private func acceptLoop() {
-        while !stopped.load(ordering: .relaxed) {
-            let connection = accept(listener, nil, nil)
-            if connection < 0 {
-                if errno == EINTR || errno == ECONNABORTED { continue }
-                return
-            }
-            let thread = Thread { [self] in relay(connection) }
-            thread.stackSize = 256 * 1024
-            thread.start()
-        }
-    }
+    deinit { SSL_CTX_free(context) }
 
     /// One client: the handshake, then bytes both ways until either side closes.
-    private func relay(_ client: Int32) {
-        defer { close(client) }
+    func serve(_ client: Int32) {
         guard let ssl = SSL_new(context) else { return }
         defer { SSL_free(ssl) }
         SSL_set_fd(ssl, client)
         guard SSL_accept(ssl) == 1 else { return }  // the client did not trust the certificate
-        handshakeCount.add(1, ordering: .relaxed)
+        handshakes.add(1, ordering: .relaxed)
         let backend = connectBackend()
         guard backend >= 0 else { return }
         defer { close(backend) }
