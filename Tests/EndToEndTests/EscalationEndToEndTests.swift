@@ -46,7 +46,7 @@ struct EscalationEndToEndTests {
         harness.dropOrder("B2", receipt: MockReceipt(merchantAnswers: ["pending"]))
         #expect(await harness.waitFor(.escalated, count: 2, timeout: .seconds(20)))
         // Not two minutes later, when the first hook's `sleep` lets go of its standard error.
-        #expect(await eventually(timeout: .seconds(10)) { harness.directory.read("hook.log")?.contains("B2 ") == true }, "the second hook waited for the first one's background child")
+        #expect(await eventually(timeout: .seconds(40)) { harness.directory.read("hook.log")?.contains("B2 ") == true }, "the second hook waited for the first one's background child")
         daemon.send(SIGTERM)
         #expect(await daemon.wait() == 0)
         let output = daemon.standardError
