@@ -49,24 +49,32 @@ struct RateLimitEndToEndTests {
         let daemon = try harness.startDaemon()
         #expect(await eventually(timeout: .seconds(10)) { (try? await harness.mockStats().requests) ?? 0 >= 1 })
         let asked = Date()
+        // The order's own retry: Retry-After raises its delay, capped at MaxDelay (200ms), from
+        // its last attempt.
+        let retryIn = { () -> Int64? in
+            try? harness.store().withConnection {
+                try $0.queryFirst(
+                    "SELECT o.next_attempt_at - max(a.started_at) FROM orders o JOIN attempts a ON a.order_ref = o.id WHERE o.next_attempt_at IS NOT NULL"
+                ) { $0.optionalInt64(0) } ?? nil
+            }
+        }
+        #expect(await eventually(timeout: .seconds(10)) { retryIn() != nil })
+        #expect(retryIn().map { $0 <= 1000 } == true, "next attempt after the 429: \(String(describing: retryIn())) ms")
 
-        // Paused until about now + 10 s, not the year 5138.
+        // Paused until at most 10 s after the 429 (a loaded machine may show a later one's), not
+        // the year 5138.
         let status = try await merchantStatus(harness)
         let until = try #require(status["paused_until"]?.stringValue.flatMap(RFC3339.parse), "\(status)")
-        #expect(until > asked && until <= asked.addingTimeInterval(11), "paused until \(until)")
+        #expect(until > asked && until <= Date().addingTimeInterval(11), "paused until \(until)")
         let text = try await harness.ctl(["status"])
-        #expect(text.output.contains("  paused         merchant until in "), "\(text.output)")
+        #expect(text.output.contains("  paused         merchant until "), "\(text.output)")
+        #expect(text.output.contains(" (429)\n"))
         // Written at most every 5 s.
         #expect(await eventually(timeout: .seconds(8)) {
             metric(harness, "reconciled_endpoint_paused_until_timestamp_seconds", ["endpoint": "merchant"]).map {
-                $0 > asked.timeIntervalSince1970 - 1 && $0 <= asked.timeIntervalSince1970 + 11
+                $0 > asked.timeIntervalSince1970 - 1 && $0 <= Date().timeIntervalSince1970 + 11
             } == true
         }, "\(harness.directory.read("reconciled.prom") ?? "no metrics file")")
-        // The order's own retry: Retry-After raises its delay, capped at MaxDelay (200ms).
-        let timing = try harness.store().withConnection {
-            try $0.query("SELECT o.next_attempt_at - a.started_at FROM orders o JOIN attempts a ON a.order_ref = o.id") { $0.int64(0) }
-        }
-        #expect(timing.count == 1 && timing.allSatisfy { $0 <= 1000 }, "next attempt after the 429: \(timing) ms")
 
         try await harness.configureMock(#"{"reset":true}"#)
         #expect(await harness.waitFor(.finished, count: 1, timeout: .seconds(20)), "\(harness.counts()); \(daemon.standardError.suffix(600))")
