@@ -57,13 +57,13 @@ struct CurlTransportTests {
     func timeout() async throws {
         let (server, _) = try server { _ in ServerReply(status: 200, delay: .seconds(10)) }
         defer { server.stop() }
-        let start = ContinuousClock.now
         let result = await transport.send(request(server.port, timeout: .milliseconds(300)))
         guard case .failure(let failure) = result.outcome else { Issue.record("got an answer"); return }
         #expect(failure.kind == .timeout)
         // Before the server's 10 s answer (which would have been a 200), with room for a loaded
-        // test machine.
-        #expect(ContinuousClock.now - start < .seconds(9))
+        // test machine. As the transport's own thread measured it: this task may resume seconds
+        // after the answer when the whole suite shares two busy cores.
+        #expect(result.latency < .seconds(9), "\(result.latency)")
     }
 
     @Test("nothing listening is connection refused")
