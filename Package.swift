@@ -58,8 +58,9 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
+            // ReconcileEngine: check-config reads secrets, keys and certificates as the daemon does.
             name: "ReconcileCLI",
-            dependencies: ["ReconcileCore", "ReconcileStore", "ReconcileSystem", "ReconcileSpool", "ReconcileCrypto", "CLinux"],
+            dependencies: ["ReconcileCore", "ReconcileStore", "ReconcileSystem", "ReconcileSpool", "ReconcileCrypto", "ReconcileEngine", "CLinux"],
             swiftSettings: strictSettings
         ),
 
@@ -77,7 +78,8 @@ let package = Package(
         ),
 
         // MARK: - Tests
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strictSettings),
+        // CCurl: libssl, for the TLS server in front of the tests' HTTP servers.
+        .target(name: "TestSupport", dependencies: ["CCurl"], path: "Tests/TestSupport", swiftSettings: strictSettings),
         .testTarget(name: "ReconcileCoreTests", dependencies: ["ReconcileCore", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "ReconcileStoreTests",

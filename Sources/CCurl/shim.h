@@ -9,6 +9,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/pem.h>
+#include <openssl/err.h>
 
 static inline CURLcode reconcile_curl_setopt_long(CURL *handle, CURLoption option, long value) {
     return curl_easy_setopt(handle, option, value);
@@ -22,10 +23,13 @@ static inline CURLcode reconcile_curl_setopt_write_function(CURL *handle, CURLop
     return curl_easy_setopt(handle, option, callback);
 }
 
-typedef CURLcode (*reconcile_ssl_ctx_callback)(CURL *handle, void *ssl_ctx, void *user);
-
-static inline CURLcode reconcile_curl_setopt_ssl_ctx_function(CURL *handle, reconcile_ssl_ctx_callback callback) {
-    return curl_easy_setopt(handle, CURLOPT_SSL_CTX_FUNCTION, callback);
+/// Sets a blob option (CURLOPT_CAINFO_BLOB): libcurl copies the bytes.
+static inline CURLcode reconcile_curl_setopt_blob_copy(CURL *handle, CURLoption option, const void *data, size_t length) {
+    struct curl_blob blob;
+    blob.data = (void *)data;
+    blob.len = length;
+    blob.flags = CURL_BLOB_COPY;
+    return curl_easy_setopt(handle, option, &blob);
 }
 
 static inline CURLMcode reconcile_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
@@ -40,29 +44,23 @@ static inline CURLcode reconcile_curl_getinfo_pointer(CURL *handle, CURLINFO inf
     return curl_easy_getinfo(handle, info, value);
 }
 
-/// Adds trust anchors to the OpenSSL context libcurl is about to use, on top of the system's
-/// bundle (for `CAFile=`). Returns how many were added.
-static inline int reconcile_add_trust_anchors(void *ssl_ctx, X509 *const *certificates, int count) {
-    X509_STORE *store = SSL_CTX_get_cert_store((SSL_CTX *)ssl_ctx);
-    int added = 0;
-    for (int index = 0; index < count; index++) {
-        if (X509_STORE_add_cert(store, certificates[index]) == 1) added++;
-    }
-    return added;
-}
-
-/// Reads every certificate of a PEM file. The caller frees each with X509_free.
-static inline int reconcile_read_pem_certificates(const char *path, X509 **out, int capacity) {
-    FILE *file = fopen(path, "r");
-    if (!file) return -1;
+/// How many PEM certificates `length` bytes hold (text outside the BEGIN/END blocks is skipped,
+/// as OpenSSL does): 0 for none (DER, a key alone, garbage), -1 when a block is damaged.
+static inline int reconcile_count_pem_certificates(const void *bytes, int length) {
+    ERR_clear_error();
+    BIO *bio = BIO_new_mem_buf(bytes, length);
+    if (!bio) return -1;
     int count = 0;
-    while (count < capacity) {
-        X509 *certificate = PEM_read_X509(file, NULL, NULL, NULL);
-        if (!certificate) break;
-        out[count++] = certificate;
+    X509 *certificate;
+    while ((certificate = PEM_read_bio_X509(bio, NULL, NULL, NULL)) != NULL) {
+        X509_free(certificate);
+        count++;
     }
-    fclose(file);
-    return count;
+    BIO_free(bio);
+    unsigned long error = ERR_peek_last_error();
+    int clean = error == 0 || (ERR_GET_LIB(error) == ERR_LIB_PEM && ERR_GET_REASON(error) == PEM_R_NO_START_LINE);
+    ERR_clear_error();
+    return clean ? count : -1;
 }
 
 #endif

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <errno.h>
 #include <time.h>
+#include <sys/wait.h>
 
 /// The credentials of the process at the other end of a Unix socket (SO_PEERCRED).
 struct reconcile_peer_credentials {
@@ -78,5 +79,51 @@ static inline int reconcile_timerfd_watch_clock(int fd) {
     spec.it_value.tv_sec = 0x7FFFFFFF;
     return timerfd_settime(fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &spec, NULL);
 }
+
+#include <spawn.h>
+#include <signal.h>
+
+// Hidden behind _GNU_SOURCE in glibc's spawn.h (2.26 and 2.34 on); declared here alone.
+#ifndef POSIX_SPAWN_SETSID
+#define POSIX_SPAWN_SETSID 0x80
+#endif
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
+extern int pipe2(int fds[2], int flags);
+
+/// Starts `path` (argv and envp NULL-terminated) as the leader of a new session, so of a process
+/// group of its own that can be signalled whole: standard input and output /dev/null, standard
+/// error `stderr_fd`, every other descriptor closed, every signal unblocked and at its default.
+/// Returns 0, or the errno of what failed.
+static inline int reconcile_spawn_session(pid_t *pid, const char *path, char *const argv[], char *const envp[], int stderr_fd) {
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    int error = posix_spawn_file_actions_init(&actions);
+    if (error) return error;
+    error = posix_spawnattr_init(&attributes);
+    if (error) {
+        posix_spawn_file_actions_destroy(&actions);
+        return error;
+    }
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    if (!error) error = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    if (!error) error = posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    if (!error) error = posix_spawn_file_actions_adddup2(&actions, stderr_fd, 2);
+    if (!error) error = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    if (!error) error = posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    if (!error) error = posix_spawnattr_setsigmask(&attributes, &none);
+    if (!error) error = posix_spawnattr_setsigdefault(&attributes, &all);
+    if (!error) error = posix_spawn(pid, path, &actions, &attributes, argv, envp);
+    posix_spawnattr_destroy(&attributes);
+    posix_spawn_file_actions_destroy(&actions);
+    return error;
+}
+
+/// The waitpid(2) status macros, which Swift cannot import.
+static inline int reconcile_exited(int status) { return WIFEXITED(status); }
+static inline int reconcile_exit_status(int status) { return WEXITSTATUS(status); }
+static inline int reconcile_signalled(int status) { return WIFSIGNALED(status); }
+static inline int reconcile_termination_signal(int status) { return WTERMSIG(status); }
 
 #endif

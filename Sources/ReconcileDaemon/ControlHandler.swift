@@ -116,6 +116,7 @@ final class ControlHandler: Sendable {
                 "endpoint": .string(endpoint.endpoint.rawValue), "state": .string(endpoint.circuit),
                 "open_until": endpoint.openUntil.map { .string(RFC3339.format($0)) }, "reason": endpoint.lastReason.map(JSONValue.string),
                 "openings": .integer(endpoint.openings),
+                "paused_until": endpoint.pausedUntil.map { .string(RFC3339.format($0)) } ?? .null,
             ]))
         })
         if let summary = try? store.summary() {

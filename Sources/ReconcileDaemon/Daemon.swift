@@ -88,8 +88,12 @@ public final class Daemon {
         do {
             settings = try VerificationFactory.settings(for: configuration, environment: environment, transport: transport)
         } catch {
-            logger.error("configuration: \(error)", id: .configurationError, [.reason: "credential"])
-            throw StartupFailure(status: ExitStatus.configuration, message: error.description)
+            for problem in error.problems {
+                logger.error("configuration: \(problem)", id: .configurationError, [.path: problem.path, .reason: "configuration"])
+            }
+            let message = error.problems.count == 1
+                ? error.description : "bad configuration in \(configPath) (\(Plural.count(error.problems.count, "problem")))"
+            throw StartupFailure(status: ExitStatus.configuration, message: message)
         }
 
         let database = configuration.state.database
@@ -387,7 +391,9 @@ public final class Daemon {
         do {
             settings = try VerificationFactory.settings(for: next, environment: environment, transport: transport)
         } catch {
-            logger.error("reload refused: \(error)", id: .configurationError)
+            for problem in error.problems {
+                logger.error("reload refused: \(problem)", id: .configurationError, [.path: problem.path])
+            }
             return .failure(.invalid(error.description))
         }
         let kindChanged = next.verifier.kind != configuration.verifier.kind

@@ -135,7 +135,7 @@ actor MetricsPublisher {
             circuits: status.endpoints.map { endpoint in
                 MetricsSnapshot.Circuit(
                     endpoint: endpoint.endpoint, state: MetricsSnapshot.CircuitState(rawValue: endpoint.circuit) ?? .open,
-                    openings: endpoint.openings)
+                    openings: endpoint.openings, pausedUntil: endpoint.pausedUntil)
             },
             requestDurations: status.requestDurations,
             spoolFiles: [

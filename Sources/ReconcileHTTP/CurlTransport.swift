@@ -7,9 +7,12 @@ import Synchronization
 /// many requests are in flight at once over kept-alive connections.
 ///
 /// What it guarantees, whatever the server does: TLS certificates are always verified (against
-/// the system's bundle, plus `CAFile=` anchors); redirects are never followed; only `http` and
-/// `https` are spoken; a request never takes longer than its time-out; an answer larger than
-/// the request's cap is cut off and reported as `bodyTooLarge`. Every failure is a value.
+/// the system's anchors, plus the request's own `CAFile=` anchors, which no other request
+/// shares — not even a kept-alive connection); redirects are never followed; only `http` and
+/// `https` are spoken; a proxy is used only when the request names one (`[Daemon] Proxy=`),
+/// never from the environment (`http_proxy` and friends); a request never takes longer than its
+/// time-out; an answer larger than the request's cap is cut off and reported as
+/// `bodyTooLarge`. Every failure is a value.
 public final class CurlTransport: HTTPTransport {
     private let loop: CurlMultiLoop
 
@@ -25,10 +28,39 @@ public final class CurlTransport: HTTPTransport {
         }
     }
 
-    /// Forgets loaded `CAFile=` anchors, so that the next request reads them again (after a
-    /// reload).
+    /// Forgets the system's anchors as read, so that the next request with `CAFile=` anchors
+    /// reads them again (after a reload: the distribution may have updated them).
     public func reloadTrustAnchors() {
         loop.reloadTrustAnchors()
+    }
+}
+
+/// The CA bundle libcurl is given for a request with `CAFile=` anchors: the system's anchors
+/// followed by the section's. Handed to libcurl as `CURLOPT_CAINFO_BLOB`, which libcurl counts
+/// in deciding whether a kept-alive connection may serve a request — so a connection verified
+/// with one section's anchors never serves another section, nor the same one after a reload
+/// removed them — and which keeps such a request off libcurl's certificate-store cache.
+/// (Anchors added to the store libcurl had set up, as before, went into that cache where libcurl
+/// keeps one — for every endpoint — and the connections they verified served any request, after
+/// a reload too.)
+final class CertificateBundle: Sendable {
+    let bytes: [UInt8]
+
+    init(system: [UInt8], anchors: TrustAnchors) {
+        var bytes = system
+        if let last = bytes.last, last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
+        bytes += anchors.pem
+        self.bytes = bytes
+    }
+
+    /// The system's anchors: the PEM file libcurl was built to use (`CURLINFO_CAINFO`; Debian's
+    /// `/etc/ssl/certs/ca-certificates.crt`); empty when there is none.
+    static func systemAnchors() -> [UInt8] {
+        guard let easy = curl_easy_init() else { return [] }
+        defer { curl_easy_cleanup(easy) }
+        var path: UnsafeMutablePointer<CChar>?
+        guard reconcile_curl_getinfo_pointer(easy, CURLINFO_CAINFO, &path) == CURLE_OK, let path else { return [] }
+        return FileManager.default.contents(atPath: String(cString: path)).map(Array.init) ?? []
     }
 }
 
@@ -48,7 +80,6 @@ final class CurlTransfer: @unchecked Sendable {
         return buffer
     }()
     var headerList: UnsafeMutablePointer<curl_slist>?
-    var trustAnchors: TrustAnchorList?
     var started = ContinuousClock.now
 
     init(request: HTTPRequest, continuation: CheckedContinuation<HTTPExchangeResult, Never>) {
@@ -62,30 +93,14 @@ final class CurlTransfer: @unchecked Sendable {
     }
 }
 
-/// Certificates read from a `CAFile=`, freed when no transfer uses them any more.
-final class TrustAnchorList: @unchecked Sendable {
-    // @unchecked: immutable after init; OpenSSL's X509 objects are reference counted.
-    let certificates: [OpaquePointer?]
-
-    init?(path: String) {
-        var buffer = [OpaquePointer?](repeating: nil, count: 64)
-        let count = reconcile_read_pem_certificates(path, &buffer, Int32(buffer.count))
-        guard count > 0 else { return nil }
-        certificates = Array(buffer.prefix(Int(count)))
-    }
-
-    deinit {
-        for certificate in certificates { X509_free(certificate) }
-    }
-}
-
 /// libcurl's multi handle and the thread that drives it.
 final class CurlMultiLoop: @unchecked Sendable {
     // @unchecked: `multi` and `active` are used only on `thread`; the submission queue and the
-    // trust-anchor cache are behind mutexes.
+    // bundles are behind mutexes.
     private let multi: UnsafeMutableRawPointer
     private let submissions = Mutex<[CurlTransfer]>([])
-    private let anchors = Mutex<[String: TrustAnchorList]>([:])
+    /// The system's anchors as read (`nil`: not yet), and the bundles made with them, by anchors.
+    private let bundles = Mutex<(system: [UInt8]?, made: [TrustAnchors: CertificateBundle])>((nil, [:]))
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
 
     private static let globalInit: Void = {
@@ -107,7 +122,21 @@ final class CurlMultiLoop: @unchecked Sendable {
     }
 
     func reloadTrustAnchors() {
-        anchors.withLock { $0.removeAll() }
+        bundles.withLock { $0 = (nil, [:]) }
+    }
+
+    /// The bundle for `anchors`, made once (a handful of sections, a few reloads: the memo is
+    /// dropped whole when it grows past a few).
+    private func bundle(_ anchors: TrustAnchors) -> CertificateBundle {
+        bundles.withLock { state in
+            if let made = state.made[anchors] { return made }
+            let system = state.system ?? CertificateBundle.systemAnchors()
+            state.system = system
+            if state.made.count >= 16 { state.made.removeAll() }
+            let made = CertificateBundle(system: system, anchors: anchors)
+            state.made[anchors] = made
+            return made
+        }
     }
 
     /// The loop: start submitted transfers, drive libcurl, finish completed transfers, and
@@ -146,6 +175,14 @@ final class CurlMultiLoop: @unchecked Sendable {
         _ = reconcile_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
         _ = reconcile_curl_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1)
         _ = reconcile_curl_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2)
+        // Unless a proxy is configured, none: "" also keeps libcurl from reading http_proxy,
+        // HTTPS_PROXY, ALL_PROXY and NO_PROXY from the environment, where it would otherwise find
+        // one and send it the merchant's token and the receipt.
+        _ = reconcile_curl_setopt_pointer(easy, CURLOPT_PROXY, request.proxy ?? "")
+        if request.proxy != nil {
+            // The daemon's own host is reached directly.
+            _ = reconcile_curl_setopt_pointer(easy, CURLOPT_NOPROXY, "localhost,127.0.0.1,::1")
+        }
         _ = reconcile_curl_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(max(1, request.timeout.totalMilliseconds)))
         _ = reconcile_curl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer)
         _ = reconcile_curl_setopt_pointer(easy, CURLOPT_PRIVATE, context)
@@ -169,21 +206,13 @@ final class CurlMultiLoop: @unchecked Sendable {
         }
         transfer.headerList = list
         _ = reconcile_curl_setopt_pointer(easy, CURLOPT_HTTPHEADER, list)
-        if let caFile = request.caFile {
-            transfer.trustAnchors = trustAnchors(caFile)
-            _ = reconcile_curl_setopt_ssl_ctx_function(easy, curlSSLContext)
-            _ = reconcile_curl_setopt_pointer(easy, CURLOPT_SSL_CTX_DATA, context)
+        if let anchors = request.trustAnchors {
+            let bundle = bundle(anchors).bytes
+            _ = bundle.withUnsafeBytes { reconcile_curl_setopt_blob_copy(easy, CURLOPT_CAINFO_BLOB, $0.baseAddress, $0.count) }
         }
         transfer.started = ContinuousClock.now
         active[easy] = transfer
         curl_multi_add_handle(multi, easy)
-    }
-
-    private func trustAnchors(_ path: String) -> TrustAnchorList? {
-        if let cached = anchors.withLock({ $0[path] }) { return cached }
-        let loaded = TrustAnchorList(path: path)
-        if let loaded { anchors.withLock { $0[path] = loaded } }
-        return loaded
     }
 
     private func finish(_ easy: UnsafeMutableRawPointer, code: CURLcode) {
@@ -254,15 +283,4 @@ private func curlHeader(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ cou
         if transfer.headers.count < 100 { transfer.headers.append(HTTPHeader(name, value)) }
     }
     return length
-}
-
-/// libcurl's SSL context callback: adds the request's `CAFile=` anchors to OpenSSL's store.
-private func curlSSLContext(_ easy: UnsafeMutableRawPointer?, _ sslContext: UnsafeMutableRawPointer?, _ context: UnsafeMutableRawPointer?) -> CURLcode {
-    guard let sslContext, let context else { return CURLE_OK }
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-    guard let anchors = transfer.trustAnchors else { return CURLE_SSL_CACERT_BADFILE }
-    anchors.certificates.withUnsafeBufferPointer { buffer in
-        _ = reconcile_add_trust_anchors(sslContext, buffer.baseAddress, Int32(buffer.count))
-    }
-    return CURLE_OK
 }

@@ -219,6 +219,11 @@ extension SQLiteOrderStore {
             event = .delivered
             reason = "delivered"
             finishedBy = "delivery"
+        case .finishedWithoutDelivery:
+            event = .delivered
+            reason = "no_delivery_url"
+            detail = "no delivery URL is configured: verified orders finish at once"
+            finishedBy = "verifier"
         case .match(let items, let environment, let finishes):
             let claims = try claimsOf(ReceiptMatcher.candidates(in: items, for: order.matchKey).map(\.transactionID), connection: connection)
             switch ReceiptMatcher.match(items, for: order.matchKey, claims: claims) {
@@ -339,10 +344,10 @@ extension SQLiteOrderStore {
         return claims
     }
 
-    public func clampNextAttempts(notAfter limit: Date) throws -> Int {
+    public func clampNextAttempts(of kinds: [WorkKind], notAfter limit: Date) throws -> Int {
         try write { connection in
             var moved = 0
-            for kind in WorkKind.allCases {
+            for kind in kinds {
                 // A range of the partial due index, per kind.
                 try connection.run(
                     "UPDATE orders INDEXED BY orders_due_\(kind.rawValue) SET next_attempt_at = ? WHERE next_attempt_at IS NOT NULL AND next_attempt_at > ? AND state = '\(kind.waitingState.rawValue)'",

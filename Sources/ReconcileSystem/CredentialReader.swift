@@ -7,11 +7,20 @@ import ReconcileCore
 public enum CredentialReader {
     /// Why a secret is unusable.
     public struct Failure: Error, Sendable, CustomStringConvertible {
-        public var description: String
+        /// The configuration key that names the secret (`[Verifier] SharedSecretFile=`).
+        public var key: String
+        /// What is wrong, without the key (it names the file, never the secret).
+        public var reason: String
+        /// The credential is a systemd one and `$CREDENTIALS_DIRECTORY` is not set: only the
+        /// service manager can say whether it would be readable.
+        public var credentialsDirectoryMissing = false
 
-        public init(description: String) {
-            self.description = description
+        public init(key: String, reason: String) {
+            self.key = key
+            self.reason = reason
         }
+
+        public var description: String { "\(key): \(reason)" }
     }
 
     /// The secret, trimmed.
@@ -24,8 +33,11 @@ public enum CredentialReader {
             path = file
         case .credential(let name):
             guard let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else {
-                throw Failure(
-                    description: "\(key)\(name): $CREDENTIALS_DIRECTORY is not set (give the unit LoadCredential=\(name):PATH, or use a …File= key)")
+                var failure = Failure(
+                    key: key,
+                    reason: "$CREDENTIALS_DIRECTORY is not set, so credential \(name) cannot be read (give the unit LoadCredential=\(name):PATH, or use a …File= key)")
+                failure.credentialsDirectoryMissing = true
+                throw failure
             }
             path = directory + "/" + name
         }
@@ -33,15 +45,15 @@ public enum CredentialReader {
         do {
             bytes = try FileSystem.readFile(path, limit: 64 * 1024)
         } catch {
-            throw Failure(description: "\(key): cannot read \(path): \(String(cString: strerror(error.errno)))")
+            throw Failure(key: key, reason: "cannot read \(path): \(String(cString: strerror(error.errno)))")
         }
         guard UTF8Validation.firstInvalidOffset(in: bytes) == nil else {
-            throw Failure(description: "\(key): \(path) is not UTF-8 text")
+            throw Failure(key: key, reason: "\(path) is not UTF-8 text")
         }
         var text = String(decoding: bytes, as: UTF8.self)
         while let last = text.unicodeScalars.last, last.properties.isWhitespace { text.unicodeScalars.removeLast() }
         guard !text.isEmpty else {
-            throw Failure(description: "\(key): \(path) is empty")
+            throw Failure(key: key, reason: "\(path) is empty")
         }
         return text
     }

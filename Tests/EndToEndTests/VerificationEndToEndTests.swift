@@ -108,6 +108,47 @@ struct VerificationEndToEndTests {
         #expect(daemon.standardError.contains("merchant answered 429; sending nothing there for 3s"))
     }
 
+    @Test("[Delivery] URL= removed by a reload: verified orders waiting out a delivery backoff finish at once, as verified, with nothing sent")
+    func deliveryRemoved() async throws {
+        let harness = Harness("delivery-removed")
+        try await harness.startMock(["--shared-secret", "s3cret", "--faults", #"{"outage":true,"path_prefix":"/deliver"}"#])
+        harness.directory.write("shared-secret", "s3cret\n")
+        func configuration(delivery: Bool) -> String {
+            """
+            [Verifier]
+            Kind=apple
+            URL=\(harness.base)/verifyReceipt
+            BundleID=com.example.app
+            SharedSecretFile=shared-secret
+            MaxRate=infinity
+            \(delivery ? "[Delivery]\nURL=\(harness.base)/deliver" : "")
+            [Retry]
+            InitialDelay=1h
+            MaxDelay=1h
+            Jitter=none
+            """
+        }
+        harness.configure(configuration(delivery: true))
+        harness.dropOrder("V1", receipt: appleReceipt("9100001"))
+        harness.dropOrder("V2", receipt: appleReceipt("9100002"))
+        let daemon = try harness.startDaemon()
+        // Verified, one delivery attempt each refused (503); the next an hour away.
+        #expect(await eventually(timeout: .seconds(20)) {
+            harness.counts()[.verified] == 2 && ((try? harness.scalar("SELECT count(*) FROM attempts WHERE kind = 'deliver'")) ?? 0) == 2
+        }, "\(harness.counts())")
+
+        harness.configure(configuration(delivery: false))
+        let reload = try await harness.ctl(["reload", "--wait"])
+        #expect(reload.status == 0, "\(reload.error)")
+        #expect(await harness.waitFor(.finished, count: 2, timeout: .seconds(10)), "\(harness.counts()); \(daemon.standardError.suffix(600))")
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+        #expect(try harness.scalar("SELECT count(*) FROM orders WHERE finished_by = 'verifier' AND reason = 'no_delivery_url'") == 2)
+        #expect(try harness.scalar("SELECT max(delivery_attempts) FROM orders") == 1)
+        #expect(try await harness.mockStats().byEndpoint["delivery"] == 2, "a delivery was sent after the reload")
+        #expect(daemon.standardError.contains("order V1 finished (verified; no delivery URL is configured, transaction 9100001)"), "\(daemon.standardError.suffix(800))")
+    }
+
     func appleConfiguration(_ harness: Harness, allowSandbox: Bool, delivery: Bool = false, extra: String = "") -> String {
         harness.directory.write("shared-secret", "s3cret\n")
         return """

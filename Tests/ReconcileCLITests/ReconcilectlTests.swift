@@ -95,6 +95,7 @@ struct CheckConfigTests {
 
     @Test("a valid configuration: a summary on stdout, exit 0; --quiet prints nothing")
     func valid() {
+        directory.write("secret", "s3cret\n")
         let path = directory.write(
             "r.conf", "[Verifier]\nKind=apple\nURL=https://buy.itunes.apple.com/verifyReceipt\nBundleID=com.example.app\nSharedSecretFile=secret\n")
         let result = reconcilectl(["--config", path, "check-config"])

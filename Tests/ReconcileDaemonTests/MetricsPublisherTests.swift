@@ -167,6 +167,29 @@ struct MetricsPublisherTests {
         sources.store.close()
     }
 
+    @Test("a file written, then a failed write, then a reload that moves it: the old file is removed, not left with stale numbers")
+    func retargetAfterFailure() async throws {
+        // The directory is reached through a symbolic link, pointed away (writes fail) and back.
+        let real = directory.file("real")
+        try FileManager.default.createDirectory(atPath: real, withIntermediateDirectories: false)
+        let link = directory.file("link")
+        func point(_ target: String) {
+            unlink(link)
+            #expect(symlink(target, link) == 0)
+        }
+        point(real)
+        let capture = CapturingLogHandler()
+        let publisher = MetricsPublisher(path: link + "/reconciled.prom", logger: Logger(handler: capture))
+        await publisher.write("a 1\n")
+        point(directory.file("absent"))
+        await publisher.write("a 2\n")
+        #expect(capture.records.contains { $0.level == .warning && $0.message.hasPrefix("cannot write the metrics file") })
+        point(real)
+        await publisher.retarget(directory.file("moved.prom"))
+        #expect(!FileSystem.exists(real + "/reconciled.prom"), "the old file was left behind")
+        #expect(capture.records.contains { $0.message.contains("removed the metrics file") })
+    }
+
     @Test("a reload that moves the file removes the old one; one that turns it off stops writing")
     func retarget() async throws {
         let sources = try sources()

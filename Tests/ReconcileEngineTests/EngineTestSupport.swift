@@ -8,6 +8,7 @@ import Synchronization
 final class ScriptedTransport: HTTPTransport {
     let answers: Mutex<[String: [HTTPExchangeResult]]>
     let sent = Mutex<[HTTPRequest]>([])
+    let times = Mutex<[ContinuousClock.Instant]>([])
 
     init(_ answers: [String: [HTTPExchangeResult]]) {
         self.answers = Mutex(answers)
@@ -15,6 +16,7 @@ final class ScriptedTransport: HTTPTransport {
 
     func send(_ request: HTTPRequest) async -> HTTPExchangeResult {
         sent.withLock { $0.append(request) }
+        times.withLock { $0.append(.now) }
         return answers.withLock { table in
             guard var list = table[request.url], !list.isEmpty else {
                 return HTTPExchangeResult(.failure(HTTPFailure(.connectionRefused, "nothing scripted")), latency: .zero)
@@ -26,6 +28,8 @@ final class ScriptedTransport: HTTPTransport {
     }
 
     var requests: [HTTPRequest] { sent.withLock { $0 } }
+    /// When each request was sent, in order.
+    var sentTimes: [ContinuousClock.Instant] { times.withLock { $0 } }
 }
 
 /// A gate that always lets requests go and records what was reported.

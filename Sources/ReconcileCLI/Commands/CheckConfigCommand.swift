@@ -1,9 +1,12 @@
 import Foundation
 import ReconcileCore
+import ReconcileEngine
 import ReconcileSystem
 
-/// `reconcilectl check-config`: reads the configuration exactly as `reconciled` would and says
-/// what is wrong, or what it means.
+/// `reconcilectl check-config`: reads the configuration exactly as `reconciled` would — the
+/// files, then the secrets, key and certificates they name, through the daemon's own
+/// ``VerificationFactory/resources(for:environment:credentials:)`` — and says what is wrong, or
+/// what it means.
 enum CheckConfigCommand {
     static var spec: CommandSpec {
         CommandSpec(
@@ -11,9 +14,11 @@ enum CheckConfigCommand {
             abstract: "Check the configuration the way reconciled reads it.",
             usage: "check-config [--quiet]",
             discussion: """
-                Reads the main file and its drop-ins (<path>.d/*.conf) and reports every problem
-                with its file, line and key. Exits 0 when the configuration is usable and 78 when
-                it is not, like reconciled itself.
+                Reads the main file and its drop-ins (<path>.d/*.conf), then every secret, key and
+                certificate file they name, and reports every problem with its file, line and key.
+                Exits 0 when the configuration is usable and 78 when it is not, like reconciled
+                itself. A systemd credential (…Credential=) is checked only where
+                $CREDENTIALS_DIRECTORY is set, as the service manager sets it for the unit.
                 """,
             options: [OptionSpec(long: "quiet", short: "q", valueName: nil, help: "Print nothing when the configuration is valid.")],
             run: run)
@@ -31,6 +36,18 @@ enum CheckConfigCommand {
             for problem in error.problems { context.output.err("\(problem)\n") }
             throw CommandLineError.failure(
                 "\(Plural.count(error.problems.count, "problem")) in the configuration", status: ExitStatus.configuration)
+        }
+        let resources: VerificationFactory.Resources
+        do {
+            resources = try VerificationFactory.resources(for: configuration, environment: context.environment, credentials: .optional)
+        } catch {
+            for problem in error.problems { context.output.err("\(problem)\n") }
+            throw CommandLineError.failure(
+                "\(Plural.count(error.problems.count, "problem")) in the configuration", status: ExitStatus.configuration)
+        }
+        for key in resources.unchecked {
+            context.output.err(
+                "note: \(key) not checked: $CREDENTIALS_DIRECTORY is not set here (the service manager sets it for the unit, from LoadCredential=)\n")
         }
         if !arguments.flag("quiet") {
             context.output.out(summary(configuration))
@@ -60,6 +77,7 @@ enum CheckConfigCommand {
         let rate = verifier.maxRate.map { "\(format($0))/s" } ?? "unlimited"
         line("limits", "\(verifier.maxInFlight) in flight, \(rate) (burst \(verifier.burst)), circuit after \(verifier.circuitThreshold) failures")
         line("delivery", configuration.delivery.url?.absoluteString ?? "none (verified orders finish at once)")
+        line("proxy", configuration.daemon.proxy?.absoluteString ?? "none (http_proxy and the like are ignored)")
         let retry = configuration.retry
         line(
             "retry",

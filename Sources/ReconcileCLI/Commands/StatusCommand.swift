@@ -76,6 +76,15 @@ enum StatusCommand {
                 return part
             }.joined(separator: " · ")
             lines.append(row("circuits", text))
+            // After a 429 an endpoint is sent nothing until its Retry-After (capped at
+            // CircuitMaxCooldown), whatever its circuit says.
+            let pauses = circuits.compactMap { value -> String? in
+                guard let circuit = value.objectValue, let endpoint = circuit["endpoint"]?.stringValue,
+                    let until = circuit["paused_until"]?.stringValue.flatMap(RFC3339.parse), until > now
+                else { return nil }
+                return "\(endpoint) until \(RelativeTime.both(until, now: now)) (429)"
+            }
+            if !pauses.isEmpty { lines += wrapped("paused", pauses) }
         }
         context.output.out(lines.joined(separator: "\n") + "\n")
         return daemon == nil ? notRunning : ExitStatus.success

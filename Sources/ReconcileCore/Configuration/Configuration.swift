@@ -16,8 +16,15 @@ public struct Configuration: Sendable, Hashable {
 
     /// The files it was read from, main file first, then drop-ins in the order applied.
     public var sourcePaths: [String] = []
+    /// Where each key was set, for problems found after parsing (not compared).
+    public var keyLocations = KeyLocations()
 
     public init() {}
+
+    /// A problem with the value of `id` (`Section.Key`), located at the line that set it.
+    public func problem(_ id: String, _ message: String) -> ConfigurationProblem {
+        keyLocations.problem(id, message, mainPath: sourcePaths.first ?? "(none)")
+    }
 
     /// `[Spool]`: where work enters (DESIGN §3).
     public struct SpoolSettings: Sendable, Hashable {
@@ -137,6 +144,9 @@ public struct Configuration: Sendable, Hashable {
         public var drainTimeout: Duration = .seconds(15)
         /// Prometheus text file, written atomically; `nil` is off.
         public var metricsFile: String?
+        /// The proxy verification and delivery requests go through (not those to loopback
+        /// addresses); `nil`: none, whatever the environment's `http_proxy` and friends say.
+        public var proxy: URL?
         public init() {}
     }
 }

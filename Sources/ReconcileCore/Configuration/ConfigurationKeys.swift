@@ -123,6 +123,12 @@ public enum ConfigurationKeys {
 
         span("Daemon", "DrainTimeout", \.daemon.drainTimeout, minimum: .zero),
         optionalPath("Daemon", "MetricsFile", \.daemon.metricsFile),
+        Key(
+            section: "Daemon", name: "Proxy",
+            apply: { configuration, value throws(Problem) in
+                configuration.daemon.proxy = try checkedProxy(value.text)
+            },
+            reset: { $0.daemon.proxy = nil }),
         ]
     }
 
@@ -334,6 +340,23 @@ public enum ConfigurationKeys {
         default:
             throw Problem("\(quote(text)) must be an https:// URL")
         }
+    }
+
+    /// A proxy's URL: `http://`, `https://`, `socks5://` or `socks5h://`, a host, no credentials.
+    static func checkedProxy(_ text: String) throws(Problem) -> URL {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
+            throw Problem("\(quote(text)) is not a proxy URL (e.g. http://proxy.example:3128)")
+        }
+        guard ["http", "https", "socks5", "socks5h"].contains(scheme) else {
+            throw Problem("\(quote(text)) is not a proxy URL: use http://, https://, socks5:// or socks5h://")
+        }
+        guard url.user == nil, url.password == nil else {
+            throw Problem("credentials may not be written into a URL")
+        }
+        guard url.path.isEmpty || url.path == "/", url.query == nil, url.fragment == nil else {
+            throw Problem("\(quote(text)) is not a proxy URL: give only the scheme, host and port")
+        }
+        return url
     }
 
     static func credentialName(

@@ -60,6 +60,7 @@ public enum ConfigurationParser {
                 }
             }
         }
+        configuration.keyLocations = KeyLocations(assigned)
         if problems.isEmpty {
             problems += crossChecks(configuration, assigned: assigned, mainPath: sources.first?.path ?? "(none)")
         }
@@ -138,7 +139,7 @@ public enum ConfigurationParser {
                        "a shared secret is used only with Kind=apple")
                 }
                 if configuration.delivery.url != nil {
-                    at("Delivery.URL", "delivery is used only with Kind=apple; the merchant endpoint grants in the same step")
+                    at("Delivery.URL", "delivery is used with Kind=apple and Kind=appstore, not Kind=http: the merchant endpoint grants in the same step")
                 }
             case .appstore:
                 let required: [(String, Bool, String)] = [

@@ -60,6 +60,10 @@ extension MetricsSnapshot {
             "reconciled_circuit_openings_total", .counter, "How many times each endpoint's circuit breaker opened.",
             circuits.map { .number($0.openings, [Label("endpoint", $0.endpoint.rawValue)]) })
         add(
+            "reconciled_endpoint_paused_until_timestamp_seconds", .gauge,
+            "Until when nothing is sent to each endpoint after a 429 (its Retry-After, capped at CircuitMaxCooldown), in seconds since 1970; 0 when it is not paused. Paused now: the value is above time().",
+            circuits.map { .number($0.pausedUntil?.timeIntervalSince1970 ?? 0, [Label("endpoint", $0.endpoint.rawValue)]) })
+        add(
             "reconciled_request_duration_seconds", .histogram,
             "Duration of the HTTP requests sent to each endpoint (verification, sandbox bounces, delivery), failures and time-outs included.",
             VerificationEndpoint.allCases.compactMap { endpoint in

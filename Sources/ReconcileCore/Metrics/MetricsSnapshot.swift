@@ -14,17 +14,20 @@ public struct MetricsSnapshot: Sendable, Hashable {
         case open
     }
 
-    /// One endpoint's circuit.
+    /// One endpoint's circuit, and its pause after a 429.
     public struct Circuit: Sendable, Hashable {
         public var endpoint: VerificationEndpoint
         public var state: CircuitState
         /// How many times it opened since start.
         public var openings: Int
+        /// Until when nothing is sent there after a 429; `nil` when it is not paused.
+        public var pausedUntil: Date?
 
-        public init(endpoint: VerificationEndpoint, state: CircuitState, openings: Int) {
+        public init(endpoint: VerificationEndpoint, state: CircuitState, openings: Int, pausedUntil: Date? = nil) {
             self.endpoint = endpoint
             self.state = state
             self.openings = openings
+            self.pausedUntil = pausedUntil
         }
     }
 

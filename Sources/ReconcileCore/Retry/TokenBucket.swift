@@ -1,5 +1,6 @@
 /// A token bucket per endpoint (DESIGN §6): `rate` tokens a second up to `burst`; every HTTP
-/// request takes one. A 429 pauses the whole bucket until its `Retry-After`.
+/// request takes one. A 429 pauses the whole bucket until its `Retry-After` (the caller caps it at
+/// `CircuitMaxCooldown`); a reload ends the pause.
 ///
 /// Pure: the caller passes the time (monotonic seconds), so tests drive it exactly.
 public struct TokenBucket: Sendable, Hashable {
@@ -60,6 +61,19 @@ public struct TokenBucket: Sendable, Hashable {
         pausedUntil = max(pausedUntil ?? until, until)
         tokens = 0
         updatedAt = max(updatedAt, now)
+    }
+
+    /// Ends a pause at once (a reload): tokens accrue from `now`, starting from empty.
+    public mutating func endPause(now: Double) {
+        guard let pausedUntil else { return }
+        self.pausedUntil = nil
+        updatedAt = max(updatedAt, min(now, pausedUntil))
+    }
+
+    /// When the pause in force at `now` ends; `nil` when the bucket is not paused.
+    public func pause(at now: Double) -> Double? {
+        guard let pausedUntil, now < pausedUntil else { return nil }
+        return pausedUntil
     }
 
     private func refillTime(from now: Double) -> Double {

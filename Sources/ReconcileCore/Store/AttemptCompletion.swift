@@ -33,6 +33,9 @@ public struct AttemptCompletion: Sendable, Hashable {
         case match(items: [AppleReceiptItem], environment: String?, finishes: Bool)
         /// The delivery endpoint acknowledged the grant.
         case delivered
+        /// No delivery URL is configured (any more): the verified order finishes as verified,
+        /// nothing sent (DESIGN §5).
+        case finishedWithoutDelivery
     }
 }
 

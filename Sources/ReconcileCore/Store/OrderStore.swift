@@ -68,13 +68,21 @@ public protocol OrderStore: OrderIngesting {
     /// When the oldest `waiting` order was taken in, or `nil` when none waits.
     func oldestWaitingReceivedAt() throws -> Date?
 
-    /// Brings every next attempt later than `limit` forward to `limit` (after the wall clock
-    /// stepped back, so that the queue does not stall for the length of the step).
+    /// Brings every next attempt of `kinds` later than `limit` forward to `limit` (after the
+    /// wall clock stepped back, so that the queue does not stall for the length of the step; and
+    /// for deliveries when no delivery URL is configured any more).
     ///
     /// - Returns: how many orders moved.
-    func clampNextAttempts(notAfter limit: Date) throws -> Int
+    func clampNextAttempts(of kinds: [WorkKind], notAfter limit: Date) throws -> Int
 
     /// Makes `waiting` orders whose proof the verifier kind can use `pending` (after a reload
     /// changed `Kind=`). Returns how many.
     func promoteWaiting(usableBy kind: VerifierKind, now: Date) throws -> Int
+}
+
+extension OrderStore {
+    /// Brings every next attempt, of every kind, later than `limit` forward to `limit`.
+    public func clampNextAttempts(notAfter limit: Date) throws -> Int {
+        try clampNextAttempts(of: WorkKind.allCases, notAfter: limit)
+    }
 }

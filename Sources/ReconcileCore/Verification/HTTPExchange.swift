@@ -10,12 +10,15 @@ public struct HTTPRequest: Sendable, Hashable {
     public var timeout: Duration
     /// Answers longer than this are cut off and count as a failure.
     public var maximumResponseSize: Int
-    /// A PEM file of extra trust anchors.
-    public var caFile: String?
+    /// Trusted besides the system's anchors, for this request only (its section's `CAFile=`).
+    public var trustAnchors: TrustAnchors?
+    /// The proxy to send it through (`[Daemon] Proxy=`); `nil` sends it directly, whatever the
+    /// environment's `http_proxy` and friends say.
+    public var proxy: String?
 
     public init(
         method: String = "POST", url: String, headers: [HTTPHeader] = [], body: [UInt8] = [], timeout: Duration,
-        maximumResponseSize: Int = 1 << 20, caFile: String? = nil
+        maximumResponseSize: Int = 1 << 20, trustAnchors: TrustAnchors? = nil, proxy: String? = nil
     ) {
         self.method = method
         self.url = url
@@ -23,7 +26,8 @@ public struct HTTPRequest: Sendable, Hashable {
         self.body = body
         self.timeout = timeout
         self.maximumResponseSize = maximumResponseSize
-        self.caFile = caFile
+        self.trustAnchors = trustAnchors
+        self.proxy = proxy
     }
 }
 

@@ -3,8 +3,9 @@ import ReconcileCore
 import ReconcileSystem
 
 /// Runs `[Escalation] Command=` for escalated orders (DESIGN §6): one at a time, at most
-/// `CommandRate` per second, killed after `Timeout=`, with the `RECONCILE_*` variables and never
-/// the receipt. A failure is logged and blocks nothing.
+/// `CommandRate` per second, its process group killed after `Timeout=`, with the `RECONCILE_*`
+/// variables and never the receipt. A command is done when it exits, whatever it left running
+/// in the background; a failure is logged and blocks nothing.
 public actor EscalationRunner {
     /// One escalation to announce.
     public struct Notice: Sendable, Hashable {
@@ -81,16 +82,25 @@ public actor EscalationRunner {
                 try? await DeadlineTimer.shared.sleep(until: lastStart + spacing)
             }
             lastStart = .now
-            let (outcome, firstLine) = await CommandRunner.run(command, environment: notice.environment, timeout: settings.timeout)
+            let result = await CommandRunner.run(command, environment: notice.environment, timeout: settings.timeout)
             commandsRun += 1
+            let outcome = result.outcome
             if outcome.succeeded {
-                logger.debug("escalation command for order \(notice.orderID) succeeded", [.orderID: notice.orderID])
+                logger.debug("escalation command for order \(notice.orderID) \(outcome)", [.orderID: notice.orderID])
             } else {
                 commandsFailed += 1
-                let tail = firstLine.map { ": \($0)" } ?? ""
+                let what = outcome == .timedOut
+                    ? "timed out after \(TimeSpan.format(settings.timeout)); its process group \(result.processGroup) was killed"
+                    : outcome.description
+                let tail = result.firstErrorLine.map { ": \($0)" } ?? ""
                 logger.warning(
-                    "escalation command for order \(notice.orderID) \(outcome)\(tail)",
+                    "escalation command for order \(notice.orderID) \(what)\(tail)",
                     [.orderID: notice.orderID, .reason: "escalation_command_failed"])
+            }
+            if result.leftRunning {
+                logger.notice(
+                    "escalation command for order \(notice.orderID) left processes running in the background (process group \(result.processGroup)); the next command does not wait for them",
+                    [.orderID: notice.orderID, .reason: "escalation_command_background"])
             }
         }
         running = false

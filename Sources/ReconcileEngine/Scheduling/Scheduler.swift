@@ -119,12 +119,33 @@ public actor Scheduler: EndpointGate {
         wake.signal()
     }
 
-    /// Takes new settings (a reload): limits change, open circuits become half-open.
+    /// Takes new settings (a reload): limits change, open circuits become half-open, and pauses
+    /// after a 429 end (DESIGN §6), so that the new configuration is tried at once.
     public func apply(_ settings: Settings) {
         self.settings = settings
         configureLimits(settings)
+        let mono = monotonic()
         for endpoint in circuits.keys { circuits[endpoint]?.reset() }
+        for endpoint in buckets.keys { buckets[endpoint]?.endPause(now: mono) }
+        finishUndeliverable()
         wake.signal()
+    }
+
+    /// Without a delivery URL (removed by a reload, or none at start after orders were verified
+    /// under one), verified orders finish at once (DESIGN §5): those waiting out a delivery
+    /// backoff are made due now, and the next turns finish them without sending anything.
+    private func finishUndeliverable() {
+        guard settings.delivery == nil else { return }
+        do {
+            let moved = try store.clampNextAttempts(of: [.deliver], notAfter: Date())
+            if moved > 0 {
+                logger.notice("no delivery URL is configured: \(Plural.count(moved, "verified order")) waiting to be delivered finish now")
+            }
+        } catch {
+            logger.error(
+                "cannot bring deliveries forward: \(error); verified orders finish when they are due",
+                [.reason: StoreFailure.of(error).rawValue])
+        }
     }
 
     /// Calls `beat` from the loop at least every `interval` (the systemd watchdog): a wedged loop
@@ -179,9 +200,10 @@ public actor Scheduler: EndpointGate {
             guard let circuit = circuits[endpoint] else { continue }
             var until: Date?
             if case .open(let time) = circuit.state { until = Date().addingTimeInterval(time - now) }
+            let paused = buckets[endpoint]?.pause(at: now).map { Date().addingTimeInterval($0 - now) }
             endpoints.append(SchedulerStatus.Endpoint(
                 endpoint: endpoint, circuit: circuit.state.description, openUntil: until, lastReason: circuit.lastReason,
-                openings: circuit.openings))
+                openings: circuit.openings, pausedUntil: paused))
         }
         var durations = requestDurations
         for endpoint in circuits.keys where durations[endpoint] == nil { durations[endpoint] = LatencyHistogram() }
@@ -200,6 +222,7 @@ public actor Scheduler: EndpointGate {
         } catch {
             logger.error("cannot release leases: \(error)", [.reason: StoreFailure.of(error).rawValue])
         }
+        finishUndeliverable()
         // After a stop, the loop goes on committing outcomes (without claiming) until nothing is
         // in flight or the drain time is up.
         while !stopping || (inFlight > 0 && ContinuousClock.now < drainDeadline ?? .now) {
@@ -250,15 +273,26 @@ public actor Scheduler: EndpointGate {
             for (plan, claimed) in zip(plans, turn.claimed) {
                 if plan.probe && claimed.isEmpty { circuits[plan.endpoint]?.probeAbandoned() }
                 for order in claimed {
+                    guard let verifier = plan.verifier else {
+                        // No delivery URL: finished as verified, nothing sent, no attempt charged.
+                        pendingCompletions.append(AttemptCompletion(order: order, records: [], resolution: .finishedWithoutDelivery, charged: false))
+                        continue
+                    }
                     if plan.probe {
-                        _ = buckets[plan.endpoint]?.take(now: mono)
+                        // A probe is a request like any other: it goes with a token or not at all.
+                        guard buckets[plan.endpoint, default: newBucket(plan.endpoint, mono)].take(now: mono) else {
+                            circuits[plan.endpoint]?.probeAbandoned()
+                            giveBack(ReadyOrder(order: order, verifier: verifier, endpoint: plan.endpoint), reason: "rate_limited")
+                            continue
+                        }
                         circuits[plan.endpoint]?.probeSent()
                         logger.info("probing \(plan.endpoint.rawValue) with order \(order.orderID) (not charged)", [.orderID: order.orderID, .endpoint: plan.endpoint.rawValue])
-                        start(order, with: plan.verifier)
+                        start(order, with: verifier)
                     } else {
-                        ready.append(ReadyOrder(order: order, verifier: plan.verifier, endpoint: plan.endpoint))
+                        ready.append(ReadyOrder(order: order, verifier: verifier, endpoint: plan.endpoint))
                     }
                 }
+                if plan.verifier == nil && !claimed.isEmpty { wakeTimes.append(mono) }  // their completions, next turn
                 if claimed.count == plan.request.limit && !plan.probe { wakeTimes.append(mono) }  // more may be due at once
             }
             startReady()
@@ -287,7 +321,8 @@ public actor Scheduler: EndpointGate {
     /// A claim the turn will make, and for what.
     private struct Plan {
         var request: ClaimRequest
-        var verifier: any OrderVerifier
+        /// `nil`: deliveries without a delivery URL, finished as verified.
+        var verifier: (any OrderVerifier)?
         var endpoint: VerificationEndpoint
         var probe: Bool
     }
@@ -297,12 +332,21 @@ public actor Scheduler: EndpointGate {
     private func plan(now: Date, mono: Double, wakeTimes: inout [Double]) throws -> [Plan] {
         var plans: [Plan] = []
         var slots = settings.maxInFlight - inFlight + readyLimit - ready.count
+        let lease = now.addingTimeInterval(settings.requestTimeout.inSeconds * 2 + 60)
         for kind in [WorkKind.deliver, .verify] {
+            // `nil` only for deliveries without a delivery URL, which need no slot.
             let candidate: (any OrderVerifier)? = kind == .verify ? settings.verifier : settings.delivery
-            guard let verifier = candidate, slots > 0 else { continue }  // a completion wakes the loop
+            if candidate != nil && slots <= 0 { continue }  // a completion wakes the loop
             guard let due = try store.nextDueTime(kind) else { continue }
             if due > now {
                 wakeTimes.append(mono + due.timeIntervalSince(now))
+                continue
+            }
+            guard let verifier = candidate else {
+                // No delivery URL: verified orders finish at once, without a slot or a token.
+                plans.append(Plan(
+                    request: ClaimRequest(kind: .deliver, limit: 256, charge: false, leaseUntil: lease), verifier: nil, endpoint: .delivery,
+                    probe: false))
                 continue
             }
             let endpoint = verifier.firstEndpoint
@@ -322,7 +366,6 @@ public actor Scheduler: EndpointGate {
             }
             let wanted = probe ? 1 : min(slots, tokens, 256)
             slots -= wanted
-            let lease = now.addingTimeInterval(settings.requestTimeout.inSeconds * 2 + 60)
             plans.append(Plan(
                 request: ClaimRequest(kind: kind, limit: wanted, charge: !probe, leaseUntil: lease), verifier: verifier,
                 endpoint: endpoint, probe: probe))
@@ -451,7 +494,7 @@ public actor Scheduler: EndpointGate {
         case .retry: completion.charged ? "transient" : "uncharged"
         case .reject: "reject"
         case .escalate: "escalate"
-        case .verified, .match: "verified"
+        case .verified, .match, .finishedWithoutDelivery: "verified"
         case .delivered: "delivered"
         }
     }
@@ -484,6 +527,7 @@ public actor Scheduler: EndpointGate {
             let how = switch result.reason {
             case "granted": "granted by the merchant"
             case "delivered": "delivered"
+            case "no_delivery_url": "verified; no delivery URL is configured"
             default: "verified"
             }
             let transaction = result.transactionID.map { ", transaction \($0)" } ?? ""
@@ -515,12 +559,15 @@ public actor Scheduler: EndpointGate {
     public func acquire(_ endpoint: VerificationEndpoint) async -> Bool {
         while !stopping {
             let mono = monotonic()
-            switch circuits[endpoint, default: newCircuit()].permission(now: mono) {
-            case .blocked: return false
-            case .probe: circuits[endpoint]?.probeSent()
-            case .allowed: break
+            let permission = circuits[endpoint, default: newCircuit()].permission(now: mono)
+            if case .blocked = permission { return false }
+            // The probe takes a token like any request, and the circuit counts it as sent only
+            // with the token in hand: one waiting for a token leaves the circuit half-open (a
+            // probe marked sent and never sent would block the endpoint for good).
+            if buckets[endpoint, default: newBucket(endpoint, mono)].take(now: mono) {
+                if case .probe = permission { circuits[endpoint]?.probeSent() }
+                return true
             }
-            if buckets[endpoint, default: newBucket(endpoint, mono)].take(now: mono) { return true }
             let wait = max(0.001, buckets[endpoint]!.nextTokenTime(now: mono) - mono)
             try? await DeadlineTimer.shared.sleep(for: .seconds(wait))
         }
@@ -530,11 +577,17 @@ public actor Scheduler: EndpointGate {
     public func report(_ endpoint: VerificationEndpoint, _ observation: EndpointObservation, retryAfter: Duration?, rateLimited: Bool) {
         let mono = monotonic()
         if rateLimited {
-            let pause = max(retryAfter?.inSeconds ?? 1, 1)
+            // However far off the server says: a Retry-After of centuries must not stall the
+            // endpoint for good (DESIGN §6).
+            let cap = max(1, settings.circuitMaxCooldown.inSeconds)
+            let asked = retryAfter?.inSeconds ?? 1
+            let pause = min(max(asked, 1), cap)
             buckets[endpoint, default: newBucket(endpoint, mono)].pause(until: mono + pause, now: mono)
+            let capped = retryAfter.map { asked > cap ? " (Retry-After asked for \(TimeSpan.format($0)); capped at CircuitMaxCooldown)" : "" } ?? ""
             logger.notice(
-                "\(endpoint.rawValue) answered 429; sending nothing there for \(TimeSpan.format(.seconds(pause)))",
+                "\(endpoint.rawValue) answered 429; sending nothing there for \(TimeSpan.format(.seconds(pause)))\(capped)",
                 [.endpoint: endpoint.rawValue, .reason: "http_429"])
+            changeObserver?()
         }
         recordObservation(endpoint, observation)
     }

@@ -11,13 +11,20 @@ public struct SchedulerStatus: Sendable, Hashable {
         public var openUntil: Date?
         public var lastReason: String?
         public var openings: Int
+        /// Until when nothing is sent there after a 429 (its token bucket is paused); `nil` when
+        /// it is not paused.
+        public var pausedUntil: Date?
 
-        public init(endpoint: VerificationEndpoint, circuit: String, openUntil: Date? = nil, lastReason: String? = nil, openings: Int = 0) {
+        public init(
+            endpoint: VerificationEndpoint, circuit: String, openUntil: Date? = nil, lastReason: String? = nil, openings: Int = 0,
+            pausedUntil: Date? = nil
+        ) {
             self.endpoint = endpoint
             self.circuit = circuit
             self.openUntil = openUntil
             self.lastReason = lastReason
             self.openings = openings
+            self.pausedUntil = pausedUntil
         }
     }
 

@@ -1,48 +1,163 @@
 import Foundation
 import ReconcileCore
 import ReconcileCrypto
+import ReconcileHTTP
 import ReconcileSystem
 
 /// Builds the scheduler's settings from the configuration: the verifier for `Kind=`, the
-/// delivery client, limits and retry policy, with secrets read from their credentials.
+/// delivery client, limits and retry policy.
+///
+/// First it reads and checks everything the configuration names outside itself — secrets, the
+/// In-App Purchase key, root certificates, `CAFile=` anchors — in ``resources(for:environment:credentials:)``:
+/// `reconciled` at start-up and reload, and `reconcilectl check-config`, go through that one
+/// function, so check-config refuses exactly what the daemon would.
 public enum VerificationFactory {
-    /// - Throws: ``CredentialReader/Failure`` for a secret that is missing, unreadable or empty
-    ///   (a configuration error: `reconciled` exits 78).
+    /// How a systemd credential (`…Credential=`) is treated when `$CREDENTIALS_DIRECTORY` is not
+    /// set.
+    public enum CredentialsDirectory: Sendable {
+        /// A problem: the daemon cannot read the secret.
+        case required
+        /// Not checked, and listed in ``Resources/unchecked`` (`reconcilectl check-config` run
+        /// from a shell: only the service manager sets the directory).
+        case optional
+    }
+
+    /// What the configuration names outside itself, read and checked.
+    public struct Resources: Sendable {
+        public var sharedSecret: String?
+        public var verifierToken: String?
+        public var deliveryToken: String?
+        /// `Kind=appstore`: the In-App Purchase key and the signed-data verifiers built on
+        /// `RootCertificates=`.
+        public var appStore: AppStoreResources?
+        /// `CAFile=` anchors per section.
+        public var verifierAnchors: TrustAnchors?
+        public var deliveryAnchors: TrustAnchors?
+        /// Credentials not checked (``CredentialsDirectory/optional``), as `[Section] Key=name`.
+        public var unchecked: [String] = []
+    }
+
+    /// `Kind=appstore`'s key and signed-data verifiers.
+    public struct AppStoreResources: Sendable {
+        /// `nil` when the key is a credential not checked.
+        public var key: ES256PrivateKey?
+        public var production: SignedDataVerifier
+        public var sandbox: SignedDataVerifier
+        public var rootCount: Int
+    }
+
+    /// The scheduler's settings for `configuration`, its secrets, key and certificates read.
+    ///
+    /// - Throws: ``ConfigurationError`` naming each file that is missing, unreadable or not what
+    ///   its key needs, at the line of that key (`reconciled` exits 78, a reload is refused).
     public static func settings(
         for configuration: Configuration, environment: [String: String], transport: any HTTPTransport
-    ) throws(CredentialReader.Failure) -> Scheduler.Settings {
+    ) throws(ConfigurationError) -> Scheduler.Settings {
+        try settings(for: configuration, resources: resources(for: configuration, environment: environment), transport: transport)
+    }
+
+    /// Reads and checks every secret, key and certificate file `configuration` names; every
+    /// problem is reported, not only the first.
+    public static func resources(
+        for configuration: Configuration, environment: [String: String], credentials: CredentialsDirectory = .required
+    ) throws(ConfigurationError) -> Resources {
+        var resources = Resources()
+        var problems: [ConfigurationProblem] = []
+        func secret(_ source: CredentialSource?, section: String, prefix: String) -> String? {
+            guard let source else { return nil }
+            let id = keyID(source, section: section, prefix: prefix)
+            do {
+                return try CredentialReader.read(source, key: keyName(id), environment: environment)
+            } catch {
+                if error.credentialsDirectoryMissing, credentials == .optional, case .credential(let name) = source {
+                    resources.unchecked.append("\(keyName(id))\(name)")
+                } else {
+                    problems.append(configuration.problem(id, error.reason))
+                }
+                return nil
+            }
+        }
+        func anchors(_ path: String?, section: String) -> TrustAnchors? {
+            guard let path else { return nil }
+            do {
+                return try trustAnchors(path)
+            } catch {
+                problems.append(configuration.problem("\(section).CAFile", error.description))
+                return nil
+            }
+        }
+
         let verifier = configuration.verifier
-        let verifierEndpoint = EndpointSettings(url: verifier.url.absoluteString, timeout: verifier.timeout, caFile: verifier.caFile)
+        switch verifier.kind {
+        case .apple:
+            resources.sharedSecret = secret(verifier.sharedSecret, section: "Verifier", prefix: "SharedSecret")
+        case .http:
+            resources.verifierToken = secret(verifier.token, section: "Verifier", prefix: "Token")
+        case .appstore:
+            let pem = secret(verifier.privateKey, section: "Verifier", prefix: "PrivateKey")
+            var key: ES256PrivateKey?
+            if let pem, let source = verifier.privateKey {
+                do {
+                    key = try ES256PrivateKey(pem: pem)
+                } catch {
+                    problems.append(configuration.problem(keyID(source, section: "Verifier", prefix: "PrivateKey"), "not an In-App Purchase key (\(error))"))
+                }
+            }
+            do {
+                resources.appStore = try appStore(verifier, key: key)
+            } catch {
+                problems.append(configuration.problem("Verifier.RootCertificates", error.description))
+            }
+        }
+        resources.verifierAnchors = anchors(verifier.caFile, section: "Verifier")
+        if configuration.delivery.url != nil {
+            resources.deliveryToken = secret(configuration.delivery.token, section: "Delivery", prefix: "Token")
+        }
+        resources.deliveryAnchors = anchors(configuration.delivery.caFile, section: "Delivery")
+        guard problems.isEmpty else { throw ConfigurationError(problems: problems) }
+        return resources
+    }
+
+    /// The scheduler's settings from `configuration` and what ``resources(for:environment:credentials:)`` read.
+    static func settings(
+        for configuration: Configuration, resources: Resources, transport: any HTTPTransport
+    ) throws(ConfigurationError) -> Scheduler.Settings {
+        let verifier = configuration.verifier
+        let proxy = configuration.daemon.proxy?.absoluteString
+        func endpoint(_ url: URL, timeout: Duration, anchors: TrustAnchors?, token: String? = nil) -> EndpointSettings {
+            EndpointSettings(url: url.absoluteString, timeout: timeout, trustAnchors: anchors, proxy: proxy, bearerToken: token)
+        }
+        func missing(_ id: String) -> ConfigurationError {
+            ConfigurationError(configuration.problem(id, "was not read (set $CREDENTIALS_DIRECTORY, or use a …File= key)"))
+        }
+        let production = endpoint(verifier.url, timeout: verifier.timeout, anchors: resources.verifierAnchors)
+        let sandbox = verifier.effectiveSandboxURL.map { endpoint($0, timeout: verifier.timeout, anchors: resources.verifierAnchors) }
         let orderVerifier: any OrderVerifier
         switch verifier.kind {
-        case .appstore:
-            orderVerifier = try appStoreVerifier(verifier, endpoint: verifierEndpoint, environment: environment, transport: transport)
         case .apple:
-            guard let source = verifier.sharedSecret else {
-                throw CredentialReader.Failure(description: "[Verifier] Kind=apple needs SharedSecretCredential= or SharedSecretFile=")
-            }
-            let secret = try CredentialReader.read(source, key: keyName(source, section: "Verifier", prefix: "SharedSecret"), environment: environment)
-            let sandbox = verifier.effectiveSandboxURL.map {
-                EndpointSettings(url: $0.absoluteString, timeout: verifier.timeout, caFile: verifier.caFile)
-            }
+            guard let secret = resources.sharedSecret else { throw missing("Verifier.SharedSecretCredential") }
             orderVerifier = AppleVerifier(
-                production: verifierEndpoint, sandbox: sandbox, bundleID: verifier.bundleID ?? "", allowSandbox: verifier.allowSandbox,
+                production: production, sandbox: sandbox, bundleID: verifier.bundleID ?? "", allowSandbox: verifier.allowSandbox,
                 sharedSecret: secret, transport: transport)
         case .http:
-            var endpoint = verifierEndpoint
-            if let source = verifier.token {
-                endpoint.bearerToken = try CredentialReader.read(source, key: keyName(source, section: "Verifier", prefix: "Token"), environment: environment)
-            }
-            orderVerifier = MerchantVerifier(endpoint: endpoint, transport: transport)
+            var merchant = production
+            merchant.bearerToken = resources.verifierToken
+            orderVerifier = MerchantVerifier(endpoint: merchant, transport: transport)
+        case .appstore:
+            guard let appStore = resources.appStore, let key = appStore.key, let keyID = verifier.keyID, let issuerID = verifier.issuerID,
+                let bundleID = verifier.bundleID
+            else { throw missing("Verifier.PrivateKeyCredential") }
+            orderVerifier = AppStoreVerifier(
+                production: production,
+                sandbox: sandbox ?? endpoint(Configuration.VerifierSettings.appStoreSandboxURL, timeout: verifier.timeout, anchors: resources.verifierAnchors),
+                bundleID: bundleID, appAppleID: verifier.appAppleID, allowSandbox: verifier.allowSandbox,
+                tokens: AppStoreTokenCache(key: key, keyID: keyID, issuerID: issuerID, bundleID: bundleID),
+                productionTransactions: appStore.production, sandboxTransactions: appStore.sandbox, transport: transport)
         }
-        var delivery: DeliveryClient?
-        if let url = configuration.delivery.url {
-            var endpoint = EndpointSettings(url: url.absoluteString, timeout: configuration.delivery.timeout, caFile: configuration.delivery.caFile)
-            if let source = configuration.delivery.token {
-                endpoint.bearerToken = try CredentialReader.read(
-                    source, key: keyName(source, section: "Delivery", prefix: "Token"), environment: environment)
-            }
-            delivery = DeliveryClient(endpoint: endpoint, transport: transport)
+        let delivery = configuration.delivery.url.map {
+            DeliveryClient(
+                endpoint: endpoint($0, timeout: configuration.delivery.timeout, anchors: resources.deliveryAnchors, token: resources.deliveryToken),
+                transport: transport)
         }
         var settings = Scheduler.Settings(
             verifier: orderVerifier, delivery: delivery,
@@ -55,56 +170,68 @@ public enum VerificationFactory {
         return settings
     }
 
-    /// `Kind=appstore`: the In-App Purchase key, the trusted roots, one signed-data verifier per
-    /// environment.
-    static func appStoreVerifier(
-        _ verifier: Configuration.VerifierSettings, endpoint: EndpointSettings, environment: [String: String], transport: any HTTPTransport
-    ) throws(CredentialReader.Failure) -> AppStoreVerifier {
-        guard let source = verifier.privateKey, let keyID = verifier.keyID, let issuerID = verifier.issuerID,
-            let bundleID = verifier.bundleID
-        else {
-            throw CredentialReader.Failure(description: "[Verifier] Kind=appstore needs IssuerID=, KeyID=, BundleID= and PrivateKeyCredential= or PrivateKeyFile=")
-        }
-        let keyName = keyName(source, section: "Verifier", prefix: "PrivateKey")
-        let pem = try CredentialReader.read(source, key: keyName, environment: environment)
-        let key: ES256PrivateKey
-        do {
-            key = try ES256PrivateKey(pem: pem)
-        } catch {
-            throw CredentialReader.Failure(description: "\(keyName): not an In-App Purchase key (\(error))")
-        }
-        var roots: [[UInt8]] = []
-        for path in verifier.rootCertificates {
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw CredentialReader.Failure(description: "[Verifier] RootCertificates=: cannot read \(path)")
-            }
-            do {
-                roots += try SignedDataVerifier.rootCertificates(fromFile: Array(data))
-            } catch {
-                throw CredentialReader.Failure(description: "[Verifier] RootCertificates=: \(path): \(error)")
-            }
-        }
-        let production: SignedDataVerifier, sandbox: SignedDataVerifier
-        do {
-            production = try SignedDataVerifier(rootCertificates: roots, bundleID: bundleID, environment: .production)
-            sandbox = try SignedDataVerifier(rootCertificates: roots, bundleID: bundleID, environment: .sandbox)
-        } catch {
-            throw CredentialReader.Failure(description: "[Verifier] RootCertificates=: \(error)")
-        }
-        let sandboxURL = verifier.effectiveSandboxURL ?? Configuration.VerifierSettings.appStoreSandboxURL
-        return AppStoreVerifier(
-            production: endpoint,
-            sandbox: EndpointSettings(url: sandboxURL.absoluteString, timeout: verifier.timeout, caFile: verifier.caFile),
-            bundleID: bundleID, appAppleID: verifier.appAppleID, allowSandbox: verifier.allowSandbox,
-            tokens: AppStoreTokenCache(key: key, keyID: keyID, issuerID: issuerID, bundleID: bundleID),
-            productionTransactions: production, sandboxTransactions: sandbox, transport: transport)
+    /// A problem with a file a key names; its description is the message.
+    struct FileProblem: Error, CustomStringConvertible {
+        var description: String
     }
 
-    /// The key that names a secret, for messages (`[Verifier] SharedSecretCredential=`).
-    static func keyName(_ source: CredentialSource, section: String, prefix: String) -> String {
-        switch source {
-        case .credential: "[\(section)] \(prefix)Credential="
-        case .file: "[\(section)] \(prefix)File="
+    /// `CAFile=`: PEM certificates, at least one, none damaged.
+    static func trustAnchors(_ path: String) throws(FileProblem) -> TrustAnchors {
+        let pem: [UInt8]
+        do {
+            pem = try FileSystem.readFile(path, limit: 4 << 20)
+        } catch {
+            throw FileProblem(description: "cannot read \(path): \(String(cString: strerror(error.errno)))")
         }
+        switch PEMCertificates.count(in: pem) {
+        case nil:
+            throw FileProblem(description: "\(path) holds a damaged PEM certificate")
+        case 0:
+            throw FileProblem(
+                description: "\(path) holds no PEM certificate (-----BEGIN CERTIFICATE-----); a DER one converts with openssl x509 -inform DER -in FILE -out FILE.pem")
+        default:
+            return TrustAnchors(path: path, pem: pem)
+        }
+    }
+
+    /// `Kind=appstore`: the roots of `RootCertificates=` and a signed-data verifier per
+    /// environment.
+    static func appStore(_ verifier: Configuration.VerifierSettings, key: ES256PrivateKey?) throws(FileProblem) -> AppStoreResources {
+        var roots: [[UInt8]] = []
+        for path in verifier.rootCertificates {
+            let data: [UInt8]
+            do {
+                data = try FileSystem.readFile(path, limit: 4 << 20)
+            } catch {
+                throw FileProblem(description: "cannot read \(path): \(String(cString: strerror(error.errno)))")
+            }
+            do {
+                roots += try SignedDataVerifier.rootCertificates(fromFile: data)
+            } catch {
+                throw FileProblem(description: "\(path): \(error)")
+            }
+        }
+        do {
+            let bundleID = verifier.bundleID ?? ""
+            return AppStoreResources(
+                key: key, production: try SignedDataVerifier(rootCertificates: roots, bundleID: bundleID, environment: .production),
+                sandbox: try SignedDataVerifier(rootCertificates: roots, bundleID: bundleID, environment: .sandbox), rootCount: roots.count)
+        } catch {
+            throw FileProblem(description: "\(error)")
+        }
+    }
+
+    /// `Section.PrefixCredential` or `Section.PrefixFile`, whichever names the secret.
+    static func keyID(_ source: CredentialSource, section: String, prefix: String) -> String {
+        switch source {
+        case .credential: "\(section).\(prefix)Credential"
+        case .file: "\(section).\(prefix)File"
+        }
+    }
+
+    /// `[Section] Key=` for `Section.Key`.
+    static func keyName(_ id: String) -> String {
+        let parts = id.split(separator: ".", maxSplits: 1)
+        return "[\(parts[0])] \(parts[1])="
     }
 }

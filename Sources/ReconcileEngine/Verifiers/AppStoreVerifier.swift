@@ -288,9 +288,8 @@ public struct AppStoreVerifier: OrderVerifier {
         endpointSettings.bearerToken = token
         let started = Date()
         let result = await transport.send(
-            HTTPRequest(
-                method: "GET", url: Self.join(settings.url, path), headers: endpointSettings.headers([]), timeout: settings.timeout,
-                maximumResponseSize: maximumResponseSize, caFile: settings.caFile))
+            endpointSettings.request(
+                method: "GET", url: Self.join(settings.url, path), headers: endpointSettings.headers([]), maximumResponseSize: maximumResponseSize))
         var record = AttemptRecord(
             endpoint: endpoint, httpStatus: result.response?.status, latency: result.latency, outcome: "transient", startedAt: started)
         record.environment = endpoint == .sandbox ? "Sandbox" : "Production"

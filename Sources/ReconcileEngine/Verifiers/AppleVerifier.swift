@@ -113,9 +113,7 @@ public struct AppleVerifier: OrderVerifier {
     func exchange(_ endpoint: VerificationEndpoint, body: [UInt8], gate: any EndpointGate) async -> (AttemptRecord, Step) {
         let settings = endpoint == .sandbox ? (sandbox ?? production) : production
         let started = Date()
-        let result = await transport.send(
-            HTTPRequest(url: settings.url, headers: settings.headers([]), body: body, timeout: settings.timeout,
-                        maximumResponseSize: maximumResponseSize, caFile: settings.caFile))
+        let result = await transport.send(settings.request(headers: settings.headers([]), body: body, maximumResponseSize: maximumResponseSize))
         var record = AttemptRecord(
             endpoint: endpoint, httpStatus: result.response?.status, latency: result.latency, outcome: "transient", startedAt: started)
         let step: Step

@@ -26,15 +26,29 @@ public protocol EndpointGate: Sendable {
 public struct EndpointSettings: Sendable, Hashable {
     public var url: String
     public var timeout: Duration
-    public var caFile: String?
+    /// The section's `CAFile=` anchors, trusted for this endpoint only.
+    public var trustAnchors: TrustAnchors?
+    /// `[Daemon] Proxy=`; `nil`: requests go directly.
+    public var proxy: String?
     /// `Authorization: Bearer …`, when set. Never logged.
     public var bearerToken: String?
 
-    public init(url: String, timeout: Duration, caFile: String? = nil, bearerToken: String? = nil) {
+    public init(url: String, timeout: Duration, trustAnchors: TrustAnchors? = nil, proxy: String? = nil, bearerToken: String? = nil) {
         self.url = url
         self.timeout = timeout
-        self.caFile = caFile
+        self.trustAnchors = trustAnchors
+        self.proxy = proxy
         self.bearerToken = bearerToken
+    }
+
+    /// A request to this endpoint (`url`: this one, or one under it): its time-out, trust
+    /// anchors and proxy.
+    func request(
+        method: String = "POST", url: String? = nil, headers: [HTTPHeader], body: [UInt8] = [], maximumResponseSize: Int = 1 << 20
+    ) -> HTTPRequest {
+        HTTPRequest(
+            method: method, url: url ?? self.url, headers: headers, body: body, timeout: timeout, maximumResponseSize: maximumResponseSize,
+            trustAnchors: trustAnchors, proxy: proxy)
     }
 
     /// The headers every request to this endpoint carries.
@@ -49,9 +63,8 @@ public struct EndpointSettings: Sendable, Hashable {
     /// A request about one order to the merchant's side (verification or delivery): keyed by
     /// `Idempotency-Key: <order_id>` and numbered by `Reconcile-Attempt` (DESIGN §5).
     func orderRequest(_ order: ClaimedOrder, body: [UInt8]) -> HTTPRequest {
-        HTTPRequest(
-            url: url,
+        request(
             headers: headers([HTTPHeader("Idempotency-Key", order.orderID), HTTPHeader("Reconcile-Attempt", String(max(1, order.attempt)))]),
-            body: body, timeout: timeout, caFile: caFile)
+            body: body)
     }
 }

@@ -8,6 +8,8 @@ import Glibc
 ///
 /// Text equal to the last one written is not written again, as long as the file is still the
 /// one this writer put there (someone deleting or replacing it gets it back at the next write).
+/// A failed write does not make the writer forget the file it owns: it is still the one
+/// ``removeWritten()`` removes, and the next successful write replaces it.
 ///
 /// A value owned by one caller (the daemon's metrics publisher); not shared.
 public struct MetricsFileWriter: Sendable {
@@ -19,9 +21,9 @@ public struct MetricsFileWriter: Sendable {
         public var description: String { "cannot write the metrics file \(path): \(underlying)" }
     }
 
-    /// The file written, and what it holds.
+    /// The file written, and what it holds (`nil`: not known for sure, written again next time).
     private struct Written: Sendable, Hashable {
-        var text: String
+        var text: String?
         var device: UInt64
         var inode: UInt64
     }
@@ -49,7 +51,7 @@ public struct MetricsFileWriter: Sendable {
         do {
             try FileSystem.writeAtomically(path, Array(text.utf8), mode: Self.mode)
         } catch {
-            written = nil
+            written = owned(afterFailingToWrite: text)
             throw Failure(path: path, underlying: error)
         }
         if let identity = identity() {
@@ -69,6 +71,17 @@ public struct MetricsFileWriter: Sendable {
         defer { written = nil }
         guard let written, let identity = identity(), identity == (written.device, written.inode) else { return false }
         return unlink(path) == 0
+    }
+
+    /// What this writer owns at `path` after a failed write: the file it wrote before, as it was
+    /// (the new text went to a temporary file, removed) — unless only the directory's sync failed,
+    /// after the rename: then the file holding `text`, kept but written again next time. (What
+    /// is owned is checked by identity again before it is skipped or removed.)
+    private func owned(afterFailingToWrite text: String) -> Written? {
+        guard let identity = identity(), written.map({ identity != ($0.device, $0.inode) }) ?? true,
+            let bytes = try? FileSystem.readFile(path, limit: text.utf8.count + 1), bytes.elementsEqual(text.utf8)
+        else { return written }
+        return Written(text: nil, device: identity.device, inode: identity.inode)
     }
 
     private func identity() -> (device: UInt64, inode: UInt64)? {

@@ -172,6 +172,33 @@ struct ConfigurationParserTests {
         #expect(configuration.daemon.metricsFile == "/var/lib/prometheus/reconciled.prom")
     }
 
+    @Test("[Daemon] Proxy=: http, https or SOCKS 5, a host, nothing else; none by default")
+    func proxy() throws {
+        #expect(try parse(Self.minimalApple).daemon.proxy == nil)
+        #expect(try parse(Self.minimalApple + "\n[Daemon]\nProxy=http://proxy.example:3128").daemon.proxy?.absoluteString == "http://proxy.example:3128")
+        #expect(try parse(Self.minimalApple + "\n[Daemon]\nProxy=socks5h://10.0.0.1:1080/").daemon.proxy?.host == "10.0.0.1")
+        #expect(problems(Self.minimalApple + "\n[Daemon]\nProxy=ftp://proxy.example") == [
+            "\(Self.path):7: [Daemon] Proxy=: \"ftp://proxy.example\" is not a proxy URL: use http://, https://, socks5:// or socks5h://"
+        ])
+        #expect(problems(Self.minimalApple + "\n[Daemon]\nProxy=http://user:pw@proxy.example:3128") == [
+            "\(Self.path):7: [Daemon] Proxy=: credentials may not be written into a URL"
+        ])
+        #expect(problems(Self.minimalApple + "\n[Daemon]\nProxy=http://proxy.example:3128/path") == [
+            "\(Self.path):7: [Daemon] Proxy=: \"http://proxy.example:3128/path\" is not a proxy URL: give only the scheme, host and port"
+        ])
+        #expect(problems(Self.minimalApple + "\n[Daemon]\nProxy=proxy.example:3128").first?.contains("is not a proxy URL") == true)
+    }
+
+    @Test("a problem found after parsing is placed at the line of its key, the last that set it; a default's in the main file")
+    func keyLocations() throws {
+        let configuration = try parse(Self.minimalApple + "\nCAFile=ca.pem", dropIns: ["[Verifier]\n\nCAFile=/etc/ssl/other.pem\n"])
+        #expect(configuration.problem("Verifier.CAFile", "cannot read it").description == "\(Self.path).d/00-local.conf:3: [Verifier] CAFile=: cannot read it")
+        #expect(configuration.problem("Verifier.SharedSecretCredential", "x").description == "\(Self.path):5: [Verifier] SharedSecretCredential=: x")
+        #expect(configuration.problem("Verifier.RootCertificates", "y").description == "\(Self.path): [Verifier] RootCertificates=: y")
+        // Where a key was written is not part of what the configuration means.
+        #expect(try parse(Self.minimalApple + "\nCAFile=/etc/ssl/other.pem") == (try parse(Self.minimalApple + "\n\n\nCAFile=/etc/ssl/other.pem")))
+    }
+
     @Test("relative paths resolve against the file that names them")
     func relativePathsPerFile() throws {
         let configuration = try parse(Self.minimalApple + "\n[Spool]\nDirectory=spool\n", dropIns: ["[State]\nDatabase=db/orders.db\n"])
@@ -266,7 +293,7 @@ struct ConfigurationParserTests {
         #expect(problems("[Verifier]\nKind=http\nURL=https://m.example/v\nSharedSecretCredential=s").contains(
             "\(Self.path):4: [Verifier] SharedSecretCredential=: a shared secret is used only with Kind=apple"))
         #expect(problems("[Verifier]\nKind=http\nURL=https://m.example/v\n[Delivery]\nURL=https://m.example/d").contains(
-            "\(Self.path):5: [Delivery] URL=: delivery is used only with Kind=apple; the merchant endpoint grants in the same step"))
+            "\(Self.path):5: [Delivery] URL=: delivery is used with Kind=apple and Kind=appstore, not Kind=http: the merchant endpoint grants in the same step"))
         #expect(problems(Self.minimalApple + "\nTokenCredential=t").contains(
             "\(Self.path):6: [Verifier] TokenCredential=: a bearer token is used only with Kind=http"))
         #expect(problems(Self.minimalApple + "\nIssuerID=57246542-96fe-1a63-e053-0824d011072a").contains(

@@ -19,7 +19,7 @@ struct MetricsSnapshotTests {
             outcomes: ["verified": 1000, "transient": 14, "escalate": 1, "weird": 1],
             transitions: [.finished: 1000, .escalated: 1, .pending: 14],
             circuits: [
-                MetricsSnapshot.Circuit(endpoint: .delivery, state: .halfOpen, openings: 2),
+                MetricsSnapshot.Circuit(endpoint: .delivery, state: .halfOpen, openings: 2, pausedUntil: started + 700),
                 MetricsSnapshot.Circuit(endpoint: .merchant, state: .closed, openings: 0),
             ],
             requestDurations: [.merchant: merchant, .delivery: LatencyHistogram()],
@@ -66,6 +66,10 @@ struct MetricsSnapshotTests {
         #expect(parsed.value("reconciled_circuit_state", ["endpoint": "merchant", "state": "closed"]) == 1)
         #expect(parsed.samples("reconciled_circuit_state").map(\.value).reduce(0, +) == 2)
         #expect(parsed.value("reconciled_circuit_openings_total", ["endpoint": "delivery"]) == 2)
+        // A 429's pause: until when, as a time stamp (the file is not rewritten when it ends); 0 for none.
+        #expect(parsed.samples("reconciled_endpoint_paused_until_timestamp_seconds").map { $0.labels["endpoint"]! } == ["merchant", "delivery"])
+        #expect(parsed.value("reconciled_endpoint_paused_until_timestamp_seconds", ["endpoint": "delivery"]) == 1_800_000_700)
+        #expect(parsed.value("reconciled_endpoint_paused_until_timestamp_seconds", ["endpoint": "merchant"]) == 0)
         #expect(parsed.value("reconciled_request_duration_seconds_count", ["endpoint": "merchant"]) == 3)
         #expect(parsed.value("reconciled_request_duration_seconds_bucket", ["endpoint": "merchant", "le": "0.05"]) == 1)
         #expect(parsed.value("reconciled_request_duration_seconds_bucket", ["endpoint": "merchant", "le": "10"]) == 2)

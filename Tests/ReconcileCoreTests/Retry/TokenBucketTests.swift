@@ -50,6 +50,26 @@ struct TokenBucketTests {
         #expect(after == 5)
     }
 
+    @Test("a reload ends a pause at once; tokens then accrue from empty, not as a burst")
+    func endPause() {
+        var bucket = TokenBucket(rate: 10, burst: 10, now: 0)
+        bucket.pause(until: 3600, now: 1)
+        #expect(bucket.pause(at: 2) == 3600)
+        bucket.endPause(now: 2)
+        #expect(bucket.pause(at: 2) == nil)
+        let atOnce = bucket.available(now: 2)
+        let soon = bucket.available(now: 2.5)
+        #expect(atOnce == 0)
+        #expect(soon == 5)
+        // A pause already over when the reload comes: tokens count from its end.
+        var over = TokenBucket(rate: 10, burst: 10, now: 0)
+        over.pause(until: 5, now: 1)
+        #expect(over.pause(at: 6) == nil)
+        over.endPause(now: 6)
+        let afterOver = over.available(now: 6)
+        #expect(afterOver == 10)
+    }
+
     @Test("unlimited takes always")
     func unlimited() {
         var bucket = TokenBucket(rate: nil, burst: 1, now: 0)

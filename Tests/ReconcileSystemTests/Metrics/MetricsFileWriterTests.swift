@@ -113,6 +113,44 @@ struct MetricsFileWriterTests {
         #expect(directory.read("later/reconciled.prom") == "a 1\n")
     }
 
+    @Test("a failed write does not forget the file written before: a removal still removes it, the next write replaces it")
+    func failureKeepsFile() throws {
+        // The directory is reached through a symbolic link, pointed away (the write fails, the
+        // file stays) and back.
+        let real = directory.file("real")
+        try FileManager.default.createDirectory(atPath: real, withIntermediateDirectories: false)
+        let link = directory.file("link")
+        func point(_ target: String) {
+            unlink(link)
+            #expect(symlink(target, link) == 0)
+        }
+        point(real)
+        let path = link + "/reconciled.prom"
+        var writer = MetricsFileWriter(path: path)
+        #expect(try writer.write("a 1\n"))
+        point(directory.file("absent"))
+        #expect(failure(&writer, "a 2\n")?.underlying.errno == ENOENT)
+        point(real)
+        #expect(directory.read("real/reconciled.prom") == "a 1\n")
+
+        var copy = writer
+        let removed = copy.removeWritten()
+        #expect(removed, "the file written before the failure was forgotten")
+        #expect(!FileSystem.exists(path))
+
+        #expect(try writer.write("a 2\n"))  // the failed text, written now, over nothing
+        #expect(directory.read("real/reconciled.prom") == "a 2\n")
+        point(directory.file("absent"))
+        #expect(failure(&writer, "a 3\n") != nil)
+        point(real)
+        #expect(try !writer.write("a 2\n"))  // still holds exactly that: nothing to do
+        #expect(try writer.write("a 3\n"))
+        #expect(directory.read("real/reconciled.prom") == "a 3\n")
+        let removedLast = writer.removeWritten()
+        #expect(removedLast)
+        #expect(directory.list("real").isEmpty)
+    }
+
     @Test("removing the written file removes only a file this writer wrote")
     func remove() throws {
         let path = directory.file("reconciled.prom")

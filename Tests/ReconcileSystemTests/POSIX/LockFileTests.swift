@@ -59,7 +59,9 @@ struct LockFileTests {
     func release() throws {
         let path = directory.file("orders.db.lock")
         do { _ = try LockFile.acquire(path) }
-        let again = try LockFile.acquire(path)
+        // Patience for a child another test spawns meanwhile: between its fork and its exec it
+        // holds a copy of every descriptor (close-on-exec or not), the lock's among them.
+        let again = try LockFile.acquire(path, patience: .seconds(2))
         #expect(FileManager.default.fileExists(atPath: path))
         #expect(directory.read("orders.db.lock") == "\(getpid()) reconciled\n")
         withExtendedLifetime(again) {}

@@ -1,0 +1,105 @@
+import Foundation
+import Glibc
+import ReconcileCore
+import Testing
+import TestSupport
+
+/// `reconcilectl check-config` finds everything `reconciled` refuses to start with (DESIGN §10):
+/// the files a configuration names — secrets, the In-App Purchase key, `CAFile=` — are read by
+/// the same code in both, and each problem is named with the file, line and key that name it.
+@Suite("End to end: check-config refuses what the daemon refuses", .serialized)
+struct CheckConfigEndToEndTests {
+    /// One configuration the daemon must refuse: its `[Verifier]`/`[Delivery]` text and the
+    /// problem both must name (after `<config path>:<line>: `).
+    struct Case: Sendable, CustomStringConvertible {
+        var name: String
+        var sections: @Sendable (TemporaryDirectory) -> String
+        /// The 1-based line of the key in the written file (the harness writes six lines first).
+        var line: Int
+        var problem: @Sendable (TemporaryDirectory) -> String
+        var description: String { name }
+    }
+
+    static let cases: [Case] = [
+        Case(
+            name: "SharedSecretFile= missing",
+            sections: { _ in "[Verifier]\nKind=apple\nURL=https://buy.itunes.apple.com/verifyReceipt\nBundleID=com.example.app\nSharedSecretFile=no-secret" },
+            line: 11, problem: { "[Verifier] SharedSecretFile=: cannot read \($0.file("no-secret")): No such file or directory" }),
+        Case(
+            name: "TokenFile= missing",
+            sections: { _ in "[Verifier]\nKind=http\nURL=https://merchant.example/verify\nTokenFile=no-token" },
+            line: 10, problem: { "[Verifier] TokenFile=: cannot read \($0.file("no-token")): No such file or directory" }),
+        Case(
+            name: "PrivateKeyFile= missing",
+            sections: { _ in
+                """
+                [Verifier]
+                Kind=appstore
+                BundleID=com.example.app
+                IssuerID=57246542-96fe-1a63-e053-0824d011072a
+                KeyID=TESTKEY123
+                AppAppleID=1234567890
+                RootCertificates=\(Fixtures.repositoryRoot)/etc/apple-root-ca-g3.pem
+                PrivateKeyFile=no-key.p8
+                """
+            },
+            line: 14, problem: { "[Verifier] PrivateKeyFile=: cannot read \($0.file("no-key.p8")): No such file or directory" }),
+        Case(
+            name: "CAFile= missing",
+            sections: { _ in "[Verifier]\nKind=http\nURL=https://merchant.example/verify\nCAFile=no-ca.pem" },
+            line: 10, problem: { "[Verifier] CAFile=: cannot read \($0.file("no-ca.pem")): No such file or directory" }),
+        Case(
+            name: "[Delivery] CAFile= not PEM",
+            sections: { directory in
+                directory.write("secret", "s3cret\n")
+                directory.write("ca.der", bytes: [0x30, 0x82, 0x01, 0x0A, 0x02, 0x82])
+                return "[Verifier]\nKind=apple\nURL=https://buy.itunes.apple.com/verifyReceipt\nBundleID=com.example.app\nSharedSecretFile=secret\n[Delivery]\nURL=https://backend.example/deliver\nCAFile=ca.der"
+            },
+            line: 14,
+            problem: {
+                "[Delivery] CAFile=: \($0.file("ca.der")) holds no PEM certificate (-----BEGIN CERTIFICATE-----); a DER one converts with openssl x509 -inform DER -in FILE -out FILE.pem"
+            }),
+    ]
+
+    @Test("the daemon exits 78 and check-config exits 78, both naming the file, line and key", arguments: cases)
+    func refusedByBoth(_ refused: Case) async throws {
+        let harness = Harness("check-config")
+        harness.configure(refused.sections(harness.directory))
+        let expected = "\(harness.configPath):\(refused.line): \(refused.problem(harness.directory))"
+
+        let daemon = try harness.startDaemon()
+        #expect(await daemon.wait() == 78, "\(daemon.standardError)")
+        #expect(daemon.standardError.contains(expected), "\(daemon.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: harness.directory.file("state/orders.db")), "the daemon went on to open its store")
+
+        let check = try await harness.ctl(["check-config"])
+        #expect(check.status == 78)
+        #expect(check.output.isEmpty)
+        #expect(check.error == "\(expected)\nError: 1 problem in the configuration\n", "\(check.error)")
+    }
+
+    @Test("a systemd credential with no $CREDENTIALS_DIRECTORY: the daemon refuses it; check-config, run outside the unit, says it did not check it")
+    func credentialOutsideTheUnit() async throws {
+        let harness = Harness("check-credential")
+        harness.configure("[Verifier]\nKind=http\nURL=https://merchant.example/verify\nTokenCredential=merchant-token")
+        let daemon = try harness.startDaemon()
+        #expect(await daemon.wait() == 78)
+        #expect(daemon.standardError.contains("\(harness.configPath):10: [Verifier] TokenCredential=: $CREDENTIALS_DIRECTORY is not set"))
+
+        let check = try await harness.ctl(["check-config"])
+        #expect(check.status == 0, "\(check.error)")
+        #expect(check.error.hasPrefix("note: [Verifier] TokenCredential=merchant-token not checked: $CREDENTIALS_DIRECTORY is not set here"), "\(check.error)")
+
+        // Given the directory, as the unit's LoadCredential= gives it, both read it.
+        harness.directory.write("credentials/merchant-token", "t0ken\n")
+        let given = try await ChildProcess.run(
+            "reconcilectl", ["--config", harness.configPath, "check-config", "--quiet"],
+            environment: ["CREDENTIALS_DIRECTORY": harness.directory.file("credentials")], directory: harness.directory)
+        #expect(given.status == 0 && given.error.isEmpty, "\(given.error)")
+        let missing = try await ChildProcess.run(
+            "reconcilectl", ["--config", harness.configPath, "check-config"],
+            environment: ["CREDENTIALS_DIRECTORY": harness.directory.file("elsewhere")], directory: harness.directory)
+        #expect(missing.status == 78)
+        #expect(missing.error.contains(":10: [Verifier] TokenCredential=: cannot read \(harness.directory.file("elsewhere"))/merchant-token: No such file or directory"))
+    }
+}
