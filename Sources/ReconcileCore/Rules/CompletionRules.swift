@@ -125,6 +125,10 @@ public enum CompletionRules {
                 grant: granted, finishedBy: finishes ? finisher : nil)
         case .delivered:
             return Decision(event: .delivered, reason: Reason("delivered"), finishedBy: .delivery)
+        case .finishedWithoutDelivery:
+            return Decision(
+                event: .delivered, reason: Reason("no_delivery_url", detail: "no delivery URL is configured: verified orders finish at once"),
+                finishedBy: .verifier)
         case .match(let items, let environment, let finishes):
             let claims = try lookups.claimants(of: claimLookups(for: completion))
             switch ReceiptMatcher.match(items, for: order.matchKey, claims: claims) {
