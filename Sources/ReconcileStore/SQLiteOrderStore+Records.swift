@@ -72,7 +72,7 @@ extension SQLiteOrderStore {
                     .integer(reference), .integer(attempt.number), .text(attempt.kind.rawValue), .integer(request.startedAt.epochMilliseconds),
                     .text(request.endpoint.rawValue), .text(orNull: request.environment), .integer(orNull: request.httpStatus.map(Int64.init)),
                     .integer(orNull: request.verifierStatus.map(Int64.init)), .integer(request.latency.totalMilliseconds),
-                    .text(request.outcome), .text(orNull: request.detail),
+                    .text(request.outcome.rawValue), .text(orNull: request.detail),
                 ])
             attemptRef = connection.lastInsertRowID
         }

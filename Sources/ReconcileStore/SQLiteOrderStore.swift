@@ -121,7 +121,7 @@ public final class SQLiteOrderStore: OrderStore {
             nextAttemptAt: row.optionalInt64(15).map(Date.init(epochMilliseconds:)), attempts: row.int(16),
             deliveryAttempts: row.int(17), contentHash: row.string(18), reason: row.optionalString(19),
             leaseOwner: row.optionalString(20), leasedUntil: row.optionalInt64(21).map(Date.init(epochMilliseconds:)),
-            finishedBy: row.optionalString(22), verifiedTransactionID: row.optionalString(23),
+            finishedBy: row.optionalString(22).flatMap(Finisher.init(rawValue:)), verifiedTransactionID: row.optionalString(23),
             environment: row.optionalString(24), prunedAt: row.optionalInt64(25).map(Date.init(epochMilliseconds:)))
     }
 

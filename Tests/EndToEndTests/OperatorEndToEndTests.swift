@@ -133,7 +133,7 @@ struct OperatorEndToEndTests {
 
         let store = try harness.store()
         let r1 = try #require(try store.order(id: "R1"))
-        #expect(r1.finishedBy == "operator")
+        #expect(r1.finishedBy == .operator)
         #expect(r1.verifiedTransactionID == "1000000123")
         #expect(try store.history(orderID: "R1").last?.actor == .operator("root"))
         #expect(try store.history(orderID: "R1").last?.detail == "transaction 1000000123 claimed; granted by hand, ticket 4411")

@@ -66,7 +66,7 @@ struct WriteVerbTests {
         #expect(fixture.run(["retry", "O-duplicate", "--force"]).status == 0)
         #expect(fixture.run(["resolve", "O-escalated", "--note", "refunded by hand", "--transaction-id", "555"]).out == "O-escalated: escalated → finished\n")
         let resolved = try #require(try store(fixture).order(id: "O-escalated"))
-        #expect(resolved.finishedBy == "operator")
+        #expect(resolved.finishedBy == .operator)
         #expect(resolved.verifiedTransactionID == "555")
         #expect(try store(fixture).history(orderID: "O-escalated").last?.detail == "transaction 555 claimed; refunded by hand")
         #expect(fixture.run(["cancel", "O-held", "--note", "customer gone"]).out == "O-held: held → cancelled\n")

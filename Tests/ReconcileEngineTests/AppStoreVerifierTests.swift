@@ -101,11 +101,11 @@ struct AppStoreVerifierTests {
 
         let strict = ScriptedTransport([productionURL: [notFound]])
         let refused = try await verifier(strict, allowSandbox: false).verify(Self.order(transactionID: "2001"), gate: RecordingGate())
-        guard case .escalate(let reason, _) = refused.verdict else {
+        guard case .escalate(let reason) = refused.verdict else {
             Issue.record("\(refused.verdict)")
             return
         }
-        #expect(reason == "transaction_not_found")
+        #expect(reason.code == "transaction_not_found")
         #expect(strict.requests.count == 1)
     }
 
@@ -134,7 +134,7 @@ struct AppStoreVerifierTests {
             Issue.record("\(outcome.verdict)")
             return
         }
-        #expect(reason.hasPrefix("appstore_unverifiable_answer: invalid_chain"))
+        #expect(reason.description.hasPrefix("appstore_unverifiable_answer: invalid_chain"))
     }
 
     @Test("the order's own signed transaction: tampered → rejected; a sandbox one without AllowSandbox → rejected; a good one is confirmed with Apple")
@@ -144,9 +144,9 @@ struct AppStoreVerifierTests {
         let forged = parts[0] + "." + Base64URL.encode(Array(#"{"transactionId":"1003","productId":"gems","bundleId":"com.example.app","environment":"Production"}"#.utf8)) + "." + parts[2]
         let none = ScriptedTransport([:])
         let tampered = try await verifier(none).verify(Self.order(signed: forged), gate: RecordingGate())
-        #expect({ if case .reject("invalid_signed_transaction", _) = tampered.verdict { true } else { false } }(), "\(tampered.verdict)")
+        #expect({ if case .reject(let reason) = tampered.verdict, reason.code == "invalid_signed_transaction" { true } else { false } }(), "\(tampered.verdict)")
         let sandbox = try await verifier(none, allowSandbox: false).verify(Self.order(signed: try await Self.signed("1004", environment: "Sandbox")), gate: RecordingGate())
-        #expect({ if case .reject("sandbox_not_allowed", _) = sandbox.verdict { true } else { false } }(), "\(sandbox.verdict)")
+        #expect({ if case .reject(let reason) = sandbox.verdict, reason.code == "sandbox_not_allowed" { true } else { false } }(), "\(sandbox.verdict)")
         #expect(none.requests.isEmpty, "a refused proof was sent to Apple")
 
         let url = Self.production + "/inApps/v1/transactions/1003"
@@ -165,10 +165,10 @@ struct AppStoreVerifierTests {
         let url = Self.production + "/inApps/v1/transactions/9"
         let cases: [(HTTPExchangeResult, (VerifierOutcome.Verdict) -> Bool)] = [
             (answer(500, #"{"errorCode":5000000,"errorMessage":"x"}"#), { $0 == .internalError }),
-            (answer(429, #"{"errorCode":4290000}"#, headers: [HTTPHeader("Retry-After", "30")]), { $0 == .transient(reason: "appstore_429", retryAfter: .seconds(30)) }),
-            (answer(401, "Unauthenticated"), { if case .configuration(let reason) = $0 { reason.contains("no release") } else { false } }),
-            (answer(400, #"{"errorCode":4000006}"#), { if case .reject("invalid_transaction_id", _) = $0 { true } else { false } }),
-            (failure(.timeout), { $0 == .transient(reason: "timeout") }),
+            (answer(429, #"{"errorCode":4290000}"#, headers: [HTTPHeader("Retry-After", "30")]), { $0 == .transient("appstore_429", retryAfter: .seconds(30)) }),
+            (answer(401, "Unauthenticated"), { if case .configuration(let reason) = $0 { reason.description.contains("no release") } else { false } }),
+            (answer(400, #"{"errorCode":4000006}"#), { if case .reject(let reason) = $0, reason.code == "invalid_transaction_id" { true } else { false } }),
+            (failure(.timeout), { $0 == .transient("timeout") }),
         ]
         for (result, check) in cases {
             let transport = ScriptedTransport([url: [result]])

@@ -49,7 +49,7 @@ struct AppleVerifierTests {
     @Test("21007 with AllowSandbox=no is rejected without asking the sandbox")
     func sandboxRefused() async {
         let (outcome, transport) = await verify([Self.production: [answer(#"{"status":21007}"#)]], allowSandbox: false)
-        #expect(outcome.verdict == .reject(reason: "sandbox_not_allowed", detail: "a sandbox receipt (21007), and AllowSandbox=no"))
+        #expect(outcome.verdict == .reject(Reason("sandbox_not_allowed", detail: "a sandbox receipt (21007), and AllowSandbox=no")))
         #expect(transport.requests.count == 1)
     }
 
@@ -58,7 +58,7 @@ struct AppleVerifierTests {
         let (allowed, _) = await verify([Self.production: [answer(#"{"status":21002}"#)], Self.sandbox: [answer(Self.valid)]])
         guard case .match = allowed.verdict else { Issue.record("\(allowed.verdict)"); return }
         let (refused, _) = await verify([Self.production: [answer(#"{"status":21002}"#)], Self.sandbox: [answer(Self.valid)]], allowSandbox: false)
-        #expect(refused.verdict == .reject(reason: "sandbox_not_allowed", detail: "a sandbox receipt, and AllowSandbox=no"))
+        #expect(refused.verdict == .reject(Reason("sandbox_not_allowed", detail: "a sandbox receipt, and AllowSandbox=no")))
         let (both, _) = await verify([Self.production: [answer(#"{"status":21002}"#)], Self.sandbox: [answer(#"{"status":21002}"#)]])
         #expect(both.verdict == .malformed)
     }
@@ -67,21 +67,21 @@ struct AppleVerifierTests {
     func noSecondBounce() async {
         let (outcome, transport) = await verify([Self.production: [answer(#"{"status":21007}"#)], Self.sandbox: [answer(#"{"status":21008}"#)]])
         #expect(transport.requests.count == 2)
-        #expect(outcome.verdict == .transient(reason: "apple_21008_after_bounce"))
+        #expect(outcome.verdict == .transient("apple_21008_after_bounce"))
     }
 
     @Test("the sandbox's circuit open: the attempt is transient, nothing sent there")
     func sandboxClosed() async {
         let (outcome, transport) = await verify([Self.production: [answer(#"{"status":21007}"#)]], gate: RecordingGate(open: false))
         #expect(transport.requests.count == 1)
-        #expect(outcome.verdict == .transient(reason: "sandbox_circuit_open"))
+        #expect(outcome.verdict == .transient("sandbox_circuit_open"))
     }
 
     @Test("another bundle escalates bundle_mismatch")
     func bundleMismatch() async {
         let other = #"{"status":0,"receipt":{"bundle_id":"com.other","in_app":[]}}"#
         let (outcome, _) = await verify([Self.production: [answer(other)]])
-        #expect(outcome.verdict == .escalate(reason: "bundle_mismatch", detail: "the receipt is for \"com.other\", BundleID=com.example.app"))
+        #expect(outcome.verdict == .escalate(Reason("bundle_mismatch", detail: "the receipt is for \"com.other\", BundleID=com.example.app")))
     }
 
     @Test("endpoint health is reported per exchange")
@@ -103,7 +103,7 @@ struct AppleVerifierTests {
     func noReceipt() async {
         let transport = ScriptedTransport([:])
         let outcome = await verifier(transport).verify(claimed(receipt: nil), gate: RecordingGate())
-        #expect(outcome.verdict == .escalate(reason: "no_usable_proof", detail: "Kind=apple needs a receipt"))
+        #expect(outcome.verdict == .escalate(Reason("no_usable_proof", detail: "Kind=apple needs a receipt")))
         #expect(transport.requests.isEmpty)
     }
 }
@@ -117,7 +117,7 @@ struct MerchantVerifierTests {
         let transport = ScriptedTransport([Self.url: [answer(#"{"result":"verified","transaction_id":"77"}"#)]])
         let verifier = MerchantVerifier(endpoint: EndpointSettings(url: Self.url, timeout: .seconds(1), bearerToken: "tok"), transport: transport)
         let outcome = await verifier.verify(claimed(attempt: 3), gate: RecordingGate())
-        #expect(outcome.verdict == .granted(Grant(transactionID: "77", productID: "gems"), finishedBy: "merchant"))
+        #expect(outcome.verdict == .granted(Grant(transactionID: "77", productID: "gems"), finishedBy: .merchant))
         let sent = try #require(transport.requests.first)
         #expect(sent.headers.contains(HTTPHeader("Idempotency-Key", "A1")))
         #expect(sent.headers.contains(HTTPHeader("Reconcile-Attempt", "3")))

@@ -26,7 +26,7 @@ struct SQLiteOrderStoreOperatorTests {
     }
 
     func record() -> AttemptRecord {
-        AttemptRecord(endpoint: .production, environment: "Production", httpStatus: 200, verifierStatus: 0, latency: .milliseconds(5), outcome: "ok", startedAt: t0)
+        AttemptRecord(endpoint: .production, environment: "Production", httpStatus: 200, verifierStatus: 0, latency: .milliseconds(5), outcome: .answered, startedAt: t0)
     }
 
     /// An order escalated because its delivery was refused: it resumes at `verified`.
@@ -37,7 +37,7 @@ struct SQLiteOrderStoreOperatorTests {
             try claim(store).map { AttemptCompletion(order: $0, records: [record()], resolution: .match(items: items, environment: "Production", finishes: false), charged: true) },
             owner: owner, now: t0)
         _ = try store.complete(
-            try claim(store, .deliver).map { AttemptCompletion(order: $0, records: [record()], resolution: .escalate(reason: "delivery_http_422"), charged: true) },
+            try claim(store, .deliver).map { AttemptCompletion(order: $0, records: [record()], resolution: .escalate("delivery_http_422"), charged: true) },
             owner: owner, now: t0)
     }
 

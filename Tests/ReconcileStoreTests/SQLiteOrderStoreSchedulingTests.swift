@@ -14,7 +14,7 @@ struct SQLiteOrderStoreSchedulingTests {
     }
 
     func record(_ endpoint: VerificationEndpoint = .production, status: Int? = 0) -> AttemptRecord {
-        AttemptRecord(endpoint: endpoint, environment: "Production", httpStatus: 200, verifierStatus: status, latency: .milliseconds(12), outcome: "ok", startedAt: t0)
+        AttemptRecord(endpoint: endpoint, environment: "Production", httpStatus: 200, verifierStatus: status, latency: .milliseconds(12), outcome: .answered, startedAt: t0)
     }
 
     @Test("claiming leases due orders, earliest first, charges the attempt and records pending → verifying")
@@ -42,7 +42,7 @@ struct SQLiteOrderStoreSchedulingTests {
         _ = try store.ingest([candidate("A1")], verifierKind: .apple, now: t0)
         let order = try #require(try claim(store).first)
         var failed = record(status: 21005)
-        failed.outcome = "transient"
+        failed.outcome = .transient
         let results = try store.complete(
             [AttemptCompletion(order: order, records: [failed], resolution: .retry(at: t0 + 30, reason: "apple_21005"), charged: true)],
             owner: owner, now: t0 + 1)
@@ -82,10 +82,10 @@ struct SQLiteOrderStoreSchedulingTests {
             orders.map { AttemptCompletion(order: $0, records: [record()], resolution: .match(items: items, environment: "Production", finishes: true), charged: true) },
             owner: owner, now: t0 + 1)
         #expect(results.map(\.to) == [.finished, .escalated])
-        #expect(results[1].reason == "duplicate_transaction")
-        #expect(results[1].detail == "transaction 1000 is claimed by order A1")
+        #expect(results[1].reason.code == "duplicate_transaction")
+        #expect(results[1].reason.detail == "transaction 1000 is claimed by order A1")
         let finished = try #require(try store.order(id: "A1"))
-        #expect(finished.finishedBy == "verifier")
+        #expect(finished.finishedBy == .verifier)
         #expect(finished.verifiedTransactionID == "1000")
         #expect(finished.environment == "Production")
         #expect(try store.scalar("SELECT count(*) FROM claims") == 1)
@@ -103,7 +103,7 @@ struct SQLiteOrderStoreSchedulingTests {
             AttemptCompletion(order: orders[1], records: [record()], resolution: .match(items: other, environment: nil, finishes: true), charged: true),
         ], owner: owner, now: t0)
         #expect(results.map(\.to) == [.rejected, .escalated])
-        #expect(results.map(\.reason) == ["refunded", "no_matching_purchase"])
+        #expect(results.map(\.reason.code) == ["refunded", "no_matching_purchase"])
     }
 
     @Test("verified with delivery: due for delivery at once; delivery finishes it; a delivery refusal escalates back to verified on retry")
@@ -123,10 +123,10 @@ struct SQLiteOrderStoreSchedulingTests {
         #expect(try store.order(id: "A1")?.state == .verified)
         let results = try store.complete([
             AttemptCompletion(order: deliveries[0], records: [record(.delivery, status: nil)], resolution: .delivered, charged: true),
-            AttemptCompletion(order: deliveries[1], records: [record(.delivery, status: nil)], resolution: .escalate(reason: "delivery_http_422"), charged: true),
+            AttemptCompletion(order: deliveries[1], records: [record(.delivery, status: nil)], resolution: .escalate("delivery_http_422"), charged: true),
         ], owner: owner, now: t0)
         #expect(results.map(\.to) == [.finished, .escalated])
-        #expect(try store.order(id: "A1")?.finishedBy == "delivery")
+        #expect(try store.order(id: "A1")?.finishedBy == .delivery)
         #expect(try store.order(id: "B2")?.resumeState == .verified)
         #expect(try store.order(id: "B2")?.deliveryAttempts == 1)
     }
@@ -149,10 +149,10 @@ struct SQLiteOrderStoreSchedulingTests {
         let order = try #require(try claim(store).first)
         _ = try store.ingest([candidate("A1", receipt: "TkVX")], verifierKind: .apple, now: t0)
         let results = try store.complete(
-            [AttemptCompletion(order: order, records: [record(status: 21003)], resolution: .reject(reason: "receipt_not_authenticated"), charged: true)],
+            [AttemptCompletion(order: order, records: [record(status: 21003)], resolution: .reject("receipt_not_authenticated"), charged: true)],
             owner: owner, now: t0 + 2)
         #expect(results.first?.to == .pending)
-        #expect(results.first?.reason == "new_proof")
+        #expect(results.first?.reason.code == "new_proof")
         #expect(try store.order(id: "A1")?.nextAttemptAt == t0 + 2)
     }
 

@@ -61,7 +61,7 @@ enum ShowCommand {
             field("next attempt", "none (\(order.state.rawValue))")
         }
         field("verified", order.verifiedTransactionID.map { "transaction \($0)\(order.environment.map { ", \($0)" } ?? "")" })
-        field("finished by", order.finishedBy)
+        field("finished by", order.finishedBy?.rawValue)
         lines.append("")
         lines.append(style.bold("History"))
         var table = TextTable([

@@ -38,7 +38,7 @@ enum OrderJSON {
         object["created_at"] = time(order.createdAt)
         object["verified_transaction_id"] = .string(orNull: order.verifiedTransactionID)
         object["environment"] = .string(orNull: order.environment)
-        object["finished_by"] = .string(orNull: order.finishedBy)
+        object["finished_by"] = .string(orNull: order.finishedBy?.rawValue)
         object["lease_owner"] = .string(orNull: order.leaseOwner)
         object["pruned_at"] = time(order.prunedAt)
         object["history"] = .array(history.map { record in

@@ -23,8 +23,8 @@ public enum CompletionRules {
         let order = completion.order
         guard record.lease?.owner == owner else {
             return (nil, CompletionResult(
-                orderID: order.orderID, productID: order.productID, from: record.state, to: record.state, reason: "lease_lost",
-                attempts: order.attempt, applied: false))
+                orderID: order.orderID, productID: order.productID, from: record.state, to: record.state,
+                reason: Reason(ReasonCode.leaseLost), attempts: order.attempt, applied: false))
         }
         var plan = OrderPlan(record: record)
         plan.attempts = completion.records.map { PlannedAttempt(number: order.attempt, kind: order.kind, record: $0) }
@@ -38,7 +38,7 @@ public enum CompletionRules {
             switch decision.event {
             case .definitiveReject, .limitsHit, .transientFailure:
                 decision.event = .transientFailure
-                decision.reason = Reason("new_proof", detail: "new proof arrived during the attempt; it is tried next")
+                decision.reason = Reason(ReasonCode.newProof, detail: "new proof arrived during the attempt; it is tried next")
                 decision.nextAttempt = now
                 decision.countMalformed = false
             default:
@@ -78,8 +78,8 @@ public enum CompletionRules {
             at: now, actor: .daemon, from: record.state, to: state, reason: transitionReason, linksLastAttempt: !plan.attempts.isEmpty))
 
         var result = CompletionResult(
-            orderID: order.orderID, productID: order.productID, from: record.state, to: state, reason: decision.reason.code,
-            detail: decision.reason.detail, attempts: after.attempts(order.kind),
+            orderID: order.orderID, productID: order.productID, from: record.state, to: state, reason: decision.reason,
+            attempts: after.attempts(order.kind),
             transactionID: decision.grant?.transactionID ?? order.grant?.transactionID ?? order.proof.transactionID,
             nextAttemptAt: nextAttempt)
 
@@ -88,7 +88,7 @@ public enum CompletionRules {
             let applied = try OperatorRules.applyDeferred(deferred, to: &plan, now: now, lookups: lookups)
             if case .applied(_, let final) = applied.result {
                 result.to = final
-                result.reason = deferred.request.action.rawValue
+                result.reason = Reason(deferred.request.action.rawValue)
                 result.appliedAction = deferred.request.action
                 result.appliedBy = deferred.request.actor
                 result.nextAttemptAt = final == .pending || final == .verified ? now : nil
@@ -112,17 +112,17 @@ public enum CompletionRules {
     static func decide(_ completion: AttemptCompletion, now: Date, lookups: some RuleLookups) throws -> Decision {
         let order = completion.order
         switch completion.resolution {
-        case .retry(let at, let why, let malformed):
-            return Decision(event: .transientFailure, reason: Reason(parsing: why), nextAttempt: at, countMalformed: malformed)
-        case .reject(let why, let more):
-            return Decision(event: .definitiveReject(escalate: false), reason: Self.reason(why, more))
-        case .escalate(let why, let more, let limits):
-            return Decision(event: limits ? .limitsHit : .definitiveReject(escalate: true), reason: Self.reason(why, more))
-        case .verified(let granted, let finishes, let by):
-            let finisher = Finisher(rawValue: by) ?? .verifier
+        case .retry(let at, let reason, let malformed):
+            return Decision(event: .transientFailure, reason: reason, nextAttempt: at, countMalformed: malformed)
+        case .reject(let reason):
+            return Decision(event: .definitiveReject(escalate: false), reason: reason)
+        case .escalate(let reason, let limits):
+            return Decision(event: limits ? .limitsHit : .definitiveReject(escalate: true), reason: reason)
+        case .verified(let granted, let finishes, let finisher):
             return Decision(
-                event: .verified(finishesOrder: finishes), reason: Reason(finisher == .merchant ? "granted" : "verified"),
-                grant: granted, finishedBy: finishes ? finisher : nil)
+                event: .verified(finishesOrder: finishes),
+                reason: Reason(finisher == .merchant ? ReasonCode.granted : ReasonCode.verified), grant: granted,
+                finishedBy: finishes ? finisher : nil)
         case .delivered:
             return Decision(event: .delivered, reason: Reason("delivered"), finishedBy: .delivery)
         case .finishedWithoutDelivery:
@@ -139,7 +139,7 @@ public enum CompletionRules {
             case .duplicateTransaction(let transactionID, let claimant):
                 return Decision(
                     event: .definitiveReject(escalate: true),
-                    reason: Reason("duplicate_transaction", detail: "transaction \(transactionID) is claimed by order \(claimant)"))
+                    reason: Reason(ReasonCode.duplicateTransaction, detail: "transaction \(transactionID) is claimed by order \(claimant)"))
             case .refunded:
                 return Decision(
                     event: .definitiveReject(escalate: false),
@@ -151,13 +151,6 @@ public enum CompletionRules {
                         "no_matching_purchase", detail: "the receipt holds no unclaimed purchase of \(order.productID) for this order"))
             }
         }
-    }
-
-    /// A verdict's reason: its explanation after `": "` (`http_404: no such endpoint`) goes to
-    /// the detail, before any detail of its own.
-    static func reason(_ text: String, _ detail: String?) -> Reason {
-        let parsed = Reason(parsing: text)
-        return Reason(parsed.code, detail: Reason.joined(parsed.detail, detail))
     }
 
     /// A grant over what the order had: each field the new grant leaves out keeps its value.

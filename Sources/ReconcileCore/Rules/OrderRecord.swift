@@ -106,7 +106,7 @@ public struct OrderRecord: Sendable, Hashable {
             applicationUsername: applicationUsername, userID: userID, amount: amount, currency: currency, createdAt: createdAt,
             receivedAt: receivedAt, updatedAt: updatedAt, nextAttemptAt: nextAttemptAt, attempts: attempts,
             deliveryAttempts: deliveryAttempts, contentHash: contentHash, reason: reason, leaseOwner: lease?.owner,
-            leasedUntil: lease?.until, finishedBy: finishedBy?.rawValue, verifiedTransactionID: grant?.transactionID,
+            leasedUntil: lease?.until, finishedBy: finishedBy, verifiedTransactionID: grant?.transactionID,
             environment: grant?.environment, prunedAt: prunedAt)
     }
 }

@@ -3,7 +3,10 @@ import Foundation
 /// Why an order is where it is: a stable code for scripts, log filters and the `reason` column
 /// (`duplicate_transaction`, `http_503`), and free text for a person (`transaction 7 is claimed
 /// by order A1`). Printed as `code: detail`, the form log lines have always used.
-public struct Reason: Sendable, Hashable, CustomStringConvertible {
+///
+/// A string literal is read in the printed form: `"http_404: no such endpoint"` is code
+/// `http_404` with that detail.
+public struct Reason: Sendable, Hashable, CustomStringConvertible, ExpressibleByStringInterpolation {
     public var code: String
     public var detail: String?
 
@@ -21,6 +24,10 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    public init(stringLiteral text: String) {
+        self.init(parsing: text)
+    }
+
     public var description: String {
         detail.map { "\(code): \($0)" } ?? code
     }
@@ -34,4 +41,18 @@ public struct Reason: Sendable, Hashable, CustomStringConvertible {
         let present = parts.compactMap { $0 }
         return present.isEmpty ? nil : present.joined(separator: "; ")
     }
+}
+
+/// The reason codes the daemon's own logic looks at (most codes are only recorded and shown).
+public enum ReasonCode {
+    public static let granted = "granted"
+    public static let verified = "verified"
+    public static let delivered = "delivered"
+    public static let noDeliveryURL = "no_delivery_url"
+    public static let bundleMismatch = "bundle_mismatch"
+    public static let duplicateTransaction = "duplicate_transaction"
+    public static let leaseLost = "lease_lost"
+    public static let maxAge = "max_age"
+    public static let maxAttempts = "max_attempts"
+    public static let newProof = "new_proof"
 }

@@ -13,7 +13,8 @@ public enum WaitingRules {
         let plan = OrderPlan(record: after, transitions: [PlannedTransition(
             at: now, actor: .daemon, from: .waiting, to: .expired, reason: Reason("max_age", detail: "no usable proof arrived within MaxAge"))])
         let result = CompletionResult(
-            orderID: record.orderID, productID: record.productID, from: .waiting, to: .expired, reason: "max_age", attempts: record.attempts)
+            orderID: record.orderID, productID: record.productID, from: .waiting, to: .expired,
+            reason: Reason(ReasonCode.maxAge, detail: "no usable proof arrived within MaxAge"), attempts: record.attempts)
         return (plan, result)
     }
 

@@ -21,13 +21,13 @@ public struct AttemptCompletion: Sendable, Hashable {
     /// What the attempt decided.
     public enum Resolution: Sendable, Hashable {
         /// Try again at `at` (verifying → pending, verified stays verified).
-        case retry(at: Date, reason: String, malformed: Bool = false)
+        case retry(at: Date, reason: Reason, malformed: Bool = false)
         /// Refused for good (verifying → rejected).
-        case reject(reason: String, detail: String? = nil)
+        case reject(Reason)
         /// Needs a person; `limits` for MaxAttempts/MaxAge, otherwise an outcome of §5.
-        case escalate(reason: String, detail: String? = nil, limits: Bool = false)
+        case escalate(Reason, limits: Bool = false)
         /// Granted by the verifier; finished at once, or on to delivery.
-        case verified(Grant, finishes: Bool, finishedBy: String)
+        case verified(Grant, finishes: Bool, finishedBy: Finisher)
         /// Apple answered `status 0`: match the order against these items inside the
         /// transaction (claims are checked and taken there), then verified or a §5 outcome.
         case match(items: [AppleReceiptItem], environment: String?, finishes: Bool)
@@ -45,8 +45,7 @@ public struct CompletionResult: Sendable, Hashable {
     public var productID: String
     public var from: OrderState
     public var to: OrderState
-    public var reason: String
-    public var detail: String?
+    public var reason: Reason
     public var attempts: Int
     public var transactionID: String?
     public var nextAttemptAt: Date?
@@ -59,15 +58,13 @@ public struct CompletionResult: Sendable, Hashable {
     public var appliedBy: TransitionActor?
 
     public init(
-        orderID: String, productID: String, from: OrderState, to: OrderState, reason: String, detail: String? = nil,
-        attempts: Int, transactionID: String? = nil, nextAttemptAt: Date? = nil, applied: Bool = true
+        orderID: String, productID: String, from: OrderState, to: OrderState, reason: Reason, attempts: Int, transactionID: String? = nil, nextAttemptAt: Date? = nil, applied: Bool = true
     ) {
         self.orderID = orderID
         self.productID = productID
         self.from = from
         self.to = to
         self.reason = reason
-        self.detail = detail
         self.attempts = attempts
         self.transactionID = transactionID
         self.nextAttemptAt = nextAttemptAt

@@ -25,8 +25,8 @@ public struct StoredOrder: Sendable, Hashable {
     public var reason: String?
     public var leaseOwner: String?
     public var leasedUntil: Date?
-    /// Who finished it: `delivery`, `merchant`, `verifier` or `operator`.
-    public var finishedBy: String?
+    /// Who finished it.
+    public var finishedBy: Finisher?
     /// The transaction the verifier matched, once verified.
     public var verifiedTransactionID: String?
     public var environment: String?
@@ -38,7 +38,7 @@ public struct StoredOrder: Sendable, Hashable {
         proof: OrderProof = OrderProof(), applicationUsername: String? = nil, userID: String? = nil,
         amount: String? = nil, currency: String? = nil, createdAt: Date? = nil, receivedAt: Date, updatedAt: Date,
         nextAttemptAt: Date? = nil, attempts: Int = 0, deliveryAttempts: Int = 0, contentHash: String,
-        reason: String? = nil, leaseOwner: String? = nil, leasedUntil: Date? = nil, finishedBy: String? = nil,
+        reason: String? = nil, leaseOwner: String? = nil, leasedUntil: Date? = nil, finishedBy: Finisher? = nil,
         verifiedTransactionID: String? = nil, environment: String? = nil, prunedAt: Date? = nil
     ) {
         self.orderID = orderID

@@ -24,7 +24,7 @@ public struct AttemptResolver: Sendable {
         func completion(_ resolution: AttemptCompletion.Resolution, charged: Bool = order.charged) -> AttemptCompletion {
             AttemptCompletion(order: order, records: outcome.records, resolution: resolution, charged: charged)
         }
-        func afterFailure(_ reason: String, retryAfter: Duration?, malformed: Bool = false) -> AttemptCompletion {
+        func afterFailure(_ reason: Reason, retryAfter: Duration?, malformed: Bool = false) -> AttemptCompletion {
             guard order.charged else {
                 // A probe that failed: not charged, due again at the next probe.
                 return completion(.retry(at: max(retryAt, now), reason: reason, malformed: malformed))
@@ -36,10 +36,10 @@ public struct AttemptResolver: Sendable {
             case .retry(let at):
                 return completion(.retry(at: at, reason: reason, malformed: malformed))
             case .escalate(let limit):
-                let detail = limit == "max_attempts"
+                let detail = limit == ReasonCode.maxAttempts
                     ? "\(order.attempt) attempts reached MaxAttempts (last: \(reason))"
                     : "older than MaxAge=\(TimeSpan.format(policy.maxAge)) (last: \(reason))"
-                return completion(.escalate(reason: limit, detail: detail, limits: true))
+                return completion(.escalate(Reason(limit, detail: detail), limits: true))
             }
         }
 
@@ -50,20 +50,21 @@ public struct AttemptResolver: Sendable {
             return completion(.retry(at: max(retryAt, now), reason: reason), charged: false)
         case .malformed:
             if order.malformedAnswers + 1 >= malformedLimit {
-                return completion(.reject(reason: "malformed_receipt", detail: "Apple answered 21002 \(malformedLimit) times"))
+                return completion(.reject(Reason("malformed_receipt", detail: "Apple answered 21002 \(malformedLimit) times")))
             }
             return afterFailure("apple_21002", retryAfter: nil, malformed: true)
         case .internalError:
             if order.malformedAnswers + 1 >= malformedLimit {
-                return completion(.escalate(reason: "apple_internal_error", detail: "the App Store Server API answered 5000000 \(malformedLimit) times"))
+                return completion(.escalate(Reason(
+                    "apple_internal_error", detail: "the App Store Server API answered 5000000 \(malformedLimit) times")))
             }
             return afterFailure("appstore_5000000", retryAfter: nil, malformed: true)
         case .configuration(let reason):
             return completion(.retry(at: max(retryAt, now), reason: reason), charged: false)
-        case .reject(let reason, let detail):
-            return completion(.reject(reason: reason, detail: detail))
-        case .escalate(let reason, let detail):
-            return completion(.escalate(reason: reason, detail: detail))
+        case .reject(let reason):
+            return completion(.reject(reason))
+        case .escalate(let reason):
+            return completion(.escalate(reason))
         case .granted(let grant, let finishedBy):
             return completion(.verified(grant, finishes: true, finishedBy: finishedBy))
         case .match(let items, let environment):

@@ -26,15 +26,14 @@ public struct AttemptRecord: Sendable, Hashable {
     /// Apple's `status`.
     public var verifierStatus: Int?
     public var latency: Duration
-    /// A short word: `ok`, `transient`, `reject`, `escalate`, `configuration`.
-    public var outcome: String
+    public var outcome: AttemptOutcome
     /// Why, in a few words (never the body, never a secret).
     public var detail: String?
     public var startedAt: Date
 
     public init(
         endpoint: VerificationEndpoint, environment: String? = nil, httpStatus: Int? = nil, verifierStatus: Int? = nil,
-        latency: Duration, outcome: String, detail: String? = nil, startedAt: Date
+        latency: Duration, outcome: AttemptOutcome, detail: String? = nil, startedAt: Date
     ) {
         self.endpoint = endpoint
         self.environment = environment
@@ -45,4 +44,14 @@ public struct AttemptRecord: Sendable, Hashable {
         self.detail = detail
         self.startedAt = startedAt
     }
+}
+
+/// What one request of an attempt came to, as the `attempts` table records it.
+public enum AttemptOutcome: String, Sendable, Hashable, CaseIterable {
+    /// The endpoint answered, whatever it said about the order.
+    case answered
+    /// No usable answer: a time-out, a reset, a 5xx, a body that does not parse.
+    case transient
+    /// Our configuration is wrong (a refused key or secret, a wrong URL).
+    case configuration
 }

@@ -12,23 +12,23 @@ public struct VerifierOutcome: Sendable, Hashable {
     /// The verdict of an attempt.
     public enum Verdict: Sendable, Hashable {
         /// Try again later (after `retryAfter` at least, if the server said).
-        case transient(reason: String, retryAfter: Duration? = nil)
+        case transient(Reason, retryAfter: Duration? = nil)
         /// Apple's 21002: transient up to three answers, then a rejection.
         case malformed
         /// The App Store Server API's 5000000 (an unknown error, not called retryable): transient
         /// up to three answers (counted with 21002s), then the order goes to a person.
         case internalError
-        case reject(reason: String, detail: String? = nil)
-        case escalate(reason: String, detail: String? = nil)
+        case reject(Reason)
+        case escalate(Reason)
         /// Our configuration is wrong: the order is not charged and waits for the circuit.
-        case configuration(reason: String)
+        case configuration(Reason)
         /// Granted (the merchant protocol).
-        case granted(Grant, finishedBy: String)
+        case granted(Grant, finishedBy: Finisher)
         /// Apple's status 0: match inside the store transaction.
         case match(items: [AppleReceiptItem], environment: String?)
         /// The delivery endpoint acknowledged the grant.
         case delivered
         /// No request could be sent (an endpoint's circuit opened meanwhile).
-        case notSent(reason: String)
+        case notSent(Reason)
     }
 }

@@ -54,17 +54,18 @@ public actor Scheduler: EndpointGate {
 
     private let store: any OrderStore
     private let logger: Logger
+    private let clock: any SchedulerClock
     /// This daemon's lease owner: host, pid and a random part, unique per start.
     public nonisolated let owner: String
     private var settings: Settings
-    private let escalations: EscalationRunner?
     private let wake = WakeSignal()
-    private let origin = ContinuousClock.now
+    /// Wall-clock time minus monotonic time, to see the wall clock step.
     private var wallOffset: Double
     private var random = SystemRandomSource()
 
-    private var circuits: [VerificationEndpoint: CircuitBreaker] = [:]
-    private var buckets: [VerificationEndpoint: TokenBucket] = [:]
+    private var admission: EndpointAdmission
+    private var reporter: CompletionReporter
+    private var bundleMismatches = BundleMismatchStreak()
     private var inFlight = 0
     /// Orders leased ahead of a free slot (a few), so that a finished attempt's slot is refilled
     /// at once instead of after the next commit. Their tokens and circuit permission are taken
@@ -73,13 +74,12 @@ public actor Scheduler: EndpointGate {
     private var pendingCompletions: [AttemptCompletion] = []
     private var stopping = false
     private var stopped = false
-    private var drainDeadline: ContinuousClock.Instant?
-    private var bundleMismatchStreak = 0
+    private var stopWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Monotonic seconds.
+    private var drainDeadline: Double?
     private var heartbeat: (@Sendable () -> Void)?
     private var heartbeatInterval: Duration?
     private var changeObserver: (@Sendable () -> Void)?
-    /// Counters since start, for status and metrics.
-    public private(set) var counters = Counters()
     /// How long the requests to each endpoint took, since start (for metrics).
     private var requestDurations: [VerificationEndpoint: LatencyHistogram] = [:]
 
@@ -98,18 +98,22 @@ public actor Scheduler: EndpointGate {
         public init() {}
     }
 
-    public init(store: any OrderStore, settings: Settings, logger: Logger, escalations: EscalationRunner? = nil) {
+    /// Counters since start, for status and metrics.
+    public var counters: Counters { reporter.counters }
+
+    public init(
+        store: any OrderStore, settings: Settings, logger: Logger, escalations: EscalationRunner? = nil,
+        clock: any SchedulerClock = SystemSchedulerClock()
+    ) {
         self.store = store
         self.settings = settings
         self.logger = logger
-        self.escalations = escalations
+        self.clock = clock
+        self.reporter = CompletionReporter(logger: logger, escalations: escalations)
         let host = ProcessInfo.processInfo.hostName
         self.owner = "\(host):\(getpid()):\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
-        self.wallOffset = Date().timeIntervalSince1970
-        for endpoint in Self.endpoints(of: settings) {
-            circuits[endpoint] = Self.circuit(settings)
-            buckets[endpoint] = TokenBucket(rate: settings.rate(for: endpoint), burst: settings.burst, now: 0)
-        }
+        self.wallOffset = clock.now().timeIntervalSince1970 - clock.uptime()
+        self.admission = EndpointAdmission(limits: Self.limits(settings), endpoints: Self.endpoints(of: settings), now: clock.uptime())
     }
 
     // MARK: - Control
@@ -123,10 +127,9 @@ public actor Scheduler: EndpointGate {
     /// after a 429 end (DESIGN §6), so that the new configuration is tried at once.
     public func apply(_ settings: Settings) {
         self.settings = settings
-        configureLimits(settings)
-        let mono = monotonic()
-        for endpoint in circuits.keys { circuits[endpoint]?.reset() }
-        for endpoint in buckets.keys { buckets[endpoint]?.endPause(now: mono) }
+        let now = clock.uptime()
+        admission.reconfigure(Self.limits(settings), endpoints: Self.endpoints(of: settings), now: now)
+        admission.reload(now: now)
         finishUndeliverable()
         wake.signal()
     }
@@ -137,7 +140,7 @@ public actor Scheduler: EndpointGate {
     private func finishUndeliverable() {
         guard settings.delivery == nil else { return }
         do {
-            let moved = try store.clampNextAttempts(of: [.deliver], notAfter: Date())
+            let moved = try store.clampNextAttempts(of: [.deliver], notAfter: clock.now())
             if moved > 0 {
                 logger.notice("no delivery URL is configured: \(Plural.count(moved, "verified order")) waiting to be delivered finish now")
             }
@@ -168,11 +171,11 @@ public actor Scheduler: EndpointGate {
     /// The wall clock was set: re-evaluate what is due, and after a step back bring far-off
     /// attempts forward so that the queue does not stall for the length of the step.
     public func clockChanged() {
-        let offset = Date().timeIntervalSince1970 - monotonic()
+        let offset = clock.now().timeIntervalSince1970 - clock.uptime()
         let step = offset - wallOffset
         wallOffset = offset
         if step < -Self.clockStep {
-            let limit = Date().addingTimeInterval(settings.resolver.policy.backoff.maxDelay.inSeconds)
+            let limit = clock.now().addingTimeInterval(settings.resolver.policy.backoff.maxDelay.inSeconds)
             let moved = (try? store.clampNextAttempts(notAfter: limit)) ?? 0
             logger.warning(
                 "the wall clock stepped back by \(TimeSpan.format(.seconds((-step).rounded()))); \(Plural.count(moved, "order")) scheduled beyond MaxDelay brought forward",
@@ -184,29 +187,30 @@ public actor Scheduler: EndpointGate {
     }
 
     /// Stops taking work, lets in-flight attempts finish for up to `drainTimeout`, commits their
-    /// outcomes. Attempts still running after that keep their leases until the next start.
+    /// outcomes; returns when ``run()`` has ended. Attempts still running after that keep their
+    /// leases until the next start.
     public func stop(drainTimeout: Duration) async {
-        drainDeadline = ContinuousClock.now + drainTimeout
+        drainDeadline = clock.uptime() + drainTimeout.inSeconds
         stopping = true
         wake.signal()
-        while !stopped { try? await Task.sleep(for: .milliseconds(5)) }
+        guard !stopped else { return }
+        await withCheckedContinuation { stopWaiters.append($0) }
     }
 
     /// A snapshot for `reconcilectl status` and the metrics file.
     public func status() -> SchedulerStatus {
-        let now = monotonic()
-        var endpoints: [SchedulerStatus.Endpoint] = []
-        for endpoint in VerificationEndpoint.allCases {
-            guard let circuit = circuits[endpoint] else { continue }
+        let mono = clock.uptime()
+        let wall = clock.now()
+        func date(_ time: Double) -> Date { wall.addingTimeInterval(time - mono) }
+        let endpoints = admission.states(now: mono).map { state in
             var until: Date?
-            if case .open(let time) = circuit.state { until = Date().addingTimeInterval(time - now) }
-            let paused = buckets[endpoint]?.pause(at: now).map { Date().addingTimeInterval($0 - now) }
-            endpoints.append(SchedulerStatus.Endpoint(
-                endpoint: endpoint, circuit: circuit.state.description, openUntil: until, lastReason: circuit.lastReason,
-                openings: circuit.openings, pausedUntil: paused))
+            if case .open(let time) = state.circuit { until = date(time) }
+            return SchedulerStatus.Endpoint(
+                endpoint: state.endpoint, circuit: state.circuit.description, openUntil: until, lastReason: state.lastReason,
+                openings: state.openings, pausedUntil: state.pausedUntil.map(date))
         }
         var durations = requestDurations
-        for endpoint in circuits.keys where durations[endpoint] == nil { durations[endpoint] = LatencyHistogram() }
+        for state in endpoints where durations[state.endpoint] == nil { durations[state.endpoint] = LatencyHistogram() }
         return SchedulerStatus(inFlight: inFlight, endpoints: endpoints, counters: counters, requestDurations: durations)
     }
 
@@ -215,7 +219,7 @@ public actor Scheduler: EndpointGate {
     /// Runs until ``stop(drainTimeout:)``. Releases the leases a crash left first.
     public func run() async {
         do {
-            let released = try store.releaseLeases(now: Date())
+            let released = try store.releaseLeases(now: clock.now())
             if !released.isEmpty {
                 logger.notice("released the leases of \(Plural.count(released.count, "order")) left by an earlier stop; they are due again")
             }
@@ -225,87 +229,97 @@ public actor Scheduler: EndpointGate {
         finishUndeliverable()
         // After a stop, the loop goes on committing outcomes (without claiming) until nothing is
         // in flight or the drain time is up.
-        while !stopping || (inFlight > 0 && ContinuousClock.now < drainDeadline ?? .now) {
-            var deadline = dispatch()
-            if stopping, let drainDeadline { deadline = deadline.map { min($0, drainDeadline) } ?? drainDeadline }
+        while !stopping || (inFlight > 0 && clock.uptime() < drainDeadline ?? 0) {
+            var deadline = turn()
+            if stopping, let drainDeadline { deadline = min(deadline ?? drainDeadline, drainDeadline) }
             if let heartbeat, let interval = heartbeatInterval {
                 heartbeat()
-                let beatDeadline = ContinuousClock.now + interval
-                await wake.wait(until: deadline.map { min($0, beatDeadline) } ?? beatDeadline)
-            } else {
-                await wake.wait(until: deadline)
+                let beat = clock.uptime() + interval.inSeconds
+                deadline = min(deadline ?? beat, beat)
             }
+            await wake.wait(until: deadline.map(clock.instant(atUptime:)))
         }
+        drain()
+        stopped = true
+        for waiter in stopWaiters { waiter.resume() }
+        stopWaiters.removeAll()
+    }
+
+    /// After the loop: says what is left in flight, hands back what was leased ahead, commits
+    /// every outcome that came in.
+    func drain() {
         if inFlight > 0 {
             logger.warning("\(Plural.count(inFlight, "attempt")) still in flight after DrainTimeout; they are retried at the next start")
         }
         for leased in ready { giveBack(leased, reason: "stopping") }
         ready.removeAll()
         flush()
-        stopped = true
     }
 
     /// One turn: expire, then in one transaction commit the outcomes of finished attempts and
-    /// lease what is due and allowed; start those attempts. Returns when to look again (`nil`:
-    /// only an event can bring work).
-    private func dispatch() -> ContinuousClock.Instant? {
+    /// lease what is due and allowed; start those attempts. Returns when to look again, in
+    /// monotonic seconds (`nil`: only an event can bring work).
+    func turn() -> Double? {
         // A step the kernel did not announce (no timerfd clock-set notice here, or a clock
         // faked for a process) is seen at the next turn.
-        if abs(Date().timeIntervalSince1970 - monotonic() - wallOffset) > Self.clockStep { clockChanged() }
-        let now = Date()
-        let mono = monotonic()
+        if abs(clock.now().timeIntervalSince1970 - clock.uptime() - wallOffset) > Self.clockStep { clockChanged() }
+        let now = clock.now()
+        let mono = clock.uptime()
         var wakeTimes: [Double] = []
-        var plans: [Plan] = []
+        var claims: [Claim] = []
         let completions = pendingCompletions
         pendingCompletions.removeAll()
         do {
             if let time = try expireWaitingOrders(now: now) { wakeTimes.append(mono + time.timeIntervalSince(now)) }
             if !stopping {
-                plans = try plan(now: now, mono: mono, wakeTimes: &wakeTimes)
+                claims = try planClaims(now: now, mono: mono, wakeTimes: &wakeTimes)
             }
-            guard !completions.isEmpty || !plans.isEmpty else { return wakeTime(wakeTimes, mono: mono) }
-            let turn = try store.commit(completions, claims: plans.map(\.request), owner: owner, now: now)
-            for (completion, result) in zip(completions, turn.results) {
-                counters.outcomes[Self.outcomeClass(completion), default: 0] += 1
-                report(result, lastRequest: completion.records.last)
-            }
+            guard !completions.isEmpty || !claims.isEmpty else { return wakeTimes.min().map { max($0, mono) } }
+            let turn = try store.commit(completions, claims: claims.map(\.request), owner: owner, now: now)
+            reporter.committed(completions, turn.results)
             if !completions.isEmpty { wakeTimes.append(mono) }  // outcomes may have made orders due
-            for (plan, claimed) in zip(plans, turn.claimed) {
-                if plan.probe && claimed.isEmpty { circuits[plan.endpoint]?.probeAbandoned() }
-                for order in claimed {
-                    guard let verifier = plan.verifier else {
-                        // No delivery URL: finished as verified, nothing sent, no attempt charged.
-                        pendingCompletions.append(AttemptCompletion(order: order, records: [], resolution: .finishedWithoutDelivery, charged: false))
-                        continue
-                    }
-                    if plan.probe {
-                        // A probe is a request like any other: it goes with a token or not at all.
-                        guard buckets[plan.endpoint, default: newBucket(plan.endpoint, mono)].take(now: mono) else {
-                            circuits[plan.endpoint]?.probeAbandoned()
-                            giveBack(ReadyOrder(order: order, verifier: verifier, endpoint: plan.endpoint), reason: "rate_limited")
-                            continue
-                        }
-                        circuits[plan.endpoint]?.probeSent()
-                        logger.info("probing \(plan.endpoint.rawValue) with order \(order.orderID) (not charged)", [.orderID: order.orderID, .endpoint: plan.endpoint.rawValue])
-                        start(order, with: verifier)
-                    } else {
-                        ready.append(ReadyOrder(order: order, verifier: verifier, endpoint: plan.endpoint))
-                    }
-                }
-                if plan.verifier == nil && !claimed.isEmpty { wakeTimes.append(mono) }  // their completions, next turn
-                if claimed.count == plan.request.limit && !plan.probe { wakeTimes.append(mono) }  // more may be due at once
+            for (claim, claimed) in zip(claims, turn.claimed) {
+                dispatch(claimed, for: claim, mono: mono)
+                if claim.probe && claimed.isEmpty { admission.probeAbandoned(claim.endpoint) }
+                if claim.verifier == nil && !claimed.isEmpty { wakeTimes.append(mono) }  // their completions, next turn
+                if claimed.count == claim.request.limit && !claim.probe { wakeTimes.append(mono) }  // more may be due at once
             }
             startReady()
             changeObserver?()
         } catch {
             pendingCompletions = completions + pendingCompletions
-            for plan in plans where plan.probe { circuits[plan.endpoint]?.probeAbandoned() }
+            for claim in claims where claim.probe { admission.probeAbandoned(claim.endpoint) }
             logger.error(
                 "the store failed while scheduling: \(error); retrying in 1s", id: .storeUnavailable,
                 [.reason: StoreFailure.of(error).rawValue])
             wakeTimes.append(mono + 1)
         }
-        return wakeTime(wakeTimes, mono: mono)
+        return wakeTimes.min().map { max($0, mono) }
+    }
+
+    /// Starts (a probe), queues (leased ahead) or finishes at once (no delivery URL) the orders
+    /// one claim leased.
+    private func dispatch(_ claimed: [ClaimedOrder], for claim: Claim, mono: Double) {
+        for order in claimed {
+            guard let verifier = claim.verifier else {
+                // No delivery URL: finished as verified, nothing sent, no attempt charged.
+                pendingCompletions.append(AttemptCompletion(order: order, records: [], resolution: .finishedWithoutDelivery, charged: false))
+                continue
+            }
+            guard claim.probe else {
+                ready.append(ReadyOrder(order: order, verifier: verifier, endpoint: claim.endpoint))
+                continue
+            }
+            // A probe is a request like any other: it goes with a token or not at all.
+            guard admission.sendProbe(claim.endpoint, now: mono) else {
+                giveBack(ReadyOrder(order: order, verifier: verifier, endpoint: claim.endpoint), reason: "rate_limited")
+                continue
+            }
+            logger.info(
+                "probing \(claim.endpoint.rawValue) with order \(order.orderID) (not charged)",
+                [.orderID: order.orderID, .endpoint: claim.endpoint.rawValue])
+            start(order, with: verifier)
+        }
     }
 
     /// An order leased ahead, and what to verify it with.
@@ -319,7 +333,7 @@ public actor Scheduler: EndpointGate {
     private var readyLimit: Int { min(8, max(1, settings.maxInFlight / 8)) }
 
     /// A claim the turn will make, and for what.
-    private struct Plan {
+    private struct Claim {
         var request: ClaimRequest
         /// `nil`: deliveries without a delivery URL, finished as verified.
         var verifier: (any OrderVerifier)?
@@ -329,8 +343,8 @@ public actor Scheduler: EndpointGate {
 
     /// What may be claimed now: per kind, as many due orders as free slots, tokens and the
     /// endpoint's circuit allow (delivery first: those orders are paid and granted already).
-    private func plan(now: Date, mono: Double, wakeTimes: inout [Double]) throws -> [Plan] {
-        var plans: [Plan] = []
+    private func planClaims(now: Date, mono: Double, wakeTimes: inout [Double]) throws -> [Claim] {
+        var claims: [Claim] = []
         var slots = settings.maxInFlight - inFlight + readyLimit - ready.count
         let lease = now.addingTimeInterval(settings.requestTimeout.inSeconds * 2 + 60)
         for kind in [WorkKind.deliver, .verify] {
@@ -344,38 +358,23 @@ public actor Scheduler: EndpointGate {
             }
             guard let verifier = candidate else {
                 // No delivery URL: verified orders finish at once, without a slot or a token.
-                plans.append(Plan(
-                    request: ClaimRequest(kind: .deliver, limit: 256, charge: false, leaseUntil: lease), verifier: nil, endpoint: .delivery,
-                    probe: false))
+                claims.append(Claim(
+                    request: ClaimRequest(kind: .deliver, limit: EndpointAdmission.maximumClaim, charge: false, leaseUntil: lease),
+                    verifier: nil, endpoint: .delivery, probe: false))
                 continue
             }
             let endpoint = verifier.firstEndpoint
-            let probe: Bool
-            switch circuits[endpoint, default: newCircuit()].permission(now: mono) {
-            case .allowed: probe = false
-            case .probe: probe = true
-            case .blocked(let until):
+            switch admission.admit(endpoint, slots: slots, now: mono) {
+            case .wait(let until):
                 if let until { wakeTimes.append(until) }
-                continue
+            case .claim(let limit, let probe):
+                slots -= limit
+                claims.append(Claim(
+                    request: ClaimRequest(kind: kind, limit: limit, charge: !probe, leaseUntil: lease), verifier: verifier,
+                    endpoint: endpoint, probe: probe))
             }
-            let tokens = buckets[endpoint, default: newBucket(endpoint, mono)].available(now: mono)
-            guard tokens > 0 else {
-                if probe { circuits[endpoint]?.probeAbandoned() }
-                wakeTimes.append(buckets[endpoint]!.nextTokenTime(now: mono))
-                continue
-            }
-            let wanted = probe ? 1 : min(slots, tokens, 256)
-            slots -= wanted
-            plans.append(Plan(
-                request: ClaimRequest(kind: kind, limit: wanted, charge: !probe, leaseUntil: lease), verifier: verifier,
-                endpoint: endpoint, probe: probe))
         }
-        return plans
-    }
-
-    private func wakeTime(_ times: [Double], mono: Double) -> ContinuousClock.Instant? {
-        guard let earliest = times.min() else { return nil }
-        return origin + .seconds(max(earliest, mono))
+        return claims
     }
 
     /// Expires waiting orders past MaxAge; returns when the next one will.
@@ -385,7 +384,7 @@ public actor Scheduler: EndpointGate {
         let expiry = oldest.addingTimeInterval(maxAge)
         guard expiry <= now else { return expiry }
         let expired = try store.expireWaiting(receivedBefore: now.addingTimeInterval(-maxAge), now: now, limit: 500)
-        for result in expired { report(result, lastRequest: nil) }
+        for result in expired { reporter.report(result, lastRequest: nil) }
         if !expired.isEmpty { changeObserver?() }
         return expired.count == 500 ? now : try store.oldestWaitingReceivedAt().map { $0.addingTimeInterval(maxAge) }
     }
@@ -393,21 +392,18 @@ public actor Scheduler: EndpointGate {
     /// Starts leased orders while slots, tokens and circuits allow; orders whose endpoint closed
     /// meanwhile go back uncharged.
     private func startReady() {
-        let mono = monotonic()
+        let mono = clock.uptime()
         var index = 0
         while index < ready.count && inFlight < settings.maxInFlight {
             let next = ready[index]
-            switch circuits[next.endpoint, default: newCircuit()].permission(now: mono) {
-            case .allowed:
-                guard buckets[next.endpoint, default: newBucket(next.endpoint, mono)].take(now: mono) else {
-                    index += 1
-                    continue
-                }
+            switch admission.start(next.endpoint, now: mono) {
+            case .go:
                 ready.remove(at: index)
                 start(next.order, with: next.verifier)
-            case .probe, .blocked:
+            case .waitForToken:
+                index += 1
+            case .giveBack:
                 // The endpoint failed since the lease was taken: not sent, not charged.
-                circuits[next.endpoint]?.probeAbandoned()
                 ready.remove(at: index)
                 giveBack(next, reason: "circuit_open")
             }
@@ -418,7 +414,7 @@ public actor Scheduler: EndpointGate {
     /// time, the attempt not charged.
     private func giveBack(_ leased: ReadyOrder, reason: String) {
         let completion = settings.resolver.resolve(
-            VerifierOutcome(records: [], verdict: .notSent(reason: reason)), for: leased.order, now: Date(),
+            VerifierOutcome(records: [], verdict: .notSent(Reason(reason))), for: leased.order, now: clock.now(),
             circuitClosed: false, retryAt: retryTime(leased.endpoint), random: &random)
         pendingCompletions.append(completion)
         wake.signal()
@@ -426,16 +422,13 @@ public actor Scheduler: EndpointGate {
 
     /// When an order of `endpoint` may next be tried: its circuit's probe time, or a cool-down.
     private func retryTime(_ endpoint: VerificationEndpoint) -> Date {
-        let now = Date()
-        if case .open(let until) = circuits[endpoint]?.state {
-            return now.addingTimeInterval(max(0, until - monotonic()))
-        }
-        return now.addingTimeInterval(settings.circuitCooldown.inSeconds)
+        let mono = clock.uptime()
+        return clock.now().addingTimeInterval(admission.retryTime(endpoint, now: mono) - mono)
     }
 
     private func start(_ order: ClaimedOrder, with verifier: any OrderVerifier) {
         inFlight += 1
-        counters.attemptsStarted += 1
+        reporter.attemptStarted()
         // Off the scheduler's queue: building bodies and parsing answers run in parallel.
         Task.detached { [self] in
             let outcome = await verifier.verify(order, gate: self)
@@ -445,24 +438,17 @@ public actor Scheduler: EndpointGate {
 
     private func finished(_ order: ClaimedOrder, _ outcome: VerifierOutcome, endpoint: VerificationEndpoint) {
         inFlight -= 1
-        counters.requestsSent += outcome.records.count
+        reporter.requestsSent(outcome.records.count)
         for record in outcome.records {
             requestDurations[record.endpoint, default: LatencyHistogram()].record(record.latency)
         }
         var outcome = outcome
-        if case .escalate("bundle_mismatch", _) = outcome.verdict {
-            bundleMismatchStreak += 1
-            if bundleMismatchStreak >= 3 {
-                let reason = "bundle_mismatch: \(bundleMismatchStreak) receipts in a row are for another app; check BundleID="
-                recordObservation(endpoint, .configuration(reason: reason))
-                outcome.verdict = .configuration(reason: reason)
-            }
-        } else if case .match = outcome.verdict {
-            bundleMismatchStreak = 0
-        }
-        let circuitClosed = circuits[endpoint, default: newCircuit()].isClosed
+        let checked = bundleMismatches.check(outcome.verdict)
+        outcome.verdict = checked.verdict
+        if let reason = checked.configuration { observe(endpoint, .configuration(reason: reason)) }
         let completion = settings.resolver.resolve(
-            outcome, for: order, now: Date(), circuitClosed: circuitClosed, retryAt: retryTime(endpoint), random: &random)
+            outcome, for: order, now: clock.now(), circuitClosed: admission.isClosed(endpoint), retryAt: retryTime(endpoint),
+            random: &random)
         // Committed by the next turn, with whatever else finished meanwhile and the next claims:
         // one transaction, one fsync.
         pendingCompletions.append(completion)
@@ -476,11 +462,7 @@ public actor Scheduler: EndpointGate {
         let batch = pendingCompletions
         pendingCompletions.removeAll()
         do {
-            let results = try store.complete(batch, owner: owner, now: Date())
-            for (completion, result) in zip(batch, results) {
-                counters.outcomes[Self.outcomeClass(completion), default: 0] += 1
-                report(result, lastRequest: completion.records.last)
-            }
+            reporter.committed(batch, try store.complete(batch, owner: owner, now: clock.now()))
         } catch {
             logger.error(
                 "cannot commit \(Plural.count(batch.count, "attempt outcome")) at stop: \(error); the orders are retried at the next start",
@@ -488,125 +470,35 @@ public actor Scheduler: EndpointGate {
         }
     }
 
-    /// The class an outcome is counted under (``MetricsSnapshot/outcomeClasses`` lists them all).
-    static func outcomeClass(_ completion: AttemptCompletion) -> String {
-        switch completion.resolution {
-        case .retry: completion.charged ? "transient" : "uncharged"
-        case .reject: "reject"
-        case .escalate: "escalate"
-        case .verified, .match, .finishedWithoutDelivery: "verified"
-        case .delivered: "delivered"
-        }
-    }
-
-    /// Logs what a completion did (DESIGN §8: info for the transitions that matter, warning for
-    /// escalations, debug for retries) and hands escalations to the command runner.
-    private func report(_ result: CompletionResult, lastRequest: AttemptRecord?) {
-        guard result.applied else {
-            logger.warning("the lease on order \(result.orderID) was lost; its outcome was not applied", [.orderID: result.orderID])
-            return
-        }
-        let fields: KeyValuePairs<LogField, String?> = [
-            .orderID: result.orderID, .orderState: result.to.rawValue, .productID: result.productID,
-            .transactionID: result.transactionID, .attempt: String(result.attempts), .reason: result.reason,
-            .nextAttempt: result.nextAttemptAt.map(RFC3339.format), .endpoint: lastRequest?.endpoint.rawValue,
-            .verifierStatus: lastRequest?.verifierStatus.map(String.init), .httpStatus: lastRequest?.httpStatus.map(String.init),
-        ]
-        let detail = result.detail.map { ": \($0)" } ?? ""
-        if let action = result.appliedAction {
-            // The operator decided where the order went; the daemon only finished its attempt.
-            logger.info(
-                "order \(result.orderID) is \(result.to): \(result.appliedBy?.description ?? "an operator")'s \(action.rawValue), applied when its attempt ended",
-                [.orderID: result.orderID, .orderState: result.to.rawValue, .productID: result.productID, .reason: action.rawValue,
-                 .actor: result.appliedBy?.description])
-            return
-        }
-        switch result.to {
-        case .finished:
-            counters.finished += 1
-            let how = switch result.reason {
-            case "granted": "granted by the merchant"
-            case "delivered": "delivered"
-            case "no_delivery_url": "verified; no delivery URL is configured"
-            default: "verified"
-            }
-            let transaction = result.transactionID.map { ", transaction \($0)" } ?? ""
-            logger.info("order \(result.orderID) finished (\(how)\(transaction))", id: .finished, fields)
-        case .rejected:
-            counters.rejected += 1
-            logger.info("order \(result.orderID) rejected: \(result.reason)\(detail)", id: .rejected, fields)
-        case .escalated:
-            counters.escalated += 1
-            logger.warning("order \(result.orderID) escalated: \(result.reason)\(detail)", id: .escalated, fields)
-            Task { [escalations] in
-                await escalations?.enqueue(EscalationRunner.Notice(
-                    orderID: result.orderID, productID: result.productID, state: result.to, reason: result.reason,
-                    attempts: result.attempts, transactionID: result.transactionID))
-            }
-        case .expired:
-            counters.expired += 1
-            logger.info("order \(result.orderID) expired: no usable proof arrived within MaxAge", id: .expired, fields)
-        case .pending:
-            counters.retried += 1
-            logger.debug("order \(result.orderID) will be retried (\(result.reason))", fields)
-        default:
-            logger.debug("order \(result.orderID) is \(result.to) (\(result.reason))", fields)
-        }
-    }
-
     // MARK: - EndpointGate
 
     public func acquire(_ endpoint: VerificationEndpoint) async -> Bool {
         while !stopping {
-            let mono = monotonic()
-            let permission = circuits[endpoint, default: newCircuit()].permission(now: mono)
-            if case .blocked = permission { return false }
-            // The probe takes a token like any request, and the circuit counts it as sent only
-            // with the token in hand: one waiting for a token leaves the circuit half-open (a
-            // probe marked sent and never sent would block the endpoint for good).
-            if buckets[endpoint, default: newBucket(endpoint, mono)].take(now: mono) {
-                if case .probe = permission { circuits[endpoint]?.probeSent() }
-                return true
+            let mono = clock.uptime()
+            switch admission.acquire(endpoint, now: mono) {
+            case .granted: return true
+            case .blocked: return false
+            case .retry(let at): try? await DeadlineTimer.shared.sleep(for: .seconds(at - mono))
             }
-            let wait = max(0.001, buckets[endpoint]!.nextTokenTime(now: mono) - mono)
-            try? await DeadlineTimer.shared.sleep(for: .seconds(wait))
         }
         return false
     }
 
     public func report(_ endpoint: VerificationEndpoint, _ observation: EndpointObservation, retryAfter: Duration?, rateLimited: Bool) {
-        let mono = monotonic()
         if rateLimited {
-            // However far off the server says: a Retry-After of centuries must not stall the
-            // endpoint for good (DESIGN §6).
-            let cap = max(1, settings.circuitMaxCooldown.inSeconds)
-            let asked = retryAfter?.inSeconds ?? 1
-            let pause = min(max(asked, 1), cap)
-            buckets[endpoint, default: newBucket(endpoint, mono)].pause(until: mono + pause, now: mono)
-            let capped = retryAfter.map { asked > cap ? " (Retry-After asked for \(TimeSpan.format($0)); capped at CircuitMaxCooldown)" : "" } ?? ""
+            let pause = admission.pause(endpoint, retryAfter: retryAfter?.inSeconds, now: clock.uptime())
+            let capped = pause.capped ? " (Retry-After asked for \(TimeSpan.format(retryAfter ?? .zero)); capped at CircuitMaxCooldown)" : ""
             logger.notice(
-                "\(endpoint.rawValue) answered 429; sending nothing there for \(TimeSpan.format(.seconds(pause)))\(capped)",
+                "\(endpoint.rawValue) answered 429; sending nothing there for \(TimeSpan.format(.seconds(pause.seconds)))\(capped)",
                 [.endpoint: endpoint.rawValue, .reason: "http_429"])
             changeObserver?()
         }
-        recordObservation(endpoint, observation)
+        observe(endpoint, observation)
     }
 
-    private func recordObservation(_ endpoint: VerificationEndpoint, _ observation: EndpointObservation) {
-        let mono = monotonic()
-        var circuit = circuits[endpoint, default: newCircuit()]
-        let change: CircuitBreaker.Change
-        var configuration = false
-        switch observation {
-        case .healthy:
-            change = circuit.recordSuccess()
-        case .failure(let reason):
-            change = circuit.recordFailure(reason: reason, now: mono)
-        case .configuration(let reason):
-            configuration = true
-            change = circuit.recordFailure(reason: reason, configurationError: true, now: mono)
-        }
-        circuits[endpoint] = circuit
+    /// Feeds the endpoint's circuit; logs and announces an opening or closing.
+    private func observe(_ endpoint: VerificationEndpoint, _ observation: EndpointObservation) {
+        let change = admission.observe(endpoint, observation, now: clock.uptime())
         switch change {
         case .none:
             return
@@ -614,7 +506,7 @@ public actor Scheduler: EndpointGate {
             let fields: KeyValuePairs<LogField, String?> = [.endpoint: endpoint.rawValue, .reason: reason]
             let verb = { if case .reopened = change { "re-opened" } else { "opened" } }()
             let message = "circuit for \(endpoint.rawValue) \(verb) (\(reason)); nothing is sent there for \(TimeSpan.format(.seconds(cooldown))), then one probe"
-            if configuration {
+            if case .configuration = observation {
                 logger.error(message + " — fix the configuration, then `reconcilectl reload`", id: .circuitOpened, fields)
             } else {
                 logger.warning(message, id: .circuitOpened, fields)
@@ -628,21 +520,13 @@ public actor Scheduler: EndpointGate {
 
     // MARK: - Limits
 
-    private func configureLimits(_ settings: Settings) {
-        let mono = monotonic()
-        for endpoint in VerificationEndpoint.allCases {
-            if var circuit = circuits[endpoint] {
-                circuit.threshold = settings.circuitThreshold
-                circuit.cooldown = settings.circuitCooldown.inSeconds
-                circuit.maxCooldown = max(settings.circuitCooldown.inSeconds, settings.circuitMaxCooldown.inSeconds)
-                circuits[endpoint] = circuit
-            }
-            buckets[endpoint]?.reconfigure(rate: settings.rate(for: endpoint), burst: settings.burst, now: mono)
-        }
-        for endpoint in Self.endpoints(of: settings) where circuits[endpoint] == nil {
-            circuits[endpoint] = newCircuit()
-            buckets[endpoint] = newBucket(endpoint, mono)
-        }
+    /// The admission limits of a configuration.
+    static func limits(_ settings: Settings) -> EndpointAdmission.Limits {
+        var rates: [VerificationEndpoint: Double] = [:]
+        for endpoint in VerificationEndpoint.allCases { rates[endpoint] = settings.rate(for: endpoint) }
+        return EndpointAdmission.Limits(
+            circuitThreshold: settings.circuitThreshold, circuitCooldown: settings.circuitCooldown.inSeconds,
+            circuitMaxCooldown: settings.circuitMaxCooldown.inSeconds, burst: settings.burst, rates: rates)
     }
 
     /// The endpoints a configuration talks to.
@@ -651,23 +535,5 @@ public actor Scheduler: EndpointGate {
         if settings.verifier.firstEndpoint == .production { used.append(.sandbox) }
         if let delivery = settings.delivery { used.append(delivery.firstEndpoint) }
         return used
-    }
-
-    static func circuit(_ settings: Settings) -> CircuitBreaker {
-        CircuitBreaker(
-            threshold: settings.circuitThreshold, cooldown: settings.circuitCooldown.inSeconds,
-            maxCooldown: settings.circuitMaxCooldown.inSeconds)
-    }
-
-    private func newCircuit() -> CircuitBreaker {
-        Self.circuit(settings)
-    }
-
-    private func newBucket(_ endpoint: VerificationEndpoint, _ mono: Double) -> TokenBucket {
-        TokenBucket(rate: settings.rate(for: endpoint), burst: settings.burst, now: mono)
-    }
-
-    private nonisolated func monotonic() -> Double {
-        (ContinuousClock.now - origin).inSeconds
     }
 }

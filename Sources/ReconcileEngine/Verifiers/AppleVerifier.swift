@@ -28,50 +28,43 @@ public struct AppleVerifier: OrderVerifier {
 
     public var firstEndpoint: VerificationEndpoint { .production }
 
-    /// One exchange's meaning before the status table.
-    enum Step {
-        case answer(AppleReceiptAnswer)
-        case failure(reason: String, retryAfter: Duration?)
-        case configuration(reason: String)
-    }
-
     public func verify(_ order: ClaimedOrder, gate: any EndpointGate) async -> VerifierOutcome {
         guard let receipt = order.proof.receipt else {
-            return VerifierOutcome(records: [], verdict: .escalate(reason: "no_usable_proof", detail: "Kind=apple needs a receipt"))
+            return VerifierOutcome(records: [], verdict: .escalate(Reason("no_usable_proof", detail: "Kind=apple needs a receipt")))
         }
         let body = JSONWriter.bytes(.object(JSONObject([
             "receipt-data": .string(receipt.filter { !$0.isWhitespace }), "password": .string(sharedSecret),
             "exclude-old-transactions": .bool(false),
         ])))
+        let exchange = EndpointExchange(transport: transport, gate: gate)
         var records: [AttemptRecord] = []
 
-        let (firstRecord, first) = await exchange(.production, body: body, gate: gate)
+        let (firstRecord, first) = await send(body, to: .production, via: exchange)
         records.append(firstRecord)
-        guard case .answer(let answer) = first else { return VerifierOutcome(records: records, verdict: verdict(of: first)) }
+        guard case .answer(let answer) = first else { return VerifierOutcome(records: records, verdict: Self.verdict(of: first)) }
 
         switch AppleAnswerClassifier.classify(answer, from: .production, mayBounce: true) {
         case .bounce(let environment, let status):
             if status == 21007 && !allowSandbox {
                 return VerifierOutcome(
-                    records: records,
-                    verdict: .reject(reason: "sandbox_not_allowed", detail: "a sandbox receipt (21007), and AllowSandbox=no"))
+                    records: records, verdict: .reject(Reason("sandbox_not_allowed", detail: "a sandbox receipt (21007), and AllowSandbox=no")))
             }
             // From production, the only bounce is to the sandbox.
             guard environment == .sandbox, sandbox != nil else {
-                return VerifierOutcome(records: records, verdict: .transient(reason: "apple_\(status)_no_sandbox_url"))
+                return VerifierOutcome(records: records, verdict: .transient("apple_\(status)_no_sandbox_url"))
             }
             guard await gate.acquire(.sandbox) else {
-                return VerifierOutcome(records: records, verdict: .transient(reason: "sandbox_circuit_open"))
+                return VerifierOutcome(records: records, verdict: .transient("sandbox_circuit_open"))
             }
-            let (secondRecord, second) = await exchange(.sandbox, body: body, gate: gate)
+            let (secondRecord, second) = await send(body, to: .sandbox, via: exchange)
             records.append(secondRecord)
             guard case .answer(let sandboxAnswer) = second else {
-                return VerifierOutcome(records: records, verdict: verdict(of: second))
+                return VerifierOutcome(records: records, verdict: Self.verdict(of: second))
             }
             let secondVerdict = AppleAnswerClassifier.classify(sandboxAnswer, from: .sandbox, mayBounce: false)
             if secondVerdict == .valid && !allowSandbox {
                 return VerifierOutcome(
-                    records: records, verdict: .reject(reason: "sandbox_not_allowed", detail: "a sandbox receipt, and AllowSandbox=no"))
+                    records: records, verdict: .reject(Reason("sandbox_not_allowed", detail: "a sandbox receipt, and AllowSandbox=no")))
             }
             return VerifierOutcome(records: records, verdict: verdict(of: secondVerdict, answer: sandboxAnswer))
         case let other:
@@ -79,11 +72,10 @@ public struct AppleVerifier: OrderVerifier {
         }
     }
 
-    func verdict(of step: Step) -> VerifierOutcome.Verdict {
-        switch step {
-        case .answer: .transient(reason: "unexpected")
-        case .failure(let reason, let retryAfter): .transient(reason: reason, retryAfter: retryAfter)
-        case .configuration(let reason): .configuration(reason: reason)
+    static func verdict(of meaning: EndpointExchange.Judgement<AppleReceiptAnswer>.Meaning) -> VerifierOutcome.Verdict {
+        switch meaning {
+        case .answer: .transient("unexpected")
+        case .verdict(let verdict): verdict
         }
     }
 
@@ -91,67 +83,62 @@ public struct AppleVerifier: OrderVerifier {
         switch classification {
         case .valid:
             guard answer.bundleID == bundleID else {
-                return .escalate(
-                    reason: "bundle_mismatch",
-                    detail: "the receipt is for \(answer.bundleID.map { "\"\($0)\"" } ?? "no bundle"), BundleID=\(bundleID)")
+                return .escalate(Reason(
+                    ReasonCode.bundleMismatch,
+                    detail: "the receipt is for \(answer.bundleID.map { "\"\($0)\"" } ?? "no bundle"), BundleID=\(bundleID)"))
             }
             return .match(items: answer.items, environment: answer.environment)
         case .bounce(_, let status):
-            return .transient(reason: "apple_\(status)_after_bounce")
+            return .transient("apple_\(status)_after_bounce")
         case .transient(let reason, _):
-            return .transient(reason: reason)
+            return .transient(Reason(parsing: reason))
         case .malformed:
             return .malformed
         case .reject(let reason):
-            return .reject(reason: reason, detail: "Apple answered \(answer.status)")
+            return .reject(Reason(reason, detail: "Apple answered \(answer.status)"))
         case .configuration(let reason):
-            return .configuration(reason: reason)
+            return .configuration(Reason(parsing: reason))
         }
     }
 
-    /// Sends the body to one environment, reports the endpoint's health, records the exchange.
-    func exchange(_ endpoint: VerificationEndpoint, body: [UInt8], gate: any EndpointGate) async -> (AttemptRecord, Step) {
+    /// Sends the body to one environment through the shared exchange.
+    func send(_ body: [UInt8], to endpoint: VerificationEndpoint, via exchange: EndpointExchange) async
+        -> (AttemptRecord, EndpointExchange.Judgement<AppleReceiptAnswer>.Meaning)
+    {
         let settings = endpoint == .sandbox ? (sandbox ?? production) : production
-        let started = Date()
-        let result = await transport.send(settings.request(headers: settings.headers([]), body: body, maximumResponseSize: maximumResponseSize))
-        var record = AttemptRecord(
-            endpoint: endpoint, httpStatus: result.response?.status, latency: result.latency, outcome: "transient", startedAt: started)
-        let step: Step
-        switch HTTPAnswerClassifier.classify(result, expectsJSON: true, now: Date()) {
-        case .endpointFailure(let reason, let retryAfter, let rateLimited):
-            await gate.report(endpoint, .failure(reason: reason), retryAfter: retryAfter, rateLimited: rateLimited)
-            record.detail = reason
-            step = .failure(reason: reason, retryAfter: retryAfter)
-        case .configuration(let reason):
-            await gate.report(endpoint, .configuration(reason: reason), retryAfter: nil, rateLimited: false)
-            record.outcome = "configuration"
-            record.detail = reason
-            step = .configuration(reason: reason)
-        case .answer(let response):
-            do {
-                let answer = try AppleReceiptAnswer.parse(response.body)
-                record.verifierStatus = answer.status
-                record.environment = answer.environment
-                let classification = AppleAnswerClassifier.classify(answer, from: endpoint == .sandbox ? .sandbox : .production, mayBounce: true)
-                switch classification {
-                case .transient(let reason, true):
-                    await gate.report(endpoint, .failure(reason: reason), retryAfter: nil, rateLimited: false)
-                    record.detail = reason
-                case .configuration(let reason):
-                    await gate.report(endpoint, .configuration(reason: reason), retryAfter: nil, rateLimited: false)
-                    record.outcome = "configuration"
-                    record.detail = reason
-                default:
-                    await gate.report(endpoint, .healthy, retryAfter: nil, rateLimited: false)
-                    record.outcome = "answered"
-                }
-                step = .answer(answer)
-            } catch {
-                await gate.report(endpoint, .failure(reason: "unparseable_answer"), retryAfter: nil, rateLimited: false)
-                record.detail = "unparseable_answer: \(error.description)"
-                step = .failure(reason: "unparseable_answer", retryAfter: nil)
+        let request = settings.request(headers: settings.headers([]), body: body, maximumResponseSize: maximumResponseSize)
+        let (record, meaning) = await exchange.send(request, to: endpoint) { result in
+            .of(HTTPAnswerClassifier.classify(result, expectsJSON: true, now: Date())) { response in
+                Self.judge(response, from: endpoint)
             }
         }
-        return (record, step)
+        return (record, meaning)
+    }
+
+    /// A verifyReceipt body: Apple's status says what it means for the endpoint too (21005,
+    /// 21009 and retryable 211xx are the endpoint's failures; 21000 and 21004 our configuration).
+    static func judge(_ response: HTTPResponse, from endpoint: VerificationEndpoint) -> EndpointExchange.Judgement<AppleReceiptAnswer> {
+        let answer: AppleReceiptAnswer
+        do {
+            answer = try AppleReceiptAnswer.parse(response.body)
+        } catch {
+            return .init(
+                .verdict(.transient("unparseable_answer")), observation: .failure(reason: "unparseable_answer"),
+                detail: "unparseable_answer: \(error.description)")
+        }
+        let environment: AppleAnswerClassifier.Environment = endpoint == .sandbox ? .sandbox : .production
+        var judgement = EndpointExchange.Judgement<AppleReceiptAnswer>(
+            .answer(answer), verifierStatus: answer.status, environment: answer.environment)
+        switch AppleAnswerClassifier.classify(answer, from: environment, mayBounce: true) {
+        case .transient(let reason, true):
+            judgement.observation = .failure(reason: reason)
+            judgement.detail = reason
+        case .configuration(let reason):
+            judgement.observation = .configuration(reason: reason)
+            judgement.detail = reason
+        default:
+            break
+        }
+        return judgement
     }
 }

@@ -27,29 +27,27 @@ public struct DeliveryClient: OrderVerifier {
     }
 
     public func verify(_ order: ClaimedOrder, gate: any EndpointGate) async -> VerifierOutcome {
-        let started = Date()
-        let result = await transport.send(endpoint.orderRequest(order, body: Self.body(order)))
+        let exchange = EndpointExchange(transport: transport, gate: gate)
+        let (record, meaning) = await exchange.send(endpoint.orderRequest(order, body: Self.body(order)), to: .delivery, judge: Self.judge)
+        guard case .verdict(let verdict) = meaning else { preconditionFailure("the delivery protocol has no further answer to read") }
+        return VerifierOutcome(records: [record], verdict: verdict)
+    }
+
+    /// What a delivery answer means for the order and its endpoint.
+    static func judge(_ result: HTTPExchangeResult) -> EndpointExchange.Judgement<Never> {
         let (verdict, observation) = MerchantAnswerClassifier.classifyDelivery(result, now: Date())
-        var retryAfter: Duration?
-        if case .transient(_, let after) = verdict { retryAfter = after }
-        await gate.report(.delivery, observation, retryAfter: retryAfter, rateLimited: result.response?.status == 429)
-        var record = AttemptRecord(endpoint: .delivery, httpStatus: result.response?.status, latency: result.latency, outcome: "answered", startedAt: started)
-        let outcome: VerifierOutcome.Verdict
+        let rateLimited = result.response?.status == 429
         switch verdict {
         case .delivered:
-            outcome = .delivered
+            return .init(.verdict(.delivered), observation: observation)
         case .transient(let reason, let after):
-            record.outcome = "transient"
-            record.detail = reason
-            outcome = .transient(reason: reason, retryAfter: after)
+            return .init(
+                .verdict(.transient(Reason(parsing: reason), retryAfter: after)), observation: observation, retryAfter: after,
+                rateLimited: rateLimited, detail: reason)
         case .escalate(let reason):
-            record.detail = reason
-            outcome = .escalate(reason: "delivery_refused", detail: reason)
+            return .init(.verdict(.escalate(Reason("delivery_refused", detail: reason))), observation: observation, detail: reason)
         case .configuration(let reason):
-            record.outcome = "configuration"
-            record.detail = reason
-            outcome = .configuration(reason: reason)
+            return .init(.verdict(.configuration(Reason(parsing: reason))), observation: observation, detail: reason)
         }
-        return VerifierOutcome(records: [record], verdict: outcome)
     }
 }

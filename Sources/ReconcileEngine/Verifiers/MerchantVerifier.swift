@@ -27,31 +27,32 @@ public struct MerchantVerifier: OrderVerifier {
     }
 
     public func verify(_ order: ClaimedOrder, gate: any EndpointGate) async -> VerifierOutcome {
-        let started = Date()
-        let result = await transport.send(endpoint.orderRequest(order, body: Self.body(order)))
+        let exchange = EndpointExchange(transport: transport, gate: gate)
+        let (record, meaning) = await exchange.send(endpoint.orderRequest(order, body: Self.body(order)), to: .merchant) { result in
+            Self.judge(result, order: order)
+        }
+        guard case .verdict(let verdict) = meaning else { preconditionFailure("the merchant protocol has no further answer to read") }
+        return VerifierOutcome(records: [record], verdict: verdict)
+    }
+
+    /// What a merchant answer means for the order and its endpoint.
+    static func judge(_ result: HTTPExchangeResult, order: ClaimedOrder) -> EndpointExchange.Judgement<Never> {
         let (verdict, observation) = MerchantAnswerClassifier.classify(result, now: Date())
-        var retryAfter: Duration?
-        if case .transient(_, let after) = verdict { retryAfter = after }
-        await gate.report(.merchant, observation, retryAfter: retryAfter, rateLimited: result.response?.status == 429)
-        var record = AttemptRecord(endpoint: .merchant, httpStatus: result.response?.status, latency: result.latency, outcome: "answered", startedAt: started)
-        let outcome: VerifierOutcome.Verdict
+        let rateLimited = result.response?.status == 429
         switch verdict {
         case .verified(let transactionID):
-            outcome = .granted(Grant(transactionID: transactionID, productID: order.productID), finishedBy: "merchant")
+            let grant = Grant(transactionID: transactionID, productID: order.productID)
+            return .init(.verdict(.granted(grant, finishedBy: .merchant)), observation: observation)
         case .rejected(let reason):
-            outcome = .reject(reason: "merchant_rejected", detail: reason)
+            return .init(.verdict(.reject(Reason("merchant_rejected", detail: reason))), observation: observation)
         case .transient(let reason, let after):
-            record.outcome = "transient"
-            record.detail = reason
-            outcome = .transient(reason: reason, retryAfter: after)
+            return .init(
+                .verdict(.transient(Reason(parsing: reason), retryAfter: after)), observation: observation, retryAfter: after,
+                rateLimited: rateLimited, detail: reason)
         case .escalate(let reason):
-            record.detail = reason
-            outcome = .escalate(reason: "merchant_refused", detail: reason)
+            return .init(.verdict(.escalate(Reason("merchant_refused", detail: reason))), observation: observation, detail: reason)
         case .configuration(let reason):
-            record.outcome = "configuration"
-            record.detail = reason
-            outcome = .configuration(reason: reason)
+            return .init(.verdict(.configuration(Reason(parsing: reason))), observation: observation, detail: reason)
         }
-        return VerifierOutcome(records: [record], verdict: outcome)
     }
 }

@@ -23,7 +23,7 @@ struct CompletionRulesTests {
         let transition = try #require(plan.transitions.only)
         #expect(transition.from == .verifying && transition.to == .pending && transition.linksLastAttempt)
         #expect(transition.reason == Reason("http_503", detail: "service unavailable; next attempt \(RFC3339.format(at))"))
-        #expect(result.reason == "http_503" && result.detail == "service unavailable" && result.nextAttemptAt == at && result.applied)
+        #expect(result.reason == Reason("http_503", detail: "service unavailable") && result.nextAttemptAt == at && result.applied)
         #expect(plan.claims.isEmpty)
     }
 
@@ -48,11 +48,11 @@ struct CompletionRulesTests {
     @Test("reject, escalate and limits: the table's states; no next attempt")
     func endings() throws {
         let record = F.record(.verifying, leased: true)
-        let (rejected, r1) = try plan(F.completion(record, .reject(reason: "apple_21010", detail: "receipt unauthorized")), on: record)
-        #expect(rejected.record.state == .rejected && rejected.record.nextAttemptAt == nil && r1.detail == "receipt unauthorized")
-        let (escalated, r2) = try plan(F.completion(record, .escalate(reason: "merchant_http_422: bad product", detail: "more")), on: record)
-        #expect(escalated.record.state == .escalated && escalated.record.reason == "merchant_http_422" && r2.detail == "bad product; more")
-        let (limits, _) = try plan(F.completion(record, .escalate(reason: "max_attempts", detail: "20 attempts", limits: true)), on: record)
+        let (rejected, r1) = try plan(F.completion(record, .reject(Reason("apple_21010", detail: "receipt unauthorized"))), on: record)
+        #expect(rejected.record.state == .rejected && rejected.record.nextAttemptAt == nil && r1.reason.detail == "receipt unauthorized")
+        let (escalated, r2) = try plan(F.completion(record, .escalate(Reason(parsing: "merchant_http_422: bad product").adding("more"))), on: record)
+        #expect(escalated.record.state == .escalated && escalated.record.reason == "merchant_http_422" && r2.reason.detail == "bad product; more")
+        let (limits, _) = try plan(F.completion(record, .escalate(Reason("max_attempts", detail: "20 attempts"), limits: true)), on: record)
         #expect(limits.record.state == .escalated && limits.record.resumeState == nil)
     }
 
@@ -60,10 +60,10 @@ struct CompletionRulesTests {
     func verified() throws {
         let record = F.record(.verifying, leased: true)
         let grant = Grant(transactionID: "T1", productID: "gems")
-        let (merchant, result) = try plan(F.completion(record, .verified(grant, finishes: true, finishedBy: "merchant")), on: record)
+        let (merchant, result) = try plan(F.completion(record, .verified(grant, finishes: true, finishedBy: .merchant)), on: record)
         #expect(merchant.record.state == .finished && merchant.record.finishedBy == .merchant && merchant.record.reason == "granted")
         #expect(merchant.record.grant == grant && result.transactionID == "T1")
-        let (toDeliver, _) = try plan(F.completion(record, .verified(grant, finishes: false, finishedBy: "verifier")), on: record)
+        let (toDeliver, _) = try plan(F.completion(record, .verified(grant, finishes: false, finishedBy: .verifier)), on: record)
         #expect(toDeliver.record.state == .verified && toDeliver.record.nextAttemptAt == F.now && toDeliver.record.finishedBy == nil)
     }
 
@@ -74,7 +74,7 @@ struct CompletionRulesTests {
         let (delivered, result) = try plan(F.completion(record, .delivered, kind: .deliver), on: record)
         #expect(delivered.record.state == .finished && delivered.record.finishedBy == .delivery && result.transactionID == "T9")
         #expect(delivered.record.grant == record.grant)
-        let (refused, _) = try plan(F.completion(record, .escalate(reason: "delivery_http_422: no such user"), kind: .deliver), on: record)
+        let (refused, _) = try plan(F.completion(record, .escalate("delivery_http_422: no such user"), kind: .deliver), on: record)
         #expect(refused.record.state == .escalated && refused.record.resumeState == .verified)
         let at = F.now.addingTimeInterval(30)
         let (failed, _) = try plan(F.completion(record, .retry(at: at, reason: "http_503"), kind: .deliver), on: record)
@@ -95,7 +95,7 @@ struct CompletionRulesTests {
 
         let (duplicate, result) = try plan(match, on: record, lookups: FixedLookups(claims: ["100": "B1", "101": "B2"]))
         #expect(duplicate.record.state == .escalated && duplicate.claims.isEmpty)
-        #expect(result.reason == "duplicate_transaction" && result.detail == "transaction 100 is claimed by order B1")
+        #expect(result.reason == Reason("duplicate_transaction", detail: "transaction 100 is claimed by order B1"))
 
         var refundedItem = F.item("100")
         refundedItem.cancellationDateMilliseconds = 5
@@ -103,7 +103,7 @@ struct CompletionRulesTests {
             F.completion(record, .match(items: [refundedItem], environment: nil, finishes: true)), on: record)
         #expect(refunded.record.state == .rejected && refunded.record.reason == "refunded")
         let (nothing, r) = try plan(F.completion(record, .match(items: [F.item("1", product: "coins")], environment: nil, finishes: false)), on: record)
-        #expect(nothing.record.state == .escalated && r.reason == "no_matching_purchase")
+        #expect(nothing.record.state == .escalated && r.reason.code == "no_matching_purchase")
         // A store that cannot read its claims fails the whole plan (nothing half-applied).
         #expect(throws: FixedLookups.Failure.self) { try CompletionRules.plan(match, for: record, owner: F.owner, now: F.now, lookups: FixedLookups(failing: true)) }
     }
@@ -112,20 +112,20 @@ struct CompletionRulesTests {
     func newProof() throws {
         let record = F.record(.verifying, leased: true, leaseRevision: 1, proofRevision: 2)
         for resolution in [
-            AttemptCompletion.Resolution.reject(reason: "apple_21010"), .escalate(reason: "max_attempts", limits: true),
+            AttemptCompletion.Resolution.reject("apple_21010"), .escalate("max_attempts", limits: true),
             .retry(at: F.now.addingTimeInterval(999), reason: "apple_21002", malformed: true),
-            .escalate(reason: "no_matching_purchase"),
+            .escalate("no_matching_purchase"),
         ] {
             let (plan, result) = try plan(F.completion(record, resolution), on: record)
-            #expect(plan.record.state == .pending && plan.record.nextAttemptAt == F.now && result.reason == "new_proof", "\(resolution)")
+            #expect(plan.record.state == .pending && plan.record.nextAttemptAt == F.now && result.reason.code == "new_proof", "\(resolution)")
             #expect(plan.record.malformedAnswers == 0)
         }
-        let (granted, _) = try plan(F.completion(record, .verified(Grant(), finishes: true, finishedBy: "merchant")), on: record)
+        let (granted, _) = try plan(F.completion(record, .verified(Grant(), finishes: true, finishedBy: .merchant)), on: record)
         #expect(granted.record.state == .finished)
         // Delivery attempts are not about the proof.
         var delivering = F.record(.verified, leased: true, leaseRevision: 1, proofRevision: 2)
         delivering.grant = Grant(transactionID: "T")
-        let (refused, _) = try plan(F.completion(delivering, .escalate(reason: "delivery_http_422"), kind: .deliver), on: delivering)
+        let (refused, _) = try plan(F.completion(delivering, .escalate("delivery_http_422"), kind: .deliver), on: delivering)
         #expect(refused.record.state == .escalated)
     }
 
@@ -135,7 +135,7 @@ struct CompletionRulesTests {
         record.lease?.owner = "host-b:2:y"
         let (plan, result) = try CompletionRules.plan(
             F.completion(record, .delivered), for: record, owner: F.owner, now: F.now, lookups: lookups)
-        #expect(plan == nil && !result.applied && result.reason == "lease_lost")
+        #expect(plan == nil && !result.applied && result.reason.code == "lease_lost")
         record.lease = nil
         #expect(try CompletionRules.plan(F.completion(record, .delivered), for: record, owner: F.owner, now: F.now, lookups: lookups).plan == nil)
     }
@@ -149,7 +149,7 @@ struct CompletionRulesTests {
         #expect(held.record.state == .held && held.record.resumeState == .pending && held.record.heldReason == "http_503")
         #expect(held.record.deferredAction == nil && held.record.nextAttemptAt == nil)
         #expect(held.transitions.map(\.to) == [.pending, .held] && held.transitions[1].actor == .operator("alice"))
-        #expect(result.to == .held && result.appliedAction == .hold && result.appliedBy == .operator("alice") && result.reason == "hold")
+        #expect(result.to == .held && result.appliedAction == .hold && result.appliedBy == .operator("alice") && result.reason.code == "hold")
 
         // retry of an order that the attempt escalated as a duplicate, without --force: refused,
         // naming the claimant from this very attempt.

@@ -44,7 +44,7 @@ enum RuleFixtures {
     }
 
     static func request(endpoint: VerificationEndpoint = .production) -> AttemptRecord {
-        AttemptRecord(endpoint: endpoint, httpStatus: 200, verifierStatus: 0, latency: .milliseconds(40), outcome: "answered", startedAt: now)
+        AttemptRecord(endpoint: endpoint, httpStatus: 200, verifierStatus: 0, latency: .milliseconds(40), outcome: .answered, startedAt: now)
     }
 
     static func completion(

@@ -28,7 +28,7 @@ struct OrderStoreContractTests {
         return try store.claimDue(kind, now: time, limit: limit, owner: owner ?? self.owner, leaseUntil: time + 120, charge: charge)
     }
 
-    func request(_ status: Int? = 0, outcome: String = "answered") -> AttemptRecord {
+    func request(_ status: Int? = 0, outcome: AttemptOutcome = .answered) -> AttemptRecord {
         AttemptRecord(endpoint: .production, environment: "Production", httpStatus: 200, verifierStatus: status, latency: .milliseconds(9), outcome: outcome, startedAt: t0)
     }
 
@@ -55,10 +55,10 @@ struct OrderStoreContractTests {
         switch state {
         case .waiting, .pending: break
         case .verifying: _ = try claimed()
-        case .verified: _ = try complete(store, try claimed(), .verified(Grant(transactionID: "T-\(id)"), finishes: false, finishedBy: "verifier"))
-        case .finished: _ = try complete(store, try claimed(), .verified(Grant(transactionID: "T-\(id)"), finishes: true, finishedBy: "merchant"))
-        case .rejected: _ = try complete(store, try claimed(), .reject(reason: "apple_21010"))
-        case .escalated: _ = try complete(store, try claimed(), .escalate(reason: "no_matching_purchase"))
+        case .verified: _ = try complete(store, try claimed(), .verified(Grant(transactionID: "T-\(id)"), finishes: false, finishedBy: .verifier))
+        case .finished: _ = try complete(store, try claimed(), .verified(Grant(transactionID: "T-\(id)"), finishes: true, finishedBy: .merchant))
+        case .rejected: _ = try complete(store, try claimed(), .reject("apple_21010"))
+        case .escalated: _ = try complete(store, try claimed(), .escalate("no_matching_purchase"))
         case .held: _ = try act(store, .hold, [id])
         case .cancelled: _ = try act(store, .cancel, [id], note: "n")
         case .expired: _ = try store.expireWaiting(receivedBefore: t0 + 1, now: t0 + 2, limit: 10)
@@ -129,17 +129,17 @@ struct OrderStoreContractTests {
         _ = try store.ingest(["A1", "A2", "A3", "A4"].map { candidate($0) }, verifierKind: .apple, now: t0)
         let orders = Dictionary(uniqueKeysWithValues: try claim(store).map { ($0.orderID, $0) })
         let retry = try complete(store, orders["A1"]!, .retry(at: t0 + 30, reason: "http_503: unavailable"))
-        #expect(retry.to == .pending && retry.nextAttemptAt == t0 + 30 && retry.reason == "http_503" && retry.detail == "unavailable")
+        #expect(retry.to == .pending && retry.nextAttemptAt == t0 + 30 && retry.reason == Reason("http_503", detail: "unavailable"))
         #expect(try store.order(id: "A1")?.nextAttemptAt == t0 + 30 && store.order(id: "A1")?.leaseOwner == nil)
         let last = try #require(try store.history(orderID: "A1").last)
         #expect(last.from == .verifying && last.to == .pending && last.reason == "http_503" && last.endpoint == "production" && last.verifierStatus == 0)
-        #expect(try complete(store, orders["A2"]!, .reject(reason: "apple_21010")).to == .rejected)
-        #expect(try complete(store, orders["A3"]!, .escalate(reason: "max_attempts", detail: "20 attempts", limits: true)).to == .escalated)
-        let granted = try complete(store, orders["A4"]!, .verified(Grant(transactionID: "T4"), finishes: true, finishedBy: "merchant"))
+        #expect(try complete(store, orders["A2"]!, .reject("apple_21010")).to == .rejected)
+        #expect(try complete(store, orders["A3"]!, .escalate(Reason("max_attempts", detail: "20 attempts"), limits: true)).to == .escalated)
+        let granted = try complete(store, orders["A4"]!, .verified(Grant(transactionID: "T4"), finishes: true, finishedBy: .merchant))
         #expect(granted.to == .finished && granted.transactionID == "T4")
-        #expect(try store.order(id: "A4")?.finishedBy == "merchant" && store.order(id: "A4")?.verifiedTransactionID == "T4")
+        #expect(try store.order(id: "A4")?.finishedBy == .merchant && store.order(id: "A4")?.verifiedTransactionID == "T4")
         // The lease is gone: applying again changes nothing.
-        let again = try complete(store, orders["A2"]!, .verified(Grant(), finishes: true, finishedBy: "merchant"))
+        let again = try complete(store, orders["A2"]!, .verified(Grant(), finishes: true, finishedBy: .merchant))
         #expect(!again.applied)
         #expect(try store.order(id: "A2")?.state == .rejected)
         // A completion by another owner changes nothing.
@@ -176,7 +176,7 @@ struct OrderStoreContractTests {
         #expect(results.map(\.to).sorted { $0.rawValue < $1.rawValue } == [.escalated, .finished])
         let loser = try #require(results.first { $0.to == .escalated })
         let winner = try #require(results.first { $0.to == .finished })
-        #expect(loser.reason == "duplicate_transaction" && loser.detail == "transaction 500 is claimed by order \(winner.orderID)")
+        #expect(loser.reason.code == "duplicate_transaction" && loser.reason.detail == "transaction 500 is claimed by order \(winner.orderID)")
         #expect(try store.order(id: winner.orderID)?.verifiedTransactionID == "500")
         // resolve with a transaction another order holds is refused.
         #expect(try act(store, .resolve, [loser.orderID], note: "n", transaction: "500") == [.refused("transaction 500 is already claimed by order \(winner.orderID)")])
@@ -193,11 +193,11 @@ struct OrderStoreContractTests {
         #expect(try store.nextDueTime(.deliver) == t0 + 1)
         let order = try #require(try claim(store, .deliver, at: t0 + 2).first)
         #expect(order.grant?.transactionID == "T-D1" && order.kind == .deliver)
-        #expect(try complete(store, order, .escalate(reason: "delivery_http_422"), at: t0 + 3).to == .escalated)
+        #expect(try complete(store, order, .escalate("delivery_http_422"), at: t0 + 3).to == .escalated)
         #expect(try act(store, .retry, ["D1"]) == [.applied(from: .escalated, to: .verified)])
         let again = try #require(try claim(store, .deliver, at: t0 + 20).first)
         #expect(try complete(store, again, .delivered, at: t0 + 21).to == .finished)
-        #expect(try store.order(id: "D1")?.finishedBy == "delivery" && store.order(id: "D1")?.deliveryAttempts == 2)
+        #expect(try store.order(id: "D1")?.finishedBy == .delivery && store.order(id: "D1")?.deliveryAttempts == 2)
     }
 
     @Test("new proof during an attempt: a refusal of the old proof does not stand", arguments: ContractStore.all)
@@ -206,8 +206,8 @@ struct OrderStoreContractTests {
         _ = try store.ingest([candidate("A1")], verifierKind: .apple, now: t0)
         let order = try #require(try claim(store).first)
         #expect(try store.ingest([candidate("A1", receipt: "TkVX")], verifierKind: .apple, now: t0 + 1) == [.proofReplaced(from: .verifying, to: .verifying)])
-        let result = try complete(store, order, .reject(reason: "apple_21010"), at: t0 + 2)
-        #expect(result.to == .pending && result.reason == "new_proof")
+        let result = try complete(store, order, .reject("apple_21010"), at: t0 + 2)
+        #expect(result.to == .pending && result.reason.code == "new_proof")
         let retried = try #require(try claim(store, at: t0 + 3).first)
         #expect(retried.proof.receipt == "TkVX")
     }
@@ -264,7 +264,7 @@ struct OrderStoreContractTests {
         #expect(retried.attempts == 0 && retried.receivedAt == t0 + 100 && retried.nextAttemptAt == t0 + 100)
         #expect(try act(store, .hold, ["NOPE"]) == [.notFound])
         #expect(try act(store, .resolve, ["E1"], note: "paid", transaction: "T77") == [.applied(from: .pending, to: .finished)])
-        #expect(try store.order(id: "E1")?.finishedBy == "operator" && store.order(id: "E1")?.verifiedTransactionID == "T77")
+        #expect(try store.order(id: "E1")?.finishedBy == .operator && store.order(id: "E1")?.verifiedTransactionID == "T77")
     }
 
     @Test("bulk retry by state: every order in that state, each one's outcome", arguments: ContractStore.all)
@@ -301,7 +301,7 @@ struct OrderStoreContractTests {
         _ = try store.ingest([candidate("W2", receipt: nil, transactionID: "2")], verifierKind: .apple, now: t0 + 100)
         #expect(try store.oldestWaitingReceivedAt() == t0)
         let expired = try store.expireWaiting(receivedBefore: t0 + 50, now: t0 + 200, limit: 10)
-        #expect(expired.map(\.orderID) == ["W1"] && expired[0].to == .expired && expired[0].reason == "max_age")
+        #expect(expired.map(\.orderID) == ["W1"] && expired[0].to == .expired && expired[0].reason.code == "max_age")
         #expect(try store.promoteWaiting(usableBy: .apple, now: t0 + 201) == 0)
         #expect(try store.promoteWaiting(usableBy: .appstore, now: t0 + 201) == 1)
         #expect(try store.order(id: "W2")?.state == .pending && store.order(id: "W2")?.nextAttemptAt == t0 + 201)

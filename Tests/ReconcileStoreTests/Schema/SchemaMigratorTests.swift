@@ -26,7 +26,14 @@ struct SchemaMigratorTests {
     func migratesOlder() throws {
         do {
             let old = try SQLiteOrderStore(path: fixture.path, mode: .owner, migrator: SchemaMigrator(migrations: [StoreSchema.migrations[0]]))
-            _ = try old.ingest([candidate("A1")], verifierKind: .apple, now: t0)
+            // Written as the version-1 schema has it (today's code reads columns it lacks).
+            try old.write { connection in
+                try connection.run(
+                    """
+                    INSERT INTO orders (order_id, product_id, state, content_hash, received_at, updated_at, next_attempt_at)
+                    VALUES ('A1', 'gems', 'pending', 'h', 0, 0, 0)
+                    """)
+            }
             old.close()
         }
         let migrator = SchemaMigrator(migrations: StoreSchema.migrations + [Self.extra])

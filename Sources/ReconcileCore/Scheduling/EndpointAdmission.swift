@@ -1,0 +1,228 @@
+/// Which requests may go to each endpoint now (DESIGN §6): one circuit breaker and one token
+/// bucket, with its 429 pause, per endpoint. The scheduler asks it how many due orders a turn may
+/// lease, whether a leased order may start, and whether a verifier's further request (a bounce)
+/// may go; it tells it what each exchange said about its endpoint.
+///
+/// Pure: every method takes the time (monotonic seconds), so tests drive it exactly.
+public struct EndpointAdmission: Sendable {
+    /// The limits of the configuration (replaced on reload).
+    public struct Limits: Sendable, Hashable {
+        public var circuitThreshold: Int
+        /// Seconds.
+        public var circuitCooldown: Double
+        /// Seconds; also the longest pause a 429 may impose.
+        public var circuitMaxCooldown: Double
+        public var burst: Int
+        /// Requests per second per endpoint; `nil` (or absent) is unlimited.
+        public var rates: [VerificationEndpoint: Double]
+
+        public init(circuitThreshold: Int, circuitCooldown: Double, circuitMaxCooldown: Double, burst: Int, rates: [VerificationEndpoint: Double]) {
+            self.circuitThreshold = circuitThreshold
+            self.circuitCooldown = circuitCooldown
+            self.circuitMaxCooldown = circuitMaxCooldown
+            self.burst = burst
+            self.rates = rates
+        }
+    }
+
+    /// What a turn may lease for an endpoint.
+    public enum Admission: Sendable, Hashable {
+        /// Up to `limit` orders; `probe`: exactly one, not charged, to test an open circuit.
+        case claim(limit: Int, probe: Bool)
+        /// Nothing now; look again at `until` (`nil`: when an event comes).
+        case wait(until: Double?)
+    }
+
+    /// Whether an order leased ahead may start now.
+    public enum Start: Sendable, Hashable {
+        /// Its token is taken: send.
+        case go
+        /// No token yet: keep it leased and try at the next chance.
+        case waitForToken
+        /// The endpoint's circuit opened since the lease was taken: hand it back, uncharged.
+        case giveBack
+    }
+
+    /// Whether a verifier's further request may go.
+    public enum Acquisition: Sendable, Hashable {
+        /// Its token is taken.
+        case granted
+        /// The circuit is open: send nothing.
+        case blocked
+        /// Ask again at this time (the next token).
+        case retry(at: Double)
+    }
+
+    /// How a 429 paused an endpoint.
+    public struct Pause: Sendable, Hashable {
+        /// Seconds from now.
+        public var seconds: Double
+        /// Whether the server asked for longer than `CircuitMaxCooldown`.
+        public var capped: Bool
+    }
+
+    /// One endpoint as `reconcilectl status` shows it (times monotonic).
+    public struct EndpointState: Sendable, Hashable {
+        public var endpoint: VerificationEndpoint
+        public var circuit: CircuitBreaker.State
+        public var lastReason: String?
+        public var openings: Int
+        public var pausedUntil: Double?
+    }
+
+    /// The most a turn leases for one endpoint at once.
+    public static let maximumClaim = 256
+
+    public private(set) var limits: Limits
+    private var circuits: [VerificationEndpoint: CircuitBreaker] = [:]
+    private var buckets: [VerificationEndpoint: TokenBucket] = [:]
+
+    /// - Parameter endpoints: the endpoints the configuration talks to (others are added when first used).
+    public init(limits: Limits, endpoints: [VerificationEndpoint], now: Double) {
+        self.limits = limits
+        for endpoint in endpoints { add(endpoint, now: now) }
+    }
+
+    /// The endpoints known so far, in declaration order.
+    public var endpoints: [VerificationEndpoint] { VerificationEndpoint.allCases.filter { circuits[$0] != nil } }
+
+    /// New limits (a reload): circuits and buckets keep their state.
+    public mutating func reconfigure(_ limits: Limits, endpoints: [VerificationEndpoint], now: Double) {
+        self.limits = limits
+        for endpoint in circuits.keys {
+            circuits[endpoint]!.threshold = max(1, limits.circuitThreshold)
+            circuits[endpoint]!.cooldown = limits.circuitCooldown
+            circuits[endpoint]!.maxCooldown = max(limits.circuitCooldown, limits.circuitMaxCooldown)
+            buckets[endpoint]!.reconfigure(rate: limits.rates[endpoint], burst: limits.burst, now: now)
+        }
+        for endpoint in endpoints { add(endpoint, now: now) }
+    }
+
+    /// After a reload (DESIGN §6): open circuits become half-open and 429 pauses end, so that
+    /// the new configuration is tried at once.
+    public mutating func reload(now: Double) {
+        for endpoint in circuits.keys {
+            circuits[endpoint]!.reset()
+            buckets[endpoint]!.endPause(now: now)
+        }
+    }
+
+    // MARK: - A turn's claims
+
+    /// How many due orders of `endpoint` the turn may lease, given `slots` free ones.
+    public mutating func admit(_ endpoint: VerificationEndpoint, slots: Int, now: Double) -> Admission {
+        add(endpoint, now: now)
+        let probe: Bool
+        switch circuits[endpoint]!.permission(now: now) {
+        case .allowed: probe = false
+        case .probe: probe = true
+        case .blocked(let until): return .wait(until: until)
+        }
+        let tokens = buckets[endpoint]!.available(now: now)
+        guard tokens > 0 else {
+            if probe { circuits[endpoint]!.probeAbandoned() }
+            return .wait(until: buckets[endpoint]!.nextTokenTime(now: now))
+        }
+        return .claim(limit: probe ? 1 : min(slots, tokens, Self.maximumClaim), probe: probe)
+    }
+
+    /// The probe the turn leased is about to go: it takes a token like any request, and counts as
+    /// sent only with it. Returns false when there is none (the probe is abandoned; the order
+    /// goes back).
+    public mutating func sendProbe(_ endpoint: VerificationEndpoint, now: Double) -> Bool {
+        add(endpoint, now: now)
+        guard buckets[endpoint]!.take(now: now) else {
+            circuits[endpoint]!.probeAbandoned()
+            return false
+        }
+        circuits[endpoint]!.probeSent()
+        return true
+    }
+
+    /// A probe the turn asked for found no order to probe with (or the turn failed).
+    public mutating func probeAbandoned(_ endpoint: VerificationEndpoint) {
+        circuits[endpoint]?.probeAbandoned()
+    }
+
+    /// Whether an order leased ahead of a slot may start now.
+    public mutating func start(_ endpoint: VerificationEndpoint, now: Double) -> Start {
+        add(endpoint, now: now)
+        switch circuits[endpoint]!.permission(now: now) {
+        case .allowed:
+            return buckets[endpoint]!.take(now: now) ? .go : .waitForToken
+        case .probe, .blocked:
+            circuits[endpoint]!.probeAbandoned()
+            return .giveBack
+        }
+    }
+
+    /// A verifier's further request within an attempt (a bounce to the sandbox, another page).
+    public mutating func acquire(_ endpoint: VerificationEndpoint, now: Double) -> Acquisition {
+        add(endpoint, now: now)
+        let permission = circuits[endpoint]!.permission(now: now)
+        if case .blocked = permission { return .blocked }
+        // The probe takes a token like any request, and counts as sent only with the token in
+        // hand: one waiting for a token leaves the circuit half-open (a probe marked sent and
+        // never sent would block the endpoint for good).
+        if buckets[endpoint]!.take(now: now) {
+            if case .probe = permission { circuits[endpoint]!.probeSent() }
+            return .granted
+        }
+        return .retry(at: max(now + 0.001, buckets[endpoint]!.nextTokenTime(now: now)))
+    }
+
+    // MARK: - What exchanges said
+
+    /// Feeds an exchange's observation to the endpoint's circuit.
+    @discardableResult
+    public mutating func observe(_ endpoint: VerificationEndpoint, _ observation: EndpointObservation, now: Double) -> CircuitBreaker.Change {
+        add(endpoint, now: now)
+        switch observation {
+        case .healthy: return circuits[endpoint]!.recordSuccess()
+        case .failure(let reason): return circuits[endpoint]!.recordFailure(reason: reason, now: now)
+        case .configuration(let reason): return circuits[endpoint]!.recordFailure(reason: reason, configurationError: true, now: now)
+        }
+    }
+
+    /// A 429: the endpoint's whole bucket pauses for `retryAfter` (at least a second), capped at
+    /// `CircuitMaxCooldown` — a Retry-After of centuries must not stall the endpoint for good.
+    public mutating func pause(_ endpoint: VerificationEndpoint, retryAfter: Double?, now: Double) -> Pause {
+        add(endpoint, now: now)
+        let cap = max(1, limits.circuitMaxCooldown)
+        let asked = max(retryAfter ?? 1, 1)
+        let seconds = min(asked, cap)
+        buckets[endpoint]!.pause(until: now + seconds, now: now)
+        return Pause(seconds: seconds, capped: asked > cap)
+    }
+
+    // MARK: - Reading
+
+    /// Whether the endpoint's circuit is closed (orders age only then).
+    public func isClosed(_ endpoint: VerificationEndpoint) -> Bool {
+        circuits[endpoint]?.isClosed ?? true
+    }
+
+    /// When an order handed back for `endpoint` may be tried again: its circuit's probe time
+    /// while open, else after the first cool-down.
+    public func retryTime(_ endpoint: VerificationEndpoint, now: Double) -> Double {
+        if case .open(let until)? = circuits[endpoint]?.state { return max(now, until) }
+        return now + limits.circuitCooldown
+    }
+
+    /// Every known endpoint, in declaration order.
+    public func states(now: Double) -> [EndpointState] {
+        endpoints.map { endpoint in
+            let circuit = circuits[endpoint]!
+            return EndpointState(
+                endpoint: endpoint, circuit: circuit.state, lastReason: circuit.lastReason, openings: circuit.openings,
+                pausedUntil: buckets[endpoint]!.pause(at: now))
+        }
+    }
+
+    private mutating func add(_ endpoint: VerificationEndpoint, now: Double) {
+        guard circuits[endpoint] == nil else { return }
+        circuits[endpoint] = CircuitBreaker(
+            threshold: limits.circuitThreshold, cooldown: limits.circuitCooldown, maxCooldown: limits.circuitMaxCooldown)
+        buckets[endpoint] = TokenBucket(rate: limits.rates[endpoint], burst: limits.burst, now: now)
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import ReconcileCore
+
+/// What the scheduler says about each applied attempt (DESIGN §8): `info` for the transitions
+/// that matter (finished, rejected, expired), `warning` for escalations, which it also hands to
+/// the escalation command; `debug` for retries. Keeps the counters that status and metrics show.
+struct CompletionReporter {
+    let logger: Logger
+    let escalations: EscalationRunner?
+    private(set) var counters = Scheduler.Counters()
+
+    init(logger: Logger, escalations: EscalationRunner?) {
+        self.logger = logger
+        self.escalations = escalations
+    }
+
+    /// The class an outcome is counted under (``MetricsSnapshot/outcomeClasses`` lists them all).
+    static func outcomeClass(_ completion: AttemptCompletion) -> String {
+        switch completion.resolution {
+        case .retry: completion.charged ? "transient" : "uncharged"
+        case .reject: "reject"
+        case .escalate: "escalate"
+        case .verified, .match, .finishedWithoutDelivery: "verified"
+        case .delivered: "delivered"
+        }
+    }
+
+    /// Counts and reports the results of committed completions.
+    mutating func committed(_ completions: [AttemptCompletion], _ results: [CompletionResult]) {
+        for (completion, result) in zip(completions, results) {
+            counters.outcomes[Self.outcomeClass(completion), default: 0] += 1
+            report(result, lastRequest: completion.records.last)
+        }
+    }
+
+    mutating func attemptStarted() {
+        counters.attemptsStarted += 1
+    }
+
+    mutating func requestsSent(_ count: Int) {
+        counters.requestsSent += count
+    }
+
+    /// Logs what one applied completion (or expiry) did.
+    mutating func report(_ result: CompletionResult, lastRequest: AttemptRecord?) {
+        guard result.applied else {
+            logger.warning("the lease on order \(result.orderID) was lost; its outcome was not applied", [.orderID: result.orderID])
+            return
+        }
+        let fields: KeyValuePairs<LogField, String?> = [
+            .orderID: result.orderID, .orderState: result.to.rawValue, .productID: result.productID,
+            .transactionID: result.transactionID, .attempt: String(result.attempts), .reason: result.reason.code,
+            .nextAttempt: result.nextAttemptAt.map(RFC3339.format), .endpoint: lastRequest?.endpoint.rawValue,
+            .verifierStatus: lastRequest?.verifierStatus.map(String.init), .httpStatus: lastRequest?.httpStatus.map(String.init),
+        ]
+        if let action = result.appliedAction {
+            // The operator decided where the order went; the daemon only finished its attempt.
+            logger.info(
+                "order \(result.orderID) is \(result.to): \(result.appliedBy?.description ?? "an operator")'s \(action.rawValue), applied when its attempt ended",
+                [.orderID: result.orderID, .orderState: result.to.rawValue, .productID: result.productID, .reason: action.rawValue,
+                 .actor: result.appliedBy?.description])
+            return
+        }
+        switch result.to {
+        case .finished:
+            counters.finished += 1
+            let how = switch result.reason.code {
+            case ReasonCode.granted: "granted by the merchant"
+            case ReasonCode.delivered: "delivered"
+            case ReasonCode.noDeliveryURL: "verified; no delivery URL is configured"
+            default: "verified"
+            }
+            let transaction = result.transactionID.map { ", transaction \($0)" } ?? ""
+            logger.info("order \(result.orderID) finished (\(how)\(transaction))", id: .finished, fields)
+        case .rejected:
+            counters.rejected += 1
+            logger.info("order \(result.orderID) rejected: \(result.reason)", id: .rejected, fields)
+        case .escalated:
+            counters.escalated += 1
+            logger.warning("order \(result.orderID) escalated: \(result.reason)", id: .escalated, fields)
+            let notice = EscalationRunner.Notice(
+                orderID: result.orderID, productID: result.productID, state: result.to, reason: result.reason.code,
+                attempts: result.attempts, transactionID: result.transactionID)
+            Task { [escalations] in await escalations?.enqueue(notice) }
+        case .expired:
+            counters.expired += 1
+            logger.info("order \(result.orderID) expired: no usable proof arrived within MaxAge", id: .expired, fields)
+        case .pending:
+            counters.retried += 1
+            logger.debug("order \(result.orderID) will be retried (\(result.reason.code))", fields)
+        default:
+            logger.debug("order \(result.orderID) is \(result.to) (\(result.reason.code))", fields)
+        }
+    }
+}
