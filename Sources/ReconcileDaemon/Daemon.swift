@@ -35,6 +35,8 @@ public final class Daemon {
     let environment: [String: String]
     let logger: Logger
     let lock: LockFile
+    /// One daemon per spool (DESIGN §3).
+    let spoolLock: LockFile
     let store: SQLiteOrderStore
     let layout: SpoolLayout
     let ingestor: SpoolIngestor
@@ -104,6 +106,22 @@ public final class Daemon {
         } catch {
             throw StartupFailure(status: ExitStatus.failure, message: error.description)
         }
+        // The spool next, before the store is opened (or migrated) for nothing.
+        layout = SpoolLayout(root: configuration.spool.directory)
+        do {
+            let created = try layout.prepare()
+            if !created.isEmpty { logger.notice("created spool directories \(created.joined(separator: ", "))") }
+        } catch {
+            throw StartupFailure(status: ExitStatus.failure, message: "cannot prepare the spool: \(error)", errno: error.errno)
+        }
+        do {
+            spoolLock = try SpoolLock.acquire(layout)
+        } catch {
+            throw StartupFailure(status: ExitStatus.failure, message: error.description, errno: error.errno)
+        }
+        let leftovers = Quarantine().removeLeftovers(in: layout)
+        if !leftovers.isEmpty { logger.notice("removed \(leftovers.count) half-written reason files from \(layout.rejected)") }
+
         // A migration may copy a large store aside: keep the manager's start time-out away.
         let extender = Mutex<StartupTimeoutExtender?>(nil)
         defer { extender.withLock { $0?.finish() } }
@@ -114,16 +132,6 @@ public final class Daemon {
             }
         } catch {
             throw StartupFailure(status: ExitStatus.failure, message: "cannot open the store \(database): \(error)")
-        }
-
-        layout = SpoolLayout(root: configuration.spool.directory)
-        do {
-            let created = try layout.prepare()
-            if !created.isEmpty { logger.notice("created spool directories \(created.joined(separator: ", "))") }
-            let leftovers = Quarantine(layout: layout).removeLeftovers()
-            if !leftovers.isEmpty { logger.notice("removed \(leftovers.count) half-written reason files from \(layout.rejected)") }
-        } catch {
-            throw StartupFailure(status: ExitStatus.failure, message: "cannot prepare the spool: \(error)", errno: error.errno)
         }
 
         escalations = EscalationRunner(settings: configuration.escalation, logger: logger)
@@ -248,6 +256,7 @@ public final class Daemon {
         watcher?.cancel()
         watcher = nil
         clockWatch = nil
+        ingestor.stop()
         spoolEvents.finish()
         await ingest.value
         await scheduler.stop(drainTimeout: configuration.daemon.drainTimeout)
@@ -271,7 +280,7 @@ public final class Daemon {
             watcher = try SpoolWatcher(directory: layout.incoming) { [spoolEvents, events] event in
                 switch event {
                 case .arrived(let names): spoolEvents.yield(.arrived(names))
-                case .overflow: spoolEvents.yield(.rescan(reason: "inotify queue overflow"))
+                case .overflow: spoolEvents.yield(.overflow)
                 case .directoryGone:
                     spoolEvents.yield(.directoryGone)
                     events.yield(.rewatch)

@@ -37,11 +37,13 @@ public struct MessageID: RawRepresentable, Sendable, Hashable, CustomStringConve
     public static let startFailed = MessageID("start-failed", "90fb3158706844859a222e69189b6220")
     /// The store could not be written (disk full, read-only): ingest waits.
     public static let storeUnavailable = MessageID("store-unavailable", "263c5e913600495eb6ac0b8458ed0998")
+    /// A spool subdirectory is a symlink, not a directory, or someone else's: not used.
+    public static let spoolDirectoryRefused = MessageID("spool-directory-refused", "fb61eea515c04fbb9e3fe6b7f6ab9460")
     /// A duplicate spool file changed nothing.
     public static let duplicateIgnored = MessageID("duplicate-ignored", "da9277507a094f3c9077de417e2d72e8")
 
     public static let all: [MessageID] = [
         started, stopping, reloaded, configurationError, fileRejected, ordersAccepted, finished, rejected,
-        escalated, expired, circuitOpened, circuitClosed, suppressed, suppressedLines, storeUnavailable, duplicateIgnored, startFailed,
+        escalated, expired, circuitOpened, circuitClosed, suppressed, suppressedLines, storeUnavailable, duplicateIgnored, startFailed, spoolDirectoryRefused,
     ]
 }
