@@ -28,10 +28,13 @@ public struct Quarantine: Sendable {
     /// reused (the reason is rewritten). Names in `rejected/` never end in `.reason`, so a
     /// reason file is never mistaken for a rejected file, nor the reverse.
     ///
+    /// - Parameter syncing: whether to fsync `rejected/` once the file is in; a caller that
+    ///   rejects many files does it once for all of them.
     /// - Returns: the name it has in `rejected/`.
     @discardableResult
     public func reject(
-        _ name: SpoolFileName, from incoming: Int32, into rejected: Int32, problem: OrderFileProblem, orderID: String? = nil, now: Date
+        _ name: SpoolFileName, from incoming: Int32, into rejected: Int32, problem: OrderFileProblem, orderID: String? = nil, now: Date,
+        syncing: Bool = true
     ) throws(SystemError) -> SpoolFileName {
         let base = Self.quarantineName(for: name)
         let reason = Self.reasonText(name, problem: problem, orderID: orderID, now: now)
@@ -61,7 +64,7 @@ public struct Quarantine: Sendable {
             }
             throw SystemError(errno: failure, operation: "rename", path: name.escaped)
         }
-        try retryingOnInterrupt("fsync", path: "rejected/") { fsync(rejected) }
+        if syncing { try retryingOnInterrupt("fsync", path: "rejected/") { fsync(rejected) } }
         return target
     }
 

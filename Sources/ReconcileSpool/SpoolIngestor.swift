@@ -281,6 +281,12 @@ public actor SpoolIngestor {
         for (name, problem) in problems {
             summary += reject(name, problem: problem, orderID: nil, time: time, from: directory)
         }
+        if summary.rejected > 0, let rejected = self.directory(.rejected) {
+            // Once for the batch: each reason was synced before its file moved.
+            if fsync(rejected) != 0 {
+                logger.warning("cannot sync \(layout.rejected): \(String(cString: strerror(errno)))", [.path: layout.rejected, .errno: String(errno)])
+            }
+        }
         totals.withLock { $0 += summary }
         if summary.filesHandled > 0 {
             onCommitted(summary)
@@ -392,7 +398,7 @@ public actor SpoolIngestor {
         let shown = name.escaped
         guard let rejected = directory(.rejected) else { return Self.waiting(1) }
         do {
-            let target = try quarantine.reject(name, from: incoming, into: rejected, problem: problem, orderID: orderID, now: time)
+            let target = try quarantine.reject(name, from: incoming, into: rejected, problem: problem, orderID: orderID, now: time, syncing: false)
             summary.rejected = 1
             logger.error(
                 "rejected spool file \(shown): \(problem.detail)", id: .fileRejected,
