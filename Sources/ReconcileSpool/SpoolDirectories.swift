@@ -51,12 +51,10 @@ public final class SpoolDirectories {
     ///   it, ``close(_:)`` or ``closeAll()``), and whether it was opened afresh because the one
     ///   held before had been replaced or removed.
     public func open(_ subdirectory: Subdirectory) throws(SpoolDirectoryProblem) -> (descriptor: Int32, reopened: Bool) {
-        let wasHeld = held[subdirectory] != nil
         let rootDescriptor = try openRoot()
         var info = stat()
         guard let current = held[subdirectory] else {
-            // Not held, or no longer: the root was replaced, and everything under it with it.
-            return (try openSubdirectory(subdirectory, in: rootDescriptor), wasHeld)
+            return (try openSubdirectory(subdirectory, in: rootDescriptor), false)
         }
         if fstatat(rootDescriptor, subdirectory.rawValue, &info, AT_SYMLINK_NOFOLLOW) == 0, FileIdentity(info) == current.identity {
             return (current.descriptor, false)
@@ -76,13 +74,17 @@ public final class SpoolDirectories {
         root = nil
     }
 
-    /// The root, opened afresh (with everything under it) when its path names another directory
-    /// now (the spool removed and re-created).
+    /// The root, opened afresh when its path names another directory now (the spool removed and
+    /// re-created). The subdirectories held stay open until each is asked for again, when it is
+    /// compared with what the new root holds: a caller may still be using one (committed files
+    /// are unlinked on other threads), and closing it under them could hand its number to
+    /// another directory.
     private func openRoot() throws(SpoolDirectoryProblem) -> Int32 {
         var info = stat()
         if let root {
             if stat(layout.root, &info) == 0, FileIdentity(info) == root.identity { return root.descriptor }
-            closeAll()
+            Glibc.close(root.descriptor)
+            self.root = nil
         }
         let descriptor = reconcile_openat(AT_FDCWD, layout.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
         guard descriptor >= 0 else { throw SpoolDirectoryProblem.opening(layout.root, errno: errno) }
