@@ -106,7 +106,18 @@ public final class Daemon {
         } catch {
             throw StartupFailure(status: ExitStatus.failure, message: error.description)
         }
-        // The spool next, before the store is opened (or migrated) for nothing.
+        // A migration may copy a large store aside: keep the manager's start time-out away.
+        let extender = Mutex<StartupTimeoutExtender?>(nil)
+        defer { extender.withLock { $0?.finish() } }
+        do {
+            store = try SQLiteOrderStore(path: database, mode: .owner) { [logger, notifier] step in
+                logger.notice("store \(database): \(step)")
+                extender.withLock { $0 = $0 ?? StartupTimeoutExtender(notifier: notifier) }
+            }
+        } catch {
+            throw StartupFailure(status: ExitStatus.failure, message: "cannot open the store \(database): \(error)")
+        }
+
         layout = SpoolLayout(root: configuration.spool.directory)
         do {
             let created = try layout.prepare()
@@ -121,18 +132,6 @@ public final class Daemon {
         }
         let leftovers = Quarantine().removeLeftovers(in: layout)
         if !leftovers.isEmpty { logger.notice("removed \(leftovers.count) half-written reason files from \(layout.rejected)") }
-
-        // A migration may copy a large store aside: keep the manager's start time-out away.
-        let extender = Mutex<StartupTimeoutExtender?>(nil)
-        defer { extender.withLock { $0?.finish() } }
-        do {
-            store = try SQLiteOrderStore(path: database, mode: .owner) { [logger, notifier] step in
-                logger.notice("store \(database): \(step)")
-                extender.withLock { $0 = $0 ?? StartupTimeoutExtender(notifier: notifier) }
-            }
-        } catch {
-            throw StartupFailure(status: ExitStatus.failure, message: "cannot open the store \(database): \(error)")
-        }
 
         escalations = EscalationRunner(settings: configuration.escalation, logger: logger)
         let scheduler = Scheduler(store: store, settings: settings, logger: logger, escalations: escalations)
