@@ -35,6 +35,8 @@ public final class Daemon {
     let environment: [String: String]
     let logger: Logger
     let lock: LockFile
+    /// One daemon per spool (DESIGN §3).
+    let spoolLock: LockFile
     let store: SQLiteOrderStore
     let layout: SpoolLayout
     let ingestor: SpoolIngestor
@@ -124,11 +126,16 @@ public final class Daemon {
         do {
             let created = try layout.prepare()
             if !created.isEmpty { logger.notice("created spool directories \(created.joined(separator: ", "))") }
-            let leftovers = Quarantine(layout: layout).removeLeftovers()
-            if !leftovers.isEmpty { logger.notice("removed \(leftovers.count) half-written reason files from \(layout.rejected)") }
         } catch {
             throw StartupFailure(status: ExitStatus.failure, message: "cannot prepare the spool: \(error)", errno: error.errno)
         }
+        do {
+            spoolLock = try SpoolLock.acquire(layout)
+        } catch {
+            throw StartupFailure(status: ExitStatus.failure, message: error.description, errno: error.errno)
+        }
+        let leftovers = Quarantine().removeLeftovers(in: layout)
+        if !leftovers.isEmpty { logger.notice("removed \(leftovers.count) half-written reason files from \(layout.rejected)") }
 
         escalations = EscalationRunner(settings: configuration.escalation, logger: logger)
         let scheduler = Scheduler(store: store, settings: settings, logger: logger, escalations: escalations)
@@ -252,6 +259,7 @@ public final class Daemon {
         watcher?.cancel()
         watcher = nil
         clockWatch = nil
+        ingestor.stop()
         spoolEvents.finish()
         await ingest.value
         await scheduler.stop(drainTimeout: configuration.daemon.drainTimeout)
@@ -275,7 +283,7 @@ public final class Daemon {
             watcher = try SpoolWatcher(directory: layout.incoming) { [spoolEvents, events] event in
                 switch event {
                 case .arrived(let names): spoolEvents.yield(.arrived(names))
-                case .overflow: spoolEvents.yield(.rescan(reason: "inotify queue overflow"))
+                case .overflow: spoolEvents.yield(.overflow)
                 case .directoryGone:
                     spoolEvents.yield(.directoryGone)
                     events.yield(.rewatch)

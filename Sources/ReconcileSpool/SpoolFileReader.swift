@@ -23,8 +23,8 @@ public struct SpoolFileReader: Sendable {
         self.maximumSize = maximumSize
     }
 
-    public func read(_ name: String, in directory: Int32) -> Result {
-        let descriptor = reconcile_openat(directory, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0)
+    public func read(_ name: SpoolFileName, in directory: Int32) -> Result {
+        let descriptor = name.withCString { reconcile_openat(directory, $0, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0) }
         if descriptor < 0 {
             let failure = errno
             switch failure {

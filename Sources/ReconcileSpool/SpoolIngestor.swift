@@ -9,10 +9,12 @@ import Synchronization
 /// What the ingest loop reacts to.
 public enum SpoolEvent: Sendable, Hashable {
     /// Names that appeared in `incoming/`.
-    case arrived([String])
-    /// Read the whole of `incoming/` again (start-up, queue overflow, `RescanInterval=`).
+    case arrived([SpoolFileName])
+    /// Read the whole of `incoming/` again (start-up, the watch re-established, `RescanInterval=`).
     case rescan(reason: String)
-    /// `incoming/` (or the spool) was removed: recreate it and rescan.
+    /// The kernel's inotify queue overflowed: names were missed. Logged (`notice`), then a rescan.
+    case overflow
+    /// `incoming/` (or the spool) was removed or replaced: recreate what is missing and rescan.
     case directoryGone
 }
 
@@ -74,10 +76,17 @@ public actor SpoolIngestor {
     private let onCommitted: @Sendable (Summary) -> Void
     private let parser = OrderFileParser()
     private var settings: Settings
-    private var incomingDescriptor: Int32?
+    private let directories: SpoolDirectories
+    /// The problem last logged for each directory that could not be used: logged once, not at
+    /// every retry; cleared (with a notice) when the directory is usable again.
+    private var directoryProblems: [SpoolDirectories.Subdirectory: SpoolDirectoryProblem] = [:]
+    private let quarantine = Quarantine()
     private let removals = BlockingWorkPool(threads: 8, name: "reconcile-unlink")
     private var unreported = Summary()
     private let totals = Mutex(Summary())
+    private let stopRequested = Atomic<Bool>(false)
+    /// The running loop's own input, for ``stop()`` to wake it.
+    private let loopInput = Mutex<AsyncStream<Step>.Continuation?>(nil)
 
     /// Everything since start, batch by batch, for status and metrics; readable at any time,
     /// even while a long backlog is being read.
@@ -96,11 +105,11 @@ public actor SpoolIngestor {
         self.logger = logger
         self.now = now
         self.onCommitted = onCommitted
+        directories = SpoolDirectories(layout: layout)
     }
 
     deinit {
         removals.waitUntilIdle()
-        if let incomingDescriptor { close(incomingDescriptor) }
     }
 
     /// Takes new settings (after a reload).
@@ -108,62 +117,118 @@ public actor SpoolIngestor {
         self.settings = settings
     }
 
+    /// Asks the ingest to stop (SIGTERM): ``run(events:)`` returns after the batch in hand, its
+    /// retries cancelled; files not yet read stay in `incoming/` for the next start.
+    public nonisolated func stop() {
+        stopRequested.store(true, ordering: .relaxed)
+        loopInput.withLock { $0 }?.yield(.end)
+    }
+
+    private nonisolated var isStopping: Bool { stopRequested.load(ordering: .relaxed) }
+
     // MARK: - The loop
 
-    /// Handles events until the stream ends or the task is cancelled. When the store or the
-    /// disk fails, nothing is deleted; the loop backs off (1 s doubling to 30 s) and rescans
-    /// until it succeeds.
+    /// What the loop handles: the caller's events, its own retries, and the end.
+    private enum Step: Sendable {
+        case event(SpoolEvent)
+        case retry
+        case end
+    }
+
+    /// Handles events until the stream ends, ``stop()`` is called or the task is cancelled.
+    ///
+    /// When files must wait (the store or the disk failed, a spool directory is unusable),
+    /// nothing is deleted; a rescan is due after a delay (1 s doubling to 30 s) until one
+    /// succeeds. Events keep being handled meanwhile — a new file need not wait for the retry —
+    /// and the end of the stream or a stop request ends the loop at once, retry or not.
     public func run(events: AsyncStream<SpoolEvent>) async {
-        for await event in events {
-            if Task.isCancelled { break }
-            var summary: Summary
-            switch event {
-            case .arrived(let names):
+        let (steps, input) = AsyncStream<Step>.makeStream()
+        loopInput.withLock { $0 = input }
+        if isStopping { input.yield(.end) }
+        let forwarding = Task {
+            for await event in events { input.yield(.event(event)) }
+            input.yield(.end)
+        }
+        var retry: Task<Void, Never>?
+        var delay = Duration.seconds(1)
+        loop: for await step in steps {
+            if Task.isCancelled || isStopping { break }
+            let summary: Summary
+            var wholeSpool = true
+            switch step {
+            case .end:
+                break loop
+            case .retry:
+                retry = nil
+                summary = rescan()
+            case .event(.arrived(let names)):
+                wholeSpool = false
                 summary = process(names)
-            case .rescan(let reason):
+            case .event(.rescan(let reason)):
                 logger.debug("rescanning \(layout.incoming) (\(reason))")
                 summary = rescan()
-            case .directoryGone:
+            case .event(.overflow):
+                logger.notice(
+                    "the inotify event queue overflowed, so new names in \(layout.incoming) may have been missed; reading the whole directory",
+                    [.path: layout.incoming])
+                summary = rescan()
+            case .event(.directoryGone):
                 summary = recoverDirectory()
             }
-            var delay = Duration.seconds(1)
-            while summary.deferred > 0, !Task.isCancelled {
-                logger.notice("\(Plural.count(summary.deferred, "spool file")) wait in \(layout.incoming); retrying in \(TimeSpan.format(delay))")
-                try? await DeadlineTimer.shared.sleep(for: delay)
-                delay = min(delay * 2, .seconds(30))
-                summary = rescan()
+            if summary.deferred > 0 {
+                if retry == nil && !isStopping {
+                    logger.notice(
+                        "\(Plural.count(summary.deferred, "spool file")) wait in \(layout.incoming); retrying in \(TimeSpan.format(delay))")
+                    retry = Task { [delay] in
+                        try? await DeadlineTimer.shared.sleep(for: delay)
+                        if !Task.isCancelled { input.yield(.retry) }
+                    }
+                    delay = min(delay * 2, .seconds(30))
+                }
+            } else if wholeSpool {
+                // Everything in incoming/ was read: nothing waits.
+                retry?.cancel()
+                retry = nil
+                delay = .seconds(1)
             }
             reportSummary()
         }
+        retry?.cancel()
+        forwarding.cancel()
+        loopInput.withLock { $0 = nil }
+        input.finish()
         reportSummary()
     }
 
     // MARK: - Processing
 
-    /// Reads every candidate name in `incoming/` (sorted, so a producer's later file for the
-    /// same order is read after its earlier one) and processes them.
+    /// Reads every candidate name in `incoming/` (sorted by bytes, so a producer's later file
+    /// for the same order is read after its earlier one) and processes them.
     public func rescan() -> Summary {
+        guard let directory = directory(.incoming) else { return Self.waiting(1) }
         do {
-            let names = try FileSystem.listDirectory(descriptor: try incoming(), path: layout.incoming)
-            return process(names.filter(SpoolLayout.isCandidate).sorted())
+            let names = try FileSystem.listDirectoryEntries(descriptor: directory, path: layout.incoming)
+            return process(names.map(SpoolFileName.init).filter(\.isCandidate).sorted())
         } catch {
             logger.error("cannot list \(layout.incoming): \(error)", [.path: layout.incoming, .errno: String(error.errno)])
-            closeIncoming()
-            var summary = Summary()
-            summary.deferred = 1
-            return summary
+            directories.close(.incoming)
+            return Self.waiting(1)
         }
     }
 
-    /// Processes names in batches of `batchSize`, one transaction each.
-    public func process(_ names: [String]) -> Summary {
+    /// Processes names in batches of `batchSize`, one transaction each. Names are bytes: two
+    /// that are the same text in other Unicode forms are two files; a name repeated in `names`
+    /// is read once.
+    public func process(_ names: [SpoolFileName]) -> Summary {
         var summary = Summary()
-        var seen = Set<String>()
-        let unique = names.filter { SpoolLayout.isCandidate($0) && seen.insert($0).inserted }
+        var seen = Set<SpoolFileName>()
+        let unique = names.filter { $0.isCandidate && seen.insert($0).inserted }
+        guard !unique.isEmpty else { return summary }
+        guard let directory = directory(.incoming) else { return Self.waiting(unique.count) }
         var start = 0
-        while start < unique.count {
+        while start < unique.count && !isStopping {
             let end = min(start + settings.batchSize, unique.count)
-            summary += processBatch(Array(unique[start..<end]))
+            summary += processBatch(Array(unique[start..<end]), in: directory)
             start = end
         }
         // Committed files of the last batches may still be being unlinked.
@@ -172,24 +237,22 @@ public actor SpoolIngestor {
         return summary
     }
 
+    private static func waiting(_ count: Int) -> Summary {
+        var summary = Summary()
+        summary.deferred = count
+        return summary
+    }
+
     private struct Read: Sendable {
-        var name: String
+        var name: SpoolFileName
         var candidate: IngestCandidate
         var identity: FileIdentity
     }
 
-    private func processBatch(_ names: [String]) -> Summary {
+    private func processBatch(_ names: [SpoolFileName], in directory: Int32) -> Summary {
         var summary = Summary()
-        let directory: Int32
-        do {
-            directory = try incoming()
-        } catch {
-            logger.error("cannot open \(layout.incoming): \(error)", [.path: layout.incoming])
-            summary.deferred = names.count
-            return summary
-        }
         var reads: [Read] = []
-        var problems: [(String, OrderFileProblem)] = []
+        var problems: [(SpoolFileName, OrderFileProblem)] = []
         for result in readAll(names, in: directory) {
             switch result {
             case .vanished: continue
@@ -204,7 +267,7 @@ public actor SpoolIngestor {
                 let outcomes = try store.ingest(reads.map(\.candidate), verifierKind: settings.verifierKind, now: time)
                 var committed: [Read] = []
                 for (read, outcome) in zip(reads, outcomes) {
-                    summary += handle(outcome, of: read, time: time)
+                    summary += handle(outcome, of: read, time: time, from: directory)
                     if outcome.isCommitted { committed.append(read) }
                 }
                 scheduleRemoval(of: committed, directory: directory)
@@ -216,7 +279,13 @@ public actor SpoolIngestor {
             }
         }
         for (name, problem) in problems {
-            summary += reject(name, problem: problem, orderID: nil, time: time)
+            summary += reject(name, problem: problem, orderID: nil, time: time, from: directory)
+        }
+        if summary.rejected > 0, let rejected = self.directory(.rejected) {
+            // Once for the batch: each reason was synced before its file moved.
+            if fsync(rejected) != 0 {
+                logger.warning("cannot sync \(layout.rejected): \(String(cString: strerror(errno)))", [.path: layout.rejected, .errno: String(errno)])
+            }
         }
         totals.withLock { $0 += summary }
         if summary.filesHandled > 0 {
@@ -228,12 +297,12 @@ public actor SpoolIngestor {
     /// The result of reading and validating one name.
     private enum ReadResult: Sendable {
         case read(Read)
-        case problem(String, OrderFileProblem)
+        case problem(SpoolFileName, OrderFileProblem)
         case vanished
     }
 
     /// Reads, validates and hashes `names` on every core, keeping their order.
-    private func readAll(_ names: [String], in directory: Int32) -> [ReadResult] {
+    private func readAll(_ names: [SpoolFileName], in directory: Int32) -> [ReadResult] {
         let reader = SpoolFileReader(maximumSize: settings.maxFileSize)
         let parser = parser
         let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, names.count / 16))
@@ -255,7 +324,7 @@ public actor SpoolIngestor {
                         return .problem(name, error)
                     }
                     let candidate = IngestCandidate(
-                        submission: submission, raw: bytes, contentHash: SHA256.hexDigest(bytes), fileName: name)
+                        submission: submission, raw: bytes, contentHash: SHA256.hexDigest(bytes), fileName: name.escaped)
                     return .read(Read(name: name, candidate: candidate, identity: identity))
                 }
             }
@@ -277,30 +346,31 @@ public actor SpoolIngestor {
         }
     }
 
-    private func handle(_ outcome: IngestOutcome, of read: Read, time: Date) -> Summary {
+    private func handle(_ outcome: IngestOutcome, of read: Read, time: Date, from directory: Int32) -> Summary {
         var summary = Summary()
         let orderID = read.candidate.submission.orderID
+        let shown = read.name.escaped
         switch outcome {
         case .conflict(let problem):
-            return reject(read.name, problem: problem, orderID: orderID, time: time)
+            return reject(read.name, problem: problem, orderID: orderID, time: time, from: directory)
         case .accepted(let state):
             summary.accepted = 1
             logger.debug(
-                "accepted order \(orderID) from \(read.name) as \(state)",
-                [.orderID: orderID, .orderState: state.rawValue, .spoolFile: read.name])
+                "accepted order \(orderID) from \(shown) as \(state)",
+                [.orderID: orderID, .orderState: state.rawValue, .spoolFile: shown])
         case .unchanged:
             summary.unchanged = 1
-            logger.debug("\(read.name) repeats order \(orderID) exactly; nothing to do", [.orderID: orderID, .spoolFile: read.name])
+            logger.debug("\(shown) repeats order \(orderID) exactly; nothing to do", [.orderID: orderID, .spoolFile: shown])
         case .proofReplaced(let from, let to):
             summary.proofReplaced = 1
             logger.info(
-                "new proof for order \(orderID) from \(read.name): \(from) → \(to)",
-                [.orderID: orderID, .orderState: to.rawValue, .spoolFile: read.name, .reason: "proof_replaced"])
+                "new proof for order \(orderID) from \(shown): \(from) → \(to)",
+                [.orderID: orderID, .orderState: to.rawValue, .spoolFile: shown, .reason: "proof_replaced"])
         case .duplicateIgnored(let state, let why):
             summary.duplicates = 1
             logger.info(
-                "ignored \(read.name) for order \(orderID): \(why)", id: .duplicateIgnored,
-                [.orderID: orderID, .orderState: state.rawValue, .spoolFile: read.name, .reason: "duplicate_ignored"])
+                "ignored \(shown) for order \(orderID): \(why)", id: .duplicateIgnored,
+                [.orderID: orderID, .orderState: state.rawValue, .spoolFile: shown, .reason: "duplicate_ignored"])
         }
         return summary
     }
@@ -309,69 +379,98 @@ public actor SpoolIngestor {
     /// read: a producer's new file under the same name is never lost.
     private static func removeCommitted(_ read: Read, directory: Int32, logger: Logger) {
         var info = stat()
-        guard fstatat(directory, read.name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return }
-        guard UInt64(info.st_dev) == read.identity.device, UInt64(info.st_ino) == read.identity.inode else {
+        guard read.name.withCString({ fstatat(directory, $0, &info, AT_SYMLINK_NOFOLLOW) }) == 0 else { return }
+        guard FileIdentity(info) == read.identity else {
             logger.notice(
-                "\(read.name) was replaced after it was read; the new file will be read next",
-                [.spoolFile: read.name])
+                "\(read.name.escaped) was replaced after it was read; the new file will be read next",
+                [.spoolFile: read.name.escaped])
             return
         }
-        if unlinkat(directory, read.name, 0) != 0 && errno != ENOENT {
+        if read.name.withCString({ unlinkat(directory, $0, 0) }) != 0 && errno != ENOENT {
             logger.warning(
-                "cannot delete committed spool file \(read.name): \(String(cString: strerror(errno))); reading it again is harmless",
-                [.spoolFile: read.name, .errno: String(errno)])
+                "cannot delete committed spool file \(read.name.escaped): \(String(cString: strerror(errno))); reading it again is harmless",
+                [.spoolFile: read.name.escaped, .errno: String(errno)])
         }
     }
 
-    private func reject(_ name: String, problem: OrderFileProblem, orderID: String?, time: Date) -> Summary {
+    private func reject(_ name: SpoolFileName, problem: OrderFileProblem, orderID: String?, time: Date, from incoming: Int32) -> Summary {
         var summary = Summary()
+        let shown = name.escaped
+        guard let rejected = directory(.rejected) else { return Self.waiting(1) }
         do {
-            let target = try Quarantine(layout: layout).reject(name, problem: problem, orderID: orderID, now: time)
+            let target = try quarantine.reject(name, from: incoming, into: rejected, problem: problem, orderID: orderID, now: time, syncing: false)
             summary.rejected = 1
             logger.error(
-                "rejected spool file \(name): \(problem.detail)", id: .fileRejected,
-                [.spoolFile: name, .reason: problem.code.rawValue, .orderID: orderID, .path: "\(layout.rejected)/\(target)"])
+                "rejected spool file \(shown): \(problem.detail)", id: .fileRejected,
+                [.spoolFile: shown, .reason: problem.code.rawValue, .orderID: orderID, .path: "\(layout.rejected)/\(target.escaped)"])
         } catch {
-            if error.isNotFound && !FileSystem.exists("\(layout.incoming)/\(name)") {
+            var info = stat()
+            if error.isNotFound && name.withCString({ fstatat(incoming, $0, &info, AT_SYMLINK_NOFOLLOW) }) != 0 {
                 return summary  // its producer removed it meanwhile
             }
             summary.deferred = 1
             logger.error(
-                "cannot move \(name) to \(layout.rejected): \(error); it stays in incoming/",
-                [.spoolFile: name, .reason: problem.code.rawValue, .errno: String(error.errno)])
+                "cannot move \(shown) to \(layout.rejected): \(error); it stays in incoming/",
+                [.spoolFile: shown, .reason: problem.code.rawValue, .errno: String(error.errno)])
         }
         return summary
     }
 
-    // MARK: - Directory
+    // MARK: - Directories
 
-    private func incoming() throws(SystemError) -> Int32 {
-        if let incomingDescriptor { return incomingDescriptor }
-        let descriptor = try FileSystem.openDirectory(layout.incoming)
-        incomingDescriptor = descriptor
-        return descriptor
+    /// A spool directory's descriptor, checked to be the directory its path names now (opened
+    /// afresh if it was replaced, re-created if it is missing). `nil` when it cannot be used — a
+    /// symlink, not a directory, someone else's — which is logged at `err` once, until it is
+    /// usable again.
+    private func directory(_ subdirectory: SpoolDirectories.Subdirectory) -> Int32? {
+        // A reopened incoming/ closes the old descriptor: no removal may still be using it.
+        if subdirectory == .incoming { removals.waitUntilIdle() }
+        let path = directories.path(subdirectory)
+        var result: (descriptor: Int32, reopened: Bool)
+        do {
+            result = try directories.open(subdirectory)
+        } catch let problem where problem.isMissing {
+            // Removed (with the spool, perhaps): make what is missing, with the DESIGN modes.
+            do {
+                let created = try layout.prepare()
+                if !created.isEmpty { logger.warning("\(path) was missing; recreated \(created.joined(separator: ", "))", [.path: path]) }
+                result = try directories.open(subdirectory)
+            } catch {
+                noteProblem(subdirectory, error as? SpoolDirectoryProblem ?? .system(error as? SystemError ?? SystemError(errno: EIO, operation: "mkdir", path: path)))
+                return nil
+            }
+        } catch {
+            noteProblem(subdirectory, error)
+            return nil
+        }
+        if directoryProblems.removeValue(forKey: subdirectory) != nil {
+            logger.notice("\(path) is a directory of the spool again; using it", [.path: path])
+        } else if result.reopened {
+            logger.notice("\(path) was replaced; reading the directory that is there now", [.path: path])
+        }
+        return result.descriptor
     }
 
-    private func closeIncoming() {
-        removals.waitUntilIdle()
-        if let incomingDescriptor { close(incomingDescriptor) }
-        incomingDescriptor = nil
+    private func noteProblem(_ subdirectory: SpoolDirectories.Subdirectory, _ problem: SpoolDirectoryProblem) {
+        guard directoryProblems[subdirectory] != problem else { return }
+        directoryProblems[subdirectory] = problem
+        let files = subdirectory == .rejected ? "files to quarantine stay in incoming/" : "spool files wait"
+        logger.error(
+            "\(problem); \(files) until it is usable", id: .spoolDirectoryRefused,
+            [.path: problem.path, .errno: problem.errno.map(String.init)])
     }
 
-    /// The spool went away under the daemon: recreate it with the DESIGN modes and read it
-    /// again. The caller re-establishes the watch.
+    /// The spool went away or was replaced under the daemon: make what is missing (with the
+    /// DESIGN modes) and read it again. The caller re-establishes the watch.
     private func recoverDirectory() -> Summary {
-        closeIncoming()
         do {
             let created = try layout.prepare()
             logger.warning(
-                "\(layout.incoming) was removed; recreated \(created.isEmpty ? "nothing (it is back)" : created.joined(separator: ", "))",
+                "\(layout.incoming) was removed or replaced; recreated \(created.isEmpty ? "nothing (it is there)" : created.joined(separator: ", "))",
                 [.path: layout.incoming])
         } catch {
             logger.error("\(layout.incoming) was removed and cannot be recreated: \(error)", [.path: layout.incoming])
-            var summary = Summary()
-            summary.deferred = 1
-            return summary
+            return Self.waiting(1)
         }
         return rescan()
     }

@@ -296,7 +296,7 @@ struct OperatorEndToEndTests {
         let file = harness.directory.write("order.json", OrderFixtures.orderJSON("S1", product: "gems.10"))
         let submitted = try await harness.ctl(["submit", file])
         #expect(submitted.status == 0, "\(submitted.error)")
-        #expect(submitted.output.hasPrefix("submitted order S1 as \(harness.directory.file("spool/incoming/S1."))"))
+        #expect(submitted.output.hasPrefix("submitted order S1 as \(harness.directory.file("spool/incoming/order-S1."))"))
         let piped = harness.directory.write("piped.json", OrderFixtures.orderJSON("S2", product: "gems.10"))
         let fromStandardInput = try await harness.ctl(["submit", "-"], standardInput: piped)
         #expect(fromStandardInput.status == 0, "\(fromStandardInput.error)")

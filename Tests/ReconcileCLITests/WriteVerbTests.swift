@@ -87,7 +87,7 @@ struct WriteVerbTests {
         let good = fixture.directory.write("good.json", OrderFixtures.orderJSON("S1"))
         let result = fixture.run(["submit", good])
         #expect(result.status == 0)
-        #expect(result.out.hasPrefix("submitted order S1 as <dir>/spool/incoming/S1."))
+        #expect(result.out.hasPrefix("submitted order S1 as <dir>/spool/incoming/order-S1."))
         #expect(fixture.directory.list("spool/incoming").count == 1)
         #expect(fixture.directory.list("spool/tmp").isEmpty)
         let bad = fixture.directory.write("bad.json", "{\"order_id\":\"S 2\",\"product_id\":\"p\"}")

@@ -13,7 +13,7 @@ struct SpoolFileReaderTests {
     func read(_ name: String) -> SpoolFileReader.Result {
         let descriptor = open(fixture.layout.incoming, O_RDONLY | O_DIRECTORY)
         defer { close(descriptor) }
-        return reader.read(name, in: descriptor)
+        return reader.read(SpoolFileName(name), in: descriptor)
     }
 
     func problemCode(_ name: String) -> OrderFileProblem.Code? {

@@ -3,6 +3,7 @@ import Glibc
 import ReconcileCore
 import ReconcileStore
 import Synchronization
+import ReconcileSystem
 import Testing
 import TestSupport
 @testable import ReconcileSpool
@@ -218,5 +219,229 @@ struct SpoolIngestorTests {
         #expect(calls.map(\.batch.unchanged) == [0, 0, 0, 1])
         #expect(calls.map(\.total.filesHandled) == [2, 3, 4, 5])  // the batch is in the total already
         #expect(ingest.total.accepted == 3 && ingest.total.rejected == 1 && ingest.total.unchanged == 1)
+    }
+
+    // MARK: - Names are bytes (issue 13)
+
+    @Test("a name that is not UTF-8 and an NFC/NFD pair are all read in one scan, the bad one quarantined as its bytes")
+    func namesAreBytes() async throws {
+        let store = try fixture.store()
+        let capture = CapturingLogHandler()
+        let latin1 = SpoolFileName([0x6F, 0x72, 0x64, 0x65, 0x72, 0xE9, 0x2E, 0x6A, 0x73, 0x6F, 0x6E])  // "order\xe9.json"
+        let nfc = SpoolFileName("caf\u{E9}.json")
+        let nfd = SpoolFileName("cafe\u{301}.json")
+        let badLatin1 = SpoolFileName([0x62, 0x61, 0x64, 0xFF, 0x0A, 0x1B, 0x2E, 0x6A])  // "bad\xff\n\e.j"
+        fixture.drop(latin1, bytes: Array(OrderFixtures.orderJSON("L1").utf8))
+        fixture.drop(nfc, bytes: Array(OrderFixtures.orderJSON("NFC").utf8))
+        fixture.drop(nfd, bytes: Array(OrderFixtures.orderJSON("NFD").utf8))
+        fixture.drop(badLatin1, bytes: Array("not json".utf8))
+        #expect(fixture.incomingNames.count == 4)
+
+        let summary = await ingestor(store, logger: Logger(handler: capture)).rescan()
+        #expect(summary.accepted == 3)
+        #expect(summary.rejected == 1)
+        #expect(fixture.incomingNames.isEmpty)
+        for id in ["L1", "NFC", "NFD"] { #expect(try store.order(id: id) != nil, "\(id) not stored") }
+        #expect(Set(fixture.rejectedNames) == [badLatin1, Quarantine.reasonName(of: badLatin1)])
+        let reason = fixture.readRejected(Quarantine.reasonName(of: badLatin1)).map { String(decoding: $0, as: UTF8.self) }
+        #expect(reason?.hasPrefix("file: bad\\xff\\n\\x1b.j\n") == true, "\(reason ?? "none")")
+        let logged = try #require(capture.records(with: .fileRejected).first)
+        #expect(logged[.spoolFile] == "bad\\xff\\n\\x1b.j")
+        #expect(!logged.message.unicodeScalars.contains { $0.value < 0x20 }, "\(logged.message)")
+    }
+
+    @Test("names from inotify are bytes too: a non-UTF-8 name arriving is read")
+    func arrivedBytes() async throws {
+        let store = try fixture.store()
+        let name = SpoolFileName([0x78, 0xC3, 0x28, 0x2E, 0x6A])  // an invalid two-byte sequence
+        fixture.drop(name, bytes: Array(OrderFixtures.orderJSON("X1").utf8))
+        let summary = await ingestor(store).process([name, name])
+        #expect(summary.accepted == 1)
+        #expect(fixture.incomingNames.isEmpty)
+    }
+
+    @Test("an invalid file with a 250-byte name is quarantined at once, not retried")
+    func longInvalidName() async throws {
+        let store = try fixture.store()
+        let name = String(repeating: "x", count: 245) + ".json"
+        fixture.drop(name, "not json")
+        let summary = await ingestor(store).rescan()
+        #expect(summary.rejected == 1)
+        #expect(summary.deferred == 0)
+        #expect(fixture.incoming.isEmpty)
+        let reasons = fixture.rejected.filter { $0.hasSuffix(".reason") }
+        #expect(reasons.count == 1)
+        #expect(fixture.directory.read("spool/rejected/\(reasons[0])")?.hasPrefix("file: \(name)\n") == true)
+    }
+
+    // MARK: - The loop ends at once (issue 13)
+
+    @Test("files waiting for a failed store do not hold up the end of the loop, nor a stop request")
+    func stopEndsRetries() async throws {
+        for stopping in [false, true] {
+            let fixture = SpoolFixture()
+            let spy = SpyStore(try fixture.store())
+            spy.failure.withLock { $0 = DiskFull() }
+            fixture.drop("a.json", OrderFixtures.orderJSON("A1"))
+            let ingest = SpoolIngestor(
+                layout: fixture.layout, store: spy, settings: .init(verifierKind: .apple, maxFileSize: 1 << 20), logger: .discarding)
+            let (events, continuation) = AsyncStream<SpoolEvent>.makeStream()
+            let ended = Atomic<Bool>(false)
+            let loop = Task {
+                await ingest.run(events: events)
+                ended.store(true, ordering: .relaxed)
+            }
+            continuation.yield(.rescan(reason: "test"))
+            // Into the retries (after 1 s, then 2 s): the next one is 4 s away.
+            for _ in 0..<500 where spy.batches.withLock({ $0.count }) < 3 { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(spy.batches.withLock { $0.count } >= 3, "no second retry yet")
+            let asked = ContinuousClock.now
+            if stopping { ingest.stop() } else { continuation.finish() }
+            for _ in 0..<150 where !ended.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(20)) }
+            let done = ended.load(ordering: .relaxed)
+            #expect(done, "the loop is still retrying (stop: \(stopping))")
+            // At once, not at the next retry (a loaded machine may take a moment to get there).
+            #expect(ContinuousClock.now - asked < .seconds(3))
+            continuation.finish()
+            loop.cancel()
+            await loop.value
+            #expect(fixture.incoming == ["a.json"], "nothing is lost")
+        }
+    }
+
+    @Test("while files wait for a retry, a new file is read at once")
+    func newFilesDoNotWait() async throws {
+        let spy = SpyStore(try fixture.store())
+        let ingest = ingestor(spy)
+        // rejected/ unusable: the bad file waits in incoming/ for the retry.
+        #expect(rename(fixture.layout.rejected, fixture.layout.rejected + ".away") == 0)
+        #expect(symlink(fixture.directory.file("nowhere"), fixture.layout.rejected) == 0)
+        fixture.drop("bad.json", "not json")
+        let (events, continuation) = AsyncStream<SpoolEvent>.makeStream()
+        let loop = Task { await ingest.run(events: events) }
+        continuation.yield(.rescan(reason: "test"))
+        try await Task.sleep(for: .milliseconds(300))
+        fixture.drop("good.json", OrderFixtures.orderJSON("G1"))
+        continuation.yield(.arrived([SpoolFileName("good.json")]))
+        for _ in 0..<25 where (try? spy.order(id: "G1")) == nil { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(try spy.order(id: "G1") != nil, "the new file waited for the retry")
+        continuation.finish()
+        await loop.value
+        #expect(fixture.incoming == ["bad.json"])
+    }
+
+    @Test("an inotify queue overflow is a notice, once per overflow, and a rescan")
+    func overflowNotice() async throws {
+        let store = try fixture.store()
+        let capture = CapturingLogHandler()
+        fixture.drop("a.json", OrderFixtures.orderJSON("A1"))
+        let ingest = ingestor(store, logger: Logger(handler: capture, minimumLevel: .info))
+        let (events, continuation) = AsyncStream<SpoolEvent>.makeStream()
+        continuation.yield(.overflow)
+        continuation.finish()
+        await ingest.run(events: events)
+        let notices = capture.records.filter { $0.level == .notice && $0.message.contains("overflowed") }
+        #expect(notices.count == 1)
+        #expect(try store.order(id: "A1") != nil)
+    }
+
+    // MARK: - Spool directories (issue 12)
+
+    @Test("incoming/ swapped for a symlink: never followed (nothing there read, deleted or quarantined), err once; the real one used when back")
+    func incomingSwappedForSymlink() async throws {
+        let store = try fixture.store()
+        let capture = CapturingLogHandler()
+        let ingest = ingestor(store, logger: Logger(handler: capture))
+        fixture.drop("first.json", OrderFixtures.orderJSON("F1"))
+        #expect(await ingest.rescan().accepted == 1)  // incoming/ is held open now
+
+        let victim = fixture.directory.file("victim")
+        try FileManager.default.createDirectory(atPath: victim, withIntermediateDirectories: true)
+        fixture.directory.write("victim/secret.json", OrderFixtures.orderJSON("STOLEN"))
+        fixture.directory.write("victim/junk.json", "not json")
+        let incoming = fixture.layout.incoming
+        #expect(rename(incoming, incoming + ".real") == 0)
+        #expect(symlink(victim, incoming) == 0)
+        fixture.directory.write("spool/incoming.real/waiting.json", OrderFixtures.orderJSON("W1"))
+
+        for _ in 0..<3 { #expect(await ingest.rescan().deferred > 0) }
+        #expect(await ingest.process([SpoolFileName("secret.json")]).deferred > 0)
+        #expect(fixture.directory.list("victim") == ["junk.json", "secret.json"], "the target was touched")
+        #expect(try store.order(id: "STOLEN") == nil)
+        #expect(fixture.rejected.isEmpty)
+        let refusals = capture.records(with: .spoolDirectoryRefused)
+        #expect(refusals.count == 1, "\(refusals.map(\.message))")
+        #expect(refusals.first?.level == .error)
+        #expect(refusals.first?.message.contains("\(incoming) is a symbolic link") == true)
+        #expect(refusals.first?[.path] == incoming)
+
+        #expect(unlink(incoming) == 0)
+        #expect(rename(incoming + ".real", incoming) == 0)
+        #expect(await ingest.rescan().accepted == 1)
+        #expect(try store.order(id: "W1") != nil)
+        #expect(capture.records.contains { $0.level == .notice && $0.message.contains("\(incoming) is a directory of the spool again") })
+    }
+
+    @Test("incoming/ removed and re-created (no inotify): the next rescan reads the new directory, not the stale descriptor")
+    func staleIncomingDescriptor() async throws {
+        let store = try fixture.store()
+        let ingest = ingestor(store)
+        fixture.drop("a.json", OrderFixtures.orderJSON("A1"))
+        #expect(await ingest.rescan().accepted == 1)
+        let incoming = fixture.layout.incoming
+        #expect(rename(incoming, incoming + ".old") == 0)
+        #expect(mkdir(incoming, 0o770) == 0)
+        fixture.drop("b.json", OrderFixtures.orderJSON("B1"))
+        #expect(await ingest.rescan().accepted == 1)
+        #expect(try store.order(id: "B1") != nil)
+        #expect(fixture.incoming.isEmpty)
+
+        // The whole spool removed and made again.
+        try FileManager.default.removeItem(atPath: fixture.layout.root)
+        try SpoolLayout(root: fixture.layout.root).prepare()
+        fixture.drop("c.json", OrderFixtures.orderJSON("C1"))
+        #expect(await ingest.rescan().accepted == 1)
+        #expect(try store.order(id: "C1") != nil)
+    }
+
+    @Test("rejected/ swapped for a symlink to a world-writable directory: nothing is quarantined there; the file waits until it is back")
+    func rejectedSwappedForSymlink() async throws {
+        let store = try fixture.store()
+        let capture = CapturingLogHandler()
+        let ingest = ingestor(store, logger: Logger(handler: capture))
+        let open = fixture.directory.file("world")
+        try FileManager.default.createDirectory(atPath: open, withIntermediateDirectories: true)
+        #expect(chmod(open, 0o1777) == 0)
+        let rejected = fixture.layout.rejected
+        #expect(rename(rejected, rejected + ".real") == 0)
+        #expect(symlink(open, rejected) == 0)
+        fixture.drop("bad.json", "not json")
+        #expect(await ingest.rescan().deferred == 1)
+        #expect(await ingest.rescan().deferred == 1)
+        #expect(fixture.directory.list("world").isEmpty, "quarantined into the link's target")
+        #expect(fixture.incoming == ["bad.json"])
+        #expect(capture.records(with: .spoolDirectoryRefused).map { $0[.path] } == [rejected])
+        #expect(capture.records(with: .fileRejected).isEmpty)
+
+        #expect(unlink(rejected) == 0)
+        #expect(rename(rejected + ".real", rejected) == 0)
+        #expect(await ingest.rescan().rejected == 1)
+        #expect(fixture.rejected == ["bad.json", "bad.json.reason"])
+    }
+
+    @Test("a subdirectory someone else made (a producer, after the real one went) is not used")
+    func foreignOwner() async throws {
+        guard geteuid() == 0 else { return }  // needs to chown
+        let store = try fixture.store()
+        let capture = CapturingLogHandler()
+        let ingest = ingestor(store, logger: Logger(handler: capture))
+        let incoming = fixture.layout.incoming
+        #expect(rename(incoming, incoming + ".real") == 0)
+        #expect(mkdir(incoming, 0o777) == 0)
+        #expect(chown(incoming, 65534, 65534) == 0)
+        fixture.drop("planted.json", OrderFixtures.orderJSON("P1"))
+        #expect(await ingest.rescan().deferred == 1)
+        #expect(try store.order(id: "P1") == nil)
+        #expect(capture.records(with: .spoolDirectoryRefused).first?.message.contains("belongs to uid 65534") == true)
     }
 }

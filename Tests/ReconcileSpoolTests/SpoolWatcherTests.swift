@@ -23,7 +23,7 @@ struct SpoolWatcherTests {
 
     static func names(_ events: [SpoolWatcher.Event]) -> Set<String> {
         var names = Set<String>()
-        for case .arrived(let list) in events { names.formUnion(list) }
+        for case .arrived(let list) in events { names.formUnion(list.map(\.escaped)) }
         return names
     }
 
@@ -74,11 +74,54 @@ struct SpoolWatcherTests {
         }
         let bytes = record(mask: UInt32(IN_MOVED_TO), name: "a.json") + record(mask: UInt32(IN_Q_OVERFLOW), name: "")
             + record(mask: UInt32(IN_CLOSE_WRITE), name: "b.json")
-        #expect(SpoolWatcher.parse(bytes[...]) == [.arrived(["a.json", "b.json"]), .overflow])
+        #expect(SpoolWatcher.parse(bytes[...]) == [.arrived([SpoolFileName("a.json"), SpoolFileName("b.json")]), .overflow])
     }
 
-    @Test("a directory that does not exist cannot be watched")
+    @Test("names are bytes (not UTF-8, NFC and NFD kept apart), and overflow records read at once are one overflow")
+    func parsingBytes() {
+        func record(mask: UInt32, name: [UInt8]) -> [UInt8] {
+            var bytes = [UInt8](repeating: 0, count: 16)
+            withUnsafeBytes(of: mask.littleEndian) { bytes.replaceSubrange(4..<8, with: $0) }
+            let padded = name + [UInt8](repeating: 0, count: 16 - name.count % 16)
+            withUnsafeBytes(of: UInt32(name.isEmpty ? 0 : padded.count).littleEndian) { bytes.replaceSubrange(12..<16, with: $0) }
+            return bytes + (name.isEmpty ? [] : padded)
+        }
+        let latin1: [UInt8] = [0x63, 0x61, 0x66, 0xE9, 0x2E, 0x6A]  // "caf\xe9.j"
+        let nfc = Array("caf\u{E9}.json".utf8)
+        let nfd = Array("cafe\u{301}.json".utf8)
+        let bytes = record(mask: UInt32(IN_MOVED_TO), name: latin1) + record(mask: UInt32(IN_Q_OVERFLOW), name: [])
+            + record(mask: UInt32(IN_MOVED_TO), name: nfc) + record(mask: UInt32(IN_Q_OVERFLOW), name: [])
+            + record(mask: UInt32(IN_MOVED_TO), name: nfd)
+        #expect(SpoolWatcher.parse(bytes[...]) == [.arrived([SpoolFileName(latin1), SpoolFileName(nfc), SpoolFileName(nfd)]), .overflow])
+    }
+
+    @Test("incoming/ swapped for a symlink: reported, and the link is never watched; the real directory back: reported")
+    func swappedForSymlink() async throws {
+        let target = fixture.directory.file("target")
+        try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
+        let incoming = fixture.layout.incoming
+        let swapped = try await collect({ _ in
+            #expect(rename(incoming, incoming + ".real") == 0)
+            #expect(symlink(target, incoming) == 0)
+        }, until: { $0.contains(.directoryGone) })
+        #expect(swapped.contains(.directoryGone))
+
+        // A watcher started while the link is there watches the parent only.
+        let events = Mutex<[SpoolWatcher.Event]>([])
+        let watcher = try SpoolWatcher(directory: incoming) { event in events.withLock { $0.append(event) } }
+        defer { watcher.cancel() }
+        fixture.directory.write("target/in-target.json", "{}")
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(events.withLock { $0 }.isEmpty, "a file in the link's target was reported")
+        #expect(unlink(incoming) == 0)
+        #expect(rename(incoming + ".real", incoming) == 0)
+        for _ in 0..<100 where !events.withLock({ $0 }).contains(.directoryGone) { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(events.withLock { $0 }.contains(.directoryGone))
+    }
+
+    @Test("a directory whose parent does not exist cannot be watched; one that is missing itself is awaited in its parent")
     func missing() {
-        #expect(throws: (any Error).self) { _ = try SpoolWatcher(directory: fixture.directory.file("nope")) { _ in } }
+        #expect(throws: (any Error).self) { _ = try SpoolWatcher(directory: fixture.directory.file("nope/incoming")) { _ in } }
+        #expect(throws: Never.self) { _ = try SpoolWatcher(directory: fixture.directory.file("nope")) { _ in } }
     }
 }

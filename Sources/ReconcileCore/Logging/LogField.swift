@@ -51,4 +51,9 @@ public struct LogField: RawRepresentable, Sendable, Hashable, Comparable, Custom
     public static let path = LogField("PATH")
     /// The operator or daemon that caused a transition.
     public static let actor = LogField("ACTOR")
+    /// In a "suppressed N" summary: the message id held back.
+    public static let suppressedMessageID = LogField("SUPPRESSED_MESSAGE_ID")
+    /// In a "suppressed N" summary of messages without an id: where in the code they come from.
+    public static let suppressedCodeFile = LogField("SUPPRESSED_CODE_FILE")
+    public static let suppressedCodeLine = LogField("SUPPRESSED_CODE_LINE")
 }

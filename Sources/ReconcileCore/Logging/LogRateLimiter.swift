@@ -1,57 +1,107 @@
+import Dispatch
 import Foundation
 import Synchronization
 
-/// Per-`MESSAGE_ID` rate limiting (DESIGN §8): at most `burst` records of one message id per
+/// Per-`MESSAGE_ID` rate limiting (DESIGN §8): at most `burst` records of one kind per
 /// `interval`; what is held back is counted and reported in one "suppressed N" record when the
 /// window has passed.
 ///
-/// Records without a message id and records at `err` or worse are never held back: an
-/// operator must see every error, and the journal's own limit still applies.
+/// A kind is the record's message id or, for a record without one, the place in the code that
+/// logged it (`CODE_FILE`:`CODE_LINE`), so a line logged once per spool file is limited whether
+/// or not it has an id, and whatever its level: a flood of `err` lines would otherwise push the
+/// service over journald's own limit, which then drops what matters (escalations) with the rest.
+/// Only `crit` (start-up failures, never repeated) and `debug` (asked for by the operator, who
+/// wants every line) pass unlimited. The summary carries the most severe level it held back, so
+/// `journalctl -p err` still shows that errors were suppressed.
 public final class RateLimitingLogHandler: LogHandler {
+    /// What one limit counts.
+    enum Key: Hashable {
+        case id(MessageID)
+        case site(file: String, line: UInt)
+    }
+
     private struct Window {
         var start: Date
         var count: Int
         var suppressed: Int
+        /// The most severe level held back.
+        var level: LogLevel
+        /// The first message held back, for a summary of a kind without a message id.
+        var sample: String?
+        /// Whether a timer reports this window when it ends.
+        var reportScheduled: Bool
     }
 
     private let downstream: any LogHandler
     private let interval: TimeInterval
     private let burst: Int
     private let now: @Sendable () -> Date
-    private let windows = Mutex<[MessageID: Window]>([:])
+    private let schedule: (@Sendable (TimeInterval, @escaping @Sendable () -> Void) -> Void)?
+    private let windows = Mutex<[Key: Window]>([:])
 
+    /// - Parameter schedule: runs a closure after a delay, so that a summary comes when its
+    ///   window ends even if nothing else is logged; `nil` reports only at the next record or
+    ///   ``flush()`` (tests with a fake clock).
     public init(
         wrapping downstream: any LogHandler, interval: TimeInterval = 10, burst: Int = 200,
-        now: @escaping @Sendable () -> Date = Date.init
+        now: @escaping @Sendable () -> Date = Date.init,
+        schedule: (@Sendable (TimeInterval, @escaping @Sendable () -> Void) -> Void)? = RateLimitingLogHandler.afterDelay
     ) {
         self.downstream = downstream
         self.interval = interval
         self.burst = burst
         self.now = now
+        self.schedule = schedule
+    }
+
+    /// Runs `work` on a global queue after `delay` seconds.
+    public static let afterDelay: @Sendable (TimeInterval, @escaping @Sendable () -> Void) -> Void = { delay, work in
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + max(0, delay), execute: work)
+    }
+
+    static func key(of record: LogRecord) -> Key? {
+        guard record.level != .critical, record.level != .debug else { return nil }
+        if let id = record.messageID { return .id(id) }
+        return .site(file: record.file, line: record.line)
     }
 
     public func log(_ record: LogRecord) {
         let time = now()
-        var summaries: [LogRecord] = []
-        let pass: Bool = windows.withLock { windows in
-            // Report ids whose window has ended with something held back.
-            for (id, window) in windows where window.suppressed > 0 && time.timeIntervalSince(window.start) >= interval {
-                summaries.append(Self.summary(for: id, suppressed: window.suppressed, interval: interval, time: time))
-                windows[id] = nil
-            }
-            guard let id = record.messageID, record.level < .error else { return true }
-            var window = windows[id] ?? Window(start: time, count: 0, suppressed: 0)
+        var scheduleIn: TimeInterval?
+        let (summaries, pass): ([LogRecord], Bool) = windows.withLock { windows in
+            let summaries = Self.takeEnded(&windows, interval: interval, time: time)
+            guard let key = Self.key(of: record) else { return (summaries, true) }
+            var window = windows[key] ?? Window(start: time, count: 0, suppressed: 0, level: .debug, sample: nil, reportScheduled: false)
             if time.timeIntervalSince(window.start) >= interval || time < window.start {
-                window = Window(start: time, count: 0, suppressed: 0)
+                window = Window(start: time, count: 0, suppressed: 0, level: .debug, sample: nil, reportScheduled: false)
             }
             window.count += 1
             let allowed = window.count <= burst
-            if !allowed { window.suppressed += 1 }
-            windows[id] = window
-            return allowed
+            if !allowed {
+                window.suppressed += 1
+                window.level = max(window.level, record.level)
+                if window.sample == nil { window.sample = record.message }
+                if !window.reportScheduled {
+                    window.reportScheduled = true
+                    scheduleIn = window.start.addingTimeInterval(interval).timeIntervalSince(time)
+                }
+            }
+            windows[key] = window
+            return (summaries, allowed)
         }
         for summary in summaries { downstream.log(summary) }
         if pass { downstream.log(record) }
+        if let scheduleIn, let schedule {
+            // A little after the end, so that the window has surely ended by `now()`.
+            schedule(scheduleIn + 0.05) { [weak self] in self?.reportEnded() }
+        }
+    }
+
+    /// Reports the windows that have ended with something held back.
+    func reportEnded() {
+        let time = now()
+        let summaries = windows.withLock { Self.takeEnded(&$0, interval: interval, time: time) }
+        for summary in summaries { downstream.log(summary) }
     }
 
     /// Reports everything still held back (at shutdown).
@@ -59,19 +109,40 @@ public final class RateLimitingLogHandler: LogHandler {
         let time = now()
         let summaries: [LogRecord] = windows.withLock { windows in
             defer { windows.removeAll() }
-            return windows.filter { $0.value.suppressed > 0 }.map {
-                Self.summary(for: $0.key, suppressed: $0.value.suppressed, interval: interval, time: time)
+            return windows.filter { $0.value.suppressed > 0 }.sorted { $0.value.start < $1.value.start }.map {
+                Self.summary(for: $0.key, $0.value, interval: interval, time: time)
             }
         }
         for summary in summaries { downstream.log(summary) }
     }
 
-    static func summary(for id: MessageID, suppressed: Int, interval: TimeInterval, time: Date) -> LogRecord {
-        LogRecord(
-            level: .notice,
-            message: "suppressed \(suppressed) \"\(id.name)\" messages in the last \(Int(interval))s (rate limit)",
-            messageID: .suppressed,
-            fields: [(.count, String(suppressed)), (LogField("SUPPRESSED_MESSAGE_ID"), id.rawValue)],
-            time: time)
+    private static func takeEnded(_ windows: inout [Key: Window], interval: TimeInterval, time: Date) -> [LogRecord] {
+        var summaries: [LogRecord] = []
+        for (key, window) in windows where window.suppressed > 0 && time.timeIntervalSince(window.start) >= interval {
+            summaries.append(summary(for: key, window, interval: interval, time: time))
+            windows[key] = nil
+        }
+        return summaries
+    }
+
+    private static func summary(for key: Key, _ window: Window, interval: TimeInterval, time: Date) -> LogRecord {
+        let level = max(window.level, .notice)
+        switch key {
+        case .id(let id):
+            return LogRecord(
+                level: level,
+                message: "suppressed \(window.suppressed) \"\(id.name)\" messages in the last \(Int(interval))s (rate limit)",
+                messageID: .suppressed,
+                fields: [(.count, String(window.suppressed)), (.suppressedMessageID, id.rawValue)],
+                time: time)
+        case .site(let file, let line):
+            let sample = window.sample.map { $0.count > 80 ? String($0.prefix(79)) + "…" : $0 } ?? ""
+            return LogRecord(
+                level: level,
+                message: "suppressed \(window.suppressed) messages like \"\(sample)\" (\(file):\(line)) in the last \(Int(interval))s (rate limit)",
+                messageID: .suppressedLines,
+                fields: [(.count, String(window.suppressed)), (.suppressedCodeFile, file), (.suppressedCodeLine, String(line))],
+                time: time)
+        }
     }
 }

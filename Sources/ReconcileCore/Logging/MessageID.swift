@@ -31,15 +31,19 @@ public struct MessageID: RawRepresentable, Sendable, Hashable, CustomStringConve
     public static let circuitOpened = MessageID("circuit-opened", "e44ae0d812854399b539920711940ab3")
     public static let circuitClosed = MessageID("circuit-closed", "ee7f5ad183a444df9cfbf25d16aea1c4")
     public static let suppressed = MessageID("suppressed", "36674a40de1e422b80438d197c1a4887")
+    /// Messages without a message id held back by the rate limit (one place in the code).
+    public static let suppressedLines = MessageID("suppressed-lines", "9afe68e58d024b71996fd36efb20fdaf")
     /// The daemon could not start (the reason is in the message and `STATUS=`).
     public static let startFailed = MessageID("start-failed", "90fb3158706844859a222e69189b6220")
     /// The store could not be written (disk full, read-only): ingest waits.
     public static let storeUnavailable = MessageID("store-unavailable", "263c5e913600495eb6ac0b8458ed0998")
+    /// A spool subdirectory is a symlink, not a directory, or someone else's: not used.
+    public static let spoolDirectoryRefused = MessageID("spool-directory-refused", "fb61eea515c04fbb9e3fe6b7f6ab9460")
     /// A duplicate spool file changed nothing.
     public static let duplicateIgnored = MessageID("duplicate-ignored", "da9277507a094f3c9077de417e2d72e8")
 
     public static let all: [MessageID] = [
         started, stopping, reloaded, configurationError, fileRejected, ordersAccepted, finished, rejected,
-        escalated, expired, circuitOpened, circuitClosed, suppressed, storeUnavailable, duplicateIgnored, startFailed,
+        escalated, expired, circuitOpened, circuitClosed, suppressed, suppressedLines, storeUnavailable, duplicateIgnored, startFailed, spoolDirectoryRefused,
     ]
 }

@@ -64,8 +64,38 @@ public final class StderrLogHandler: LogHandler {
         }
     }
 
+    /// The text on one line that a terminal shows as it is: a line feed becomes ` ⏎ `; other
+    /// control characters (CR, ESC, the C1 set), line separators and bidi overrides, which could
+    /// rewrite what a terminal shows, are escaped (`\r`, `\x1b`, `\u{202e}`).
     static func singleLine(_ text: String) -> String {
-        text.contains("\n") ? text.replacingOccurrences(of: "\n", with: " ⏎ ") : text
+        guard text.unicodeScalars.contains(where: needsEscape) else { return text }
+        var result = ""
+        result.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": result += " ⏎ "
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+                result += "\\x" + hex(scalar.value, digits: 2)
+            case _ where needsEscape(scalar):
+                result += "\\u{" + String(scalar.value, radix: 16) + "}"
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    private static func hex(_ value: UInt32, digits: Int) -> String {
+        let text = String(value, radix: 16)
+        return String(repeating: "0", count: max(0, digits - text.count)) + text
+    }
+
+    static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0..<0x20, 0x7F..<0xA0, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
     }
 
     static func quoteIfNeeded(_ value: String) -> String {

@@ -141,8 +141,16 @@ public enum FileSystem {
     private static let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
 
     /// The names in an open directory. The descriptor is duplicated, so the caller's stays open
-    /// unless `closing` is true.
+    /// unless `closing` is true. A name that is not UTF-8 is repaired (U+FFFD) and then names
+    /// nothing: where names may be any bytes, use ``listDirectoryEntries(descriptor:path:)``.
     public static func listDirectory(descriptor: Int32, path: String, closing: Bool = false) throws(SystemError) -> [String] {
+        try listDirectoryEntries(descriptor: descriptor, path: path, closing: closing).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The names in an open directory as the kernel gives them, bytes without the NUL, `.` and
+    /// `..` left out. The descriptor is duplicated, so the caller's stays open unless `closing`
+    /// is true.
+    public static func listDirectoryEntries(descriptor: Int32, path: String, closing: Bool = false) throws(SystemError) -> [[UInt8]] {
         let own = closing ? descriptor : dup(descriptor)
         guard own >= 0, let stream = fdopendir(own) else {
             let error = SystemError.current("opendir", path: path)
@@ -151,7 +159,7 @@ public enum FileSystem {
         }
         defer { closedir(stream) }
         rewinddir(stream)
-        var names: [String] = []
+        var names: [[UInt8]] = []
         while true {
             errno = 0
             guard let entry = readdir(stream) else {
@@ -162,8 +170,9 @@ public enum FileSystem {
             // `struct dirent` (a 256-byte d_name), but the kernel packs entries by `d_reclen`:
             // the last one in glibc's buffer can be shorter, and the copy read past the buffer
             // (AddressSanitizer: heap-buffer-overflow).
-            let name = String(cString: UnsafeRawPointer(entry).advanced(by: Self.nameOffset).assumingMemoryBound(to: CChar.self))
-            if name != "." && name != ".." { names.append(name) }
+            let start = UnsafeRawPointer(entry).advanced(by: Self.nameOffset).assumingMemoryBound(to: UInt8.self)
+            let name = Array(UnsafeBufferPointer(start: start, count: strlen(UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self))))
+            if name != [0x2E] && name != [0x2E, 0x2E] { names.append(name) }
         }
     }
 

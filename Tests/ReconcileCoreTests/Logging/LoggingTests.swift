@@ -55,13 +55,11 @@ struct LoggingTests {
     func rateLimit() {
         let clock = Mutex(Date(timeIntervalSince1970: 1000))
         let capture = CapturingLogHandler()
-        let limiter = RateLimitingLogHandler(wrapping: capture, interval: 10, burst: 3, now: { clock.withLock { $0 } })
+        let limiter = RateLimitingLogHandler(wrapping: capture, interval: 10, burst: 3, now: { clock.withLock { $0 } }, schedule: nil)
         let logger = Logger(handler: limiter)
         for index in 0..<10 { logger.info("file \(index)", id: .fileRejected) }
         for index in 0..<2 { logger.info("other \(index)", id: .finished) }
-        logger.info("no id, never limited")
-        logger.error("errors are never limited", id: .fileRejected)
-        #expect(capture.records(with: .fileRejected).count == 4)
+        #expect(capture.records(with: .fileRejected).count == 3)
         #expect(capture.records(with: .finished).count == 2)
         #expect(capture.records(with: .suppressed).isEmpty)
 
@@ -70,9 +68,66 @@ struct LoggingTests {
         let summaries = capture.records(with: .suppressed)
         #expect(summaries.count == 1)
         #expect(summaries.first?[.count] == "7")
+        #expect(summaries.first?[.suppressedMessageID] == MessageID.fileRejected.rawValue)
         #expect(summaries.first?.message.contains("\"file-rejected\"") == true)
+        #expect(summaries.first?.level == .notice)
         logger.info("file again", id: .fileRejected)
-        #expect(capture.records(with: .fileRejected).count == 5)
+        #expect(capture.records(with: .fileRejected).count == 4)
+    }
+
+    @Test("err lines are limited too (a flood of bad spool files), and the summary keeps their level")
+    func errorsAreLimited() {
+        let clock = Mutex(Date(timeIntervalSince1970: 1000))
+        let capture = CapturingLogHandler()
+        let limiter = RateLimitingLogHandler(wrapping: capture, interval: 10, burst: 3, now: { clock.withLock { $0 } }, schedule: nil)
+        let logger = Logger(handler: limiter)
+        for index in 0..<1000 { logger.error("rejected spool file \(index)", id: .fileRejected) }
+        logger.warning("order A1 escalated", id: .escalated)
+        #expect(capture.records(with: .fileRejected).count == 3)
+        #expect(capture.records(with: .escalated).count == 1, "another kind keeps its own budget")
+        clock.withLock { $0 += 10 }
+        limiter.flush()
+        let summary = capture.records(with: .suppressed)
+        #expect(summary.map { $0[.count] } == ["997"])
+        #expect(summary.first?.level == .error)
+    }
+
+    @Test("lines without a message id are limited per place in the code; crit and debug never")
+    func linesWithoutID() {
+        let clock = Mutex(Date(timeIntervalSince1970: 1000))
+        let capture = CapturingLogHandler()
+        let limiter = RateLimitingLogHandler(wrapping: capture, interval: 10, burst: 2, now: { clock.withLock { $0 } }, schedule: nil)
+        let logger = Logger(handler: limiter, minimumLevel: .debug)
+        for index in 0..<5 { logger.info("new proof for order A\(index)") }
+        for index in 0..<5 { logger.error("cannot move f\(index)") }
+        for index in 0..<5 { logger.debug("read f\(index)") }
+        for index in 0..<3 { logger.critical("cannot start \(index)") }
+        let messages = capture.records.map(\.message)
+        #expect(messages.filter { $0.hasPrefix("new proof") } == ["new proof for order A0", "new proof for order A1"])
+        #expect(messages.filter { $0.hasPrefix("cannot move") } == ["cannot move f0", "cannot move f1"])
+        #expect(messages.filter { $0.hasPrefix("read f") }.count == 5)
+        #expect(messages.filter { $0.hasPrefix("cannot start") }.count == 3)
+
+        clock.withLock { $0 += 10 }
+        logger.info("later")
+        let summaries = capture.records(with: .suppressedLines)
+        #expect(summaries.count == 2)
+        let info = summaries.first { $0.message.contains("new proof") }
+        #expect(info?[.count] == "3")
+        #expect(info?.message.contains("messages like \"new proof for order A2\" (") == true)
+        #expect(info?[.suppressedCodeFile]?.hasSuffix("LoggingTests.swift") == true)
+        #expect(info?[.suppressedCodeLine] != nil)
+        #expect(summaries.first { $0.message.contains("cannot move") }?.level == .error)
+    }
+
+    @Test("the summary comes when the window ends, even if nothing else is logged")
+    func timedSummary() async throws {
+        let capture = CapturingLogHandler()
+        let limiter = RateLimitingLogHandler(wrapping: capture, interval: 0.2, burst: 1)
+        let logger = Logger(handler: limiter)
+        for index in 0..<5 { logger.error("rejected \(index)", id: .fileRejected) }
+        for _ in 0..<100 where capture.records(with: .suppressed).isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(capture.records(with: .suppressed).map { $0[.count] } == ["4"])
     }
 
     @Test("flush reports what is still held back")

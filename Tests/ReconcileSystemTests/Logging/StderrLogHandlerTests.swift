@@ -35,6 +35,17 @@ struct StderrLogHandlerTests {
         #expect(!StderrLogHandler(style: .journalStream).format(multi).contains("\n"))
     }
 
+    @Test("control characters never reach a terminal raw: CR, ESC, C1, bidi overrides escaped")
+    func controlCharacters() {
+        let hostile = LogRecord(
+            level: .error, message: "rejected a\rb\u{1B}[2Jc\u{9B}d\u{202E}e\tf\u{7F}", fields: [(.spoolFile, "x\u{1B}]0;title\u{07}")], time: Date())
+        let line = StderrLogHandler(style: .terminal).format(hostile)
+        #expect(!line.unicodeScalars.contains { $0.value < 0x20 || (0x7F..<0xA0).contains($0.value) || $0 == "\u{202E}" }, "\(line)")
+        #expect(line.contains(#"rejected a\rb\x1b[2Jc\u{9b}d\u{202e}e\tf\x7f"#))
+        #expect(line.contains(#"SPOOL_FILE=x\x1b]0;title\x07"#))
+        #expect(StderrLogHandler(style: .plain).format(LogRecord(level: .info, message: "café ✓", time: Date())).hasSuffix("info: café ✓"))
+    }
+
     @Test("writes whole lines to its descriptor")
     func writes() throws {
         let directory = TemporaryDirectory(prefix: "log")
