@@ -4,14 +4,22 @@
 // directory into a durable store, verifies them and finishes or escalates them.
 //
 // Layers, from the inside out:
-//   ReconcileCore    pure model: orders, states, configuration, JSON, backoff; no I/O
-//   ReconcileStore   SQLite store behind the core's OrderStore protocol
-//   ReconcileSystem  Linux adapters: files, signals, lock file, logging backends
+//   ReconcileCore    the pure core: orders, states and the rules of every transition (what a
+//                    completion, an operator action, a lease or a spool file does), backoff,
+//                    circuits and admission, answer classification, configuration, JSON; no I/O
+//   ReconcileStore   the stores behind the core's OrderStore protocol: read, apply a rule, write
+//   ReconcileSystem  Linux adapters: files, signals, locks, the control socket, logging backends,
+//                    sd_notify, timers, the service group that runs the daemon's parts
 //   ReconcileCrypto  OpenSSL's libcrypto: hashing, ES256, App Store JWTs and signed data, receipts
+//   ReconcileHTTP    libcurl's multi interface: the HTTP transport
 //   ReconcileSpool   the spool directory: watch, read, ingest, quarantine
-//   ReconcileDaemon  wires the adapters into the running daemon
+//   ReconcileEngine  the scheduler (turn loop, admission, reporting), the verifiers and delivery
+//                    client over one exchange helper, the escalation runner
+//   ReconcileDaemon  wiring: configuration to verifiers (credentials, keys, anchors), the daemon's
+//                    services and lifecycle, the control handler, metrics
 //   ReconcileCLI     the operator's command line
-//   reconciled, reconcilectl, reconcile-bench: thin executables
+//   ReconcileMock    the mock verification and delivery server (tests and benchmarks)
+//   reconciled, reconcilectl, reconcile-mock, reconcile-bench: thin executables
 import PackageDescription
 
 let strictSettings: [SwiftSetting] = [
@@ -45,7 +53,7 @@ let package = Package(
         .target(name: "ReconcileHTTP", dependencies: ["ReconcileCore", "CCurl"], swiftSettings: strictSettings),
         .target(name: "ReconcileMock", dependencies: ["ReconcileCore", "ReconcileCrypto"], swiftSettings: strictSettings),
         .target(
-            name: "ReconcileEngine", dependencies: ["ReconcileCore", "ReconcileSystem", "ReconcileHTTP", "ReconcileCrypto"],
+            name: "ReconcileEngine", dependencies: ["ReconcileCore", "ReconcileSystem", "ReconcileCrypto"],
             swiftSettings: strictSettings),
         .target(
             name: "ReconcileSpool",
@@ -54,13 +62,15 @@ let package = Package(
         ),
         .target(
             name: "ReconcileDaemon",
-            dependencies: ["ReconcileCore", "ReconcileStore", "ReconcileSystem", "ReconcileSpool", "ReconcileEngine", "ReconcileHTTP"],
+            dependencies: [
+                "ReconcileCore", "ReconcileStore", "ReconcileSystem", "ReconcileSpool", "ReconcileEngine", "ReconcileHTTP", "ReconcileCrypto",
+            ],
             swiftSettings: strictSettings
         ),
         .target(
-            // ReconcileEngine: check-config reads secrets, keys and certificates as the daemon does.
+            // ReconcileDaemon: check-config reads secrets, keys and certificates through the daemon's own wiring.
             name: "ReconcileCLI",
-            dependencies: ["ReconcileCore", "ReconcileStore", "ReconcileSystem", "ReconcileSpool", "ReconcileCrypto", "ReconcileEngine", "CLinux"],
+            dependencies: ["ReconcileCore", "ReconcileStore", "ReconcileSystem", "ReconcileSpool", "ReconcileCrypto", "ReconcileDaemon", "CLinux"],
             swiftSettings: strictSettings
         ),
 
@@ -71,19 +81,18 @@ let package = Package(
         .executableTarget(
             name: "reconcile-bench",
             dependencies: [
-                "ReconcileCore", "ReconcileStore", "ReconcileSystem", "ReconcileSpool", "ReconcileCrypto", "ReconcileEngine",
-                "ReconcileHTTP", "ReconcileMock", "ReconcileDaemon",
+                "ReconcileCore", "ReconcileStore", "ReconcileSpool", "ReconcileEngine", "ReconcileHTTP", "ReconcileMock", "ReconcileDaemon",
             ],
             swiftSettings: strictSettings
         ),
 
         // MARK: - Tests
         // CCurl: libssl, for the TLS server in front of the tests' HTTP servers.
-        .target(name: "TestSupport", dependencies: ["CCurl"], path: "Tests/TestSupport", swiftSettings: strictSettings),
+        .target(name: "TestSupport", dependencies: ["ReconcileCore", "CCurl"], path: "Tests/TestSupport", swiftSettings: strictSettings),
         .testTarget(name: "ReconcileCoreTests", dependencies: ["ReconcileCore", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "ReconcileStoreTests",
-            dependencies: ["ReconcileStore", "ReconcileCore", "CSQLite", "TestSupport"],
+            dependencies: ["ReconcileStore", "ReconcileCore", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -99,10 +108,10 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "ReconcileEngineTests",
-            dependencies: ["ReconcileEngine", "ReconcileCore", "ReconcileStore", "ReconcileMock", "ReconcileHTTP", "ReconcileCrypto", "TestSupport"],
+            dependencies: ["ReconcileEngine", "ReconcileCore", "ReconcileStore", "ReconcileCrypto", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "ReconcileMockTests", dependencies: ["ReconcileMock", "ReconcileCore", "TestSupport"],
+            name: "ReconcileMockTests", dependencies: ["ReconcileMock", "ReconcileCore"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ReconcileSpoolTests",
@@ -118,7 +127,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReconcileCLITests",
-            dependencies: ["ReconcileCLI", "ReconcileCore", "ReconcileStore", "TestSupport"],
+            dependencies: ["ReconcileCLI", "ReconcileCore", "ReconcileStore", "ReconcileSpool", "TestSupport"],
             exclude: ["Snapshots"],
             swiftSettings: strictSettings
         ),

@@ -1,6 +1,6 @@
 import Foundation
 import ReconcileCore
-import ReconcileEngine
+import ReconcileDaemon
 import ReconcileSystem
 
 /// `reconcilectl check-config`: reads the configuration exactly as `reconciled` would — the

@@ -2,6 +2,7 @@ import Foundation
 import ReconcileCore
 import Synchronization
 import Testing
+import TestSupport
 @testable import ReconcileSystem
 
 @Suite("Service group")

@@ -1,6 +1,7 @@
+import ReconcileCore
 import Synchronization
 
-/// Keeps every record in memory: for tests, and for commands that show what they logged.
+/// A log handler that keeps every record in memory, for tests that check what was logged.
 public final class CapturingLogHandler: LogHandler {
     private let storage = Mutex<[LogRecord]>([])
 

@@ -2,7 +2,8 @@ import Foundation
 import ReconcileCore
 import Testing
 import TestSupport
-@testable import ReconcileEngine
+@testable import ReconcileDaemon
+import ReconcileEngine
 
 /// What the daemon and `reconcilectl check-config` both read before the verifiers are built.
 @Suite("Verification factory")
