@@ -1,0 +1,200 @@
+import Foundation
+import ReconcileCore
+import ReconcileStore
+import Synchronization
+import Testing
+import TestSupport
+@testable import ReconcileEngine
+
+/// The scheduler's turn, driven step by step with a clock the test sets and a verifier whose
+/// attempts end when the test says: leasing ahead, probes, handing back, draining.
+@Suite("Scheduler turns")
+struct SchedulerTurnTests {
+    let directory = TemporaryDirectory(prefix: "turns")
+    let clock = ManualClock()
+
+    /// Attempts that wait for the test: each `verify` parks until ``finish(_:_:observation:)``.
+    final class HeldVerifier: OrderVerifier, Sendable {
+        private let parked = Mutex<[String: CheckedContinuation<VerifierOutcome, Never>]>([:])
+        private let startedOrders = Mutex<[String]>([])
+        var firstEndpoint: VerificationEndpoint { .merchant }
+
+        func verify(_ order: ClaimedOrder, gate: any EndpointGate) async -> VerifierOutcome {
+            let outcome = await withCheckedContinuation { continuation in
+                parked.withLock { $0[order.orderID] = continuation }
+                startedOrders.withLock { $0.append(order.orderID) }
+            }
+            return outcome
+        }
+
+        /// The orders whose attempt began, in order.
+        var started: [String] { startedOrders.withLock { $0 } }
+        var inFlight: Set<String> { Set(parked.withLock { $0.keys }) }
+
+        /// Ends one parked attempt, after telling the gate what the exchange said.
+        func finish(_ orderID: String, _ verdict: VerifierOutcome.Verdict, observation: EndpointObservation = .healthy, gate: Scheduler) async {
+            await gate.report(.merchant, observation, retryAfter: nil, rateLimited: false)
+            let record = AttemptRecord(endpoint: .merchant, httpStatus: 200, latency: .milliseconds(5), outcome: .answered, startedAt: Date())
+            let continuation = parked.withLock { $0.removeValue(forKey: orderID) }
+            continuation?.resume(returning: VerifierOutcome(records: [record], verdict: verdict))
+        }
+    }
+
+    func setUp(orders: Int, maxInFlight: Int, threshold: Int = 10, cooldown: Duration = .seconds(10)) throws
+        -> (SQLiteOrderStore, Scheduler, HeldVerifier)
+    {
+        let store = try SQLiteOrderStore(path: directory.file("orders.db"), mode: .owner)
+        for index in 0..<orders {
+            let orderID = String(format: "O%02d", index)
+            let text = OrderFixtures.orderJSON(orderID)
+            _ = try store.ingest(
+                [IngestCandidate(submission: try OrderFileParser().parse(Array(text.utf8)), raw: Array(text.utf8), contentHash: orderID, fileName: orderID)],
+                verifierKind: .http, now: clock.now().addingTimeInterval(Double(index) / 1000 - 60))
+        }
+        var retry = Configuration.RetrySettings()
+        retry.initialDelay = .seconds(30)
+        retry.jitter = .none
+        let verifier = HeldVerifier()
+        let settings = Scheduler.Settings(
+            verifier: verifier, delivery: nil, resolver: AttemptResolver(policy: RetryPolicy(retry), deliveryConfigured: false),
+            maxInFlight: maxInFlight, maxRate: nil, burst: 10, circuitThreshold: threshold, circuitCooldown: cooldown,
+            circuitMaxCooldown: .seconds(60), requestTimeout: .seconds(5))
+        return (store, Scheduler(store: store, settings: settings, logger: .discarding, clock: clock), verifier)
+    }
+
+    func waitUntil(_ what: String, _ condition: () async -> Bool) async {
+        for _ in 0..<1000 where !(await condition()) { try? await Task.sleep(for: .milliseconds(5)) }
+        #expect(await condition(), "\(what)")
+    }
+
+    @Test("a turn leases a few orders ahead of the free slots; a finished attempt's slot is refilled at once, without a turn")
+    func leasingAhead() async throws {
+        let (store, scheduler, verifier) = try setUp(orders: 6, maxInFlight: 2)
+        _ = await scheduler.turn()
+        // Two slots plus one leased ahead (MaxInFlight / 8, at least one).
+        #expect(try store.countsByState() == [.verifying: 3, .pending: 3])
+        await waitUntil("two attempts in flight") { verifier.started.count == 2 }
+        #expect(await scheduler.status().inFlight == 2)
+
+        await verifier.finish("O00", .granted(Grant(transactionID: "T0"), finishedBy: .merchant), gate: scheduler)
+        await waitUntil("the order leased ahead started as the slot freed") { verifier.started.count == 3 }
+        await waitUntil("two in flight again") { await scheduler.status().inFlight == 2 }
+        #expect(verifier.started == ["O00", "O01", "O02"])
+        // Its completion waits for the next turn, which also leases one more ahead.
+        #expect(try store.countsByState()[.finished] == nil)
+        _ = await scheduler.turn()
+        #expect(try store.countsByState() == [.finished: 1, .verifying: 3, .pending: 2])
+        #expect(await scheduler.counters.finished == 1)
+    }
+
+    @Test("an open circuit: nothing is leased until its probe time; then one uncharged probe; its success closes the circuit")
+    func probes() async throws {
+        let (store, scheduler, verifier) = try setUp(orders: 3, maxInFlight: 1, threshold: 1, cooldown: .seconds(10))
+        _ = await scheduler.turn()
+        await waitUntil("first attempt") { verifier.started.count == 1 }
+        await verifier.finish("O00", .transient("http_503"), observation: .failure(reason: "http_503"), gate: scheduler)
+        await waitUntil("circuit open") { await scheduler.status().endpoints.first { $0.endpoint == .merchant }?.circuit == "open" }
+        await waitUntil("the attempt ended") { await scheduler.status().inFlight == 0 }
+        // The ready order could not start: it goes back uncharged, due at the probe time. The
+        // turn that commits outcomes looks again at once; the next one sleeps until the probe.
+        _ = await scheduler.turn()
+        let wake = await scheduler.turn()
+        #expect(try store.countsByState() == [.pending: 3])
+        #expect(try store.order(id: "O01")?.attempts == 0)
+        let probeTime = try #require(wake)
+        #expect(abs(probeTime - (clock.uptime() + 10)) < 0.5, "woke for \(probeTime), now \(clock.uptime())")
+        #expect(verifier.started.count == 1)
+
+        clock.advance(by: 10)
+        _ = await scheduler.turn()
+        await waitUntil("the probe started") { verifier.started.count == 2 }
+        let probed = try #require(verifier.started.last)
+        #expect(try store.countsByState()[.verifying] == 1)
+        #expect(try store.order(id: probed)?.attempts == 0, "a probe is not charged")
+        #expect(await scheduler.status().endpoints.first { $0.endpoint == .merchant }?.circuit == "half-open")
+
+        await verifier.finish(probed, .granted(Grant(transactionID: "P"), finishedBy: .merchant), gate: scheduler)
+        await waitUntil("circuit closed") { await scheduler.status().endpoints.first { $0.endpoint == .merchant }?.circuit == "closed" }
+        await waitUntil("the probe ended") { await scheduler.status().inFlight == 0 }
+        _ = await scheduler.turn()
+        #expect(try store.order(id: probed)?.state == .finished)
+        await waitUntil("the rest resumes") { verifier.started.count == 3 }
+    }
+
+    @Test("orders leased ahead go back uncharged when their endpoint's circuit opens before they start")
+    func handingBack() async throws {
+        let (store, scheduler, verifier) = try setUp(orders: 2, maxInFlight: 1, threshold: 1)
+        _ = await scheduler.turn()
+        await waitUntil("one in flight, one leased ahead") { verifier.started.count == 1 }
+        #expect(try store.countsByState() == [.verifying: 2])
+        await verifier.finish("O00", .transient("http_503"), observation: .failure(reason: "http_503"), gate: scheduler)
+        await waitUntil("the attempt ended") { await scheduler.status().inFlight == 0 }
+        _ = await scheduler.turn()
+        let sent = try #require(try store.order(id: "O00"))
+        let handedBack = try #require(try store.order(id: "O01"))
+        #expect(sent.state == .pending && sent.attempts == 1)
+        #expect(handedBack.state == .pending && handedBack.attempts == 0 && handedBack.reason == "circuit_open")
+        #expect(verifier.started == ["O00"])
+    }
+
+    @Test("stop drains: in-flight attempts finish and are committed; stop() returns once run() has ended")
+    func draining() async throws {
+        let (store, scheduler, verifier) = try setUp(orders: 1, maxInFlight: 2)
+        let running = Task { await scheduler.run() }
+        await waitUntil("in flight") { verifier.started.count == 1 }
+        let stopping = Task { await scheduler.stop(drainTimeout: .seconds(30)) }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(try store.countsByState() == [.verifying: 1], "the stop waits for the attempt")
+        await verifier.finish("O00", .granted(Grant(transactionID: "T"), finishedBy: .merchant), gate: scheduler)
+        await stopping.value
+        await running.value
+        #expect(try store.countsByState() == [.finished: 1])
+        // A stop after the loop ended returns at once.
+        await scheduler.stop(drainTimeout: .seconds(1))
+    }
+
+    @Test("an attempt still in flight after DrainTimeout keeps its lease for the next start")
+    func drainTimeout() async throws {
+        let (store, scheduler, verifier) = try setUp(orders: 1, maxInFlight: 1)
+        clock.realTime = true
+        let running = Task { await scheduler.run() }
+        await waitUntil("in flight") { verifier.started.count == 1 }
+        await scheduler.stop(drainTimeout: .milliseconds(200))
+        await running.value
+        #expect(try store.countsByState() == [.verifying: 1])
+        await verifier.finish("O00", .granted(Grant(), finishedBy: .merchant), gate: scheduler)
+    }
+}
+
+/// A clock the test moves: wall and monotonic time advance together. With `realTime`, monotonic
+/// deadlines map to real instants (for tests that let `run()` wait).
+final class ManualClock: SchedulerClock, @unchecked Sendable {
+    // @unchecked: every field behind the lock.
+    private let state = Mutex<(wall: Date, uptime: Double, real: Bool)>((Date(timeIntervalSince1970: 1_900_000_000), 1000, false))
+    private let origin = ContinuousClock.now
+
+    var realTime: Bool {
+        get { state.withLock { $0.real } }
+        set { state.withLock { $0.real = newValue } }
+    }
+
+    func advance(by seconds: Double) {
+        state.withLock {
+            $0.wall.addTimeInterval(seconds)
+            $0.uptime += seconds
+        }
+    }
+
+    func now() -> Date {
+        state.withLock { $0.real ? $0.wall.addingTimeInterval((ContinuousClock.now - origin).inSeconds) : $0.wall }
+    }
+
+    func uptime() -> Double {
+        state.withLock { $0.real ? $0.uptime + (ContinuousClock.now - origin).inSeconds : $0.uptime }
+    }
+
+    func instant(atUptime uptime: Double) -> ContinuousClock.Instant {
+        let base = state.withLock { $0.uptime }
+        return origin + .milliseconds(Int64(max(0, uptime - base) * 1000))
+    }
+}
