@@ -34,8 +34,9 @@ public final class SQLiteConnection {
             // > Whether or not an error occurs when it is opened, resources associated with the
             // > database connection handle should be released by passing it to sqlite3_close().
             let message = pointer.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            let systemErrno = pointer.map { sqlite3_system_errno($0) }
             if let pointer { sqlite3_close_v2(pointer) }
-            throw SQLiteError(extendedCode: result, message: "cannot open \(path): \(message)")
+            throw SQLiteError(extendedCode: result, message: "cannot open \(path): \(message)", systemErrno: systemErrno)
         }
         self.handle = pointer
         self.path = path
@@ -66,7 +67,7 @@ public final class SQLiteConnection {
         if result != SQLITE_OK {
             let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
             sqlite3_free(message)
-            throw SQLiteError(extendedCode: sqlite3_extended_errcode(handle), message: text, sql: sql)
+            throw SQLiteError(extendedCode: sqlite3_extended_errcode(handle), message: text, sql: sql, systemErrno: sqlite3_system_errno(handle))
         }
     }
 
@@ -170,6 +171,8 @@ public final class SQLiteConnection {
     }
 
     func error(_ result: Int32, sql: String?) -> SQLiteError {
-        SQLiteError(extendedCode: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+        SQLiteError(
+            extendedCode: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), sql: sql,
+            systemErrno: sqlite3_system_errno(handle))
     }
 }
