@@ -152,6 +152,19 @@ public final class SQLiteConnection {
 
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
+    /// Whether the path this connection opened no longer names the open database file
+    /// (`SQLITE_FCNTL_HAS_MOVED`: removed, or replaced by another file).
+    public var databaseHasMoved: Bool {
+        var moved: Int32 = 0
+        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK else { return false }
+        return moved != 0
+    }
+
+    /// Makes closing leave the write-ahead log alone (`SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE`).
+    public func keepLogOnClose() {
+        _ = reconcile_sqlite_no_checkpoint_on_close(handle)
+    }
+
     /// Makes a running statement stop with `SQLITE_INTERRUPT` (safe from another thread).
     public func interrupt() {
         sqlite3_interrupt(handle)
