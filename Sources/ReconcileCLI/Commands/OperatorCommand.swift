@@ -18,7 +18,10 @@ enum OperatorCommand {
                     Works on pending, rejected, expired and escalated orders (an order escalated
                     during delivery goes back to verified). --reset-attempts also zeroes the
                     attempt count and restarts the age clock. Retrying an order escalated as a
-                    duplicate_transaction needs --force.
+                    duplicate_transaction needs --force. With --state, every order in the state
+                    is retried in batches of 1,000 while the daemon goes on serving; the first
+                    orders of each kind are printed, then the counts, and a stop of the daemon
+                    midway says how many were changed and how many were not reached.
                     """,
                 arguments: [ArgumentSpec(name: "order-id", help: "Orders to retry.")],
                 options: [
