@@ -68,6 +68,12 @@ struct ControlHandlerTests {
         #expect(summary.message == "operator:root retry on 2500 escalated orders: 2500 changed: outage over")
         #expect(summary.fields.contains { $0.0 == .count && $0.1 == "2500" })
         #expect(summary.fields.contains { $0.0 == .orderState && $0.1 == "escalated" })
+        // The catalog's entry for it substitutes only fields the line carries.
+        let entry = try #require(try JournalCatalog.repositoryCatalog().entries.first { $0.id == MessageID.operatorBulkAction.rawValue })
+        #expect(entry.header("Subject") == "@ACTOR@ applied @REASON@ to @COUNT@ orders")
+        for field in entry.substitutions {
+            #expect(summary.fields.contains { $0.0.rawValue == field }, "the catalog uses @\(field)@, the summary line has no \(field)")
+        }
         let perOrder = log.records.filter { $0.message.hasPrefix("operator:root retry order ") }
         #expect(perOrder.count == 2_500)
         #expect(perOrder.allSatisfy { $0.level == .debug })
