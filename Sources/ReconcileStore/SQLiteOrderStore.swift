@@ -135,8 +135,9 @@ public final class SQLiteOrderStore: OrderStore {
     /// The error the store stopped writing for, if it did.
     public var loss: StoreError? { lost.withLock { $0 } }
 
-    /// Checks that the path still names the file the owner opened, unchanged since its last
-    /// commit (one `stat`). Writes do it first; the daemon also does it for `status`.
+    /// Checks that the path still names the file the owner opened, with the size and header its
+    /// last commit left (a `stat` and a 100-byte read). Writes do it first; the daemon also does
+    /// it for `status`.
     public func verifyFile() throws {
         guard mode == .owner else { return }
         try withConnection { connection in try verifyFile(connection) }

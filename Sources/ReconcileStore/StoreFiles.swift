@@ -75,12 +75,17 @@ public struct StoreFiles: Sendable, Hashable {
     }
 }
 
-/// Which file a path names, and its size and modification time, from `stat`.
+/// Which file a path names (device and inode), its size and its first 100 bytes (SQLite's
+/// database header: page count, freelist, change counter, schema cookie).
+///
+/// Between two of the daemon's commits none of these may change: only its own checkpoints write
+/// the database file. The modification time is not used: it also changes for a `touch`, and a
+/// preloaded libfaketime shifts what `stat` reports after a clock step.
 public struct FileIdentity: Sendable, Hashable {
     public var device: UInt64
     public var inode: UInt64
     public var size: Int64
-    public var modified: timespec
+    public var header: [UInt8]
 
     /// The file `path` names now, or `nil` when there is none.
     public init?(path: String) {
@@ -89,7 +94,15 @@ public struct FileIdentity: Sendable, Hashable {
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
         size = Int64(info.st_size)
-        modified = info.st_mtim
+        var bytes = [UInt8](repeating: 0, count: 100)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        if descriptor >= 0 {
+            let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+            close(descriptor)
+            header = Array(bytes.prefix(max(count, 0)))
+        } else {
+            header = []
+        }
     }
 
     /// The same file (device and inode).
@@ -97,16 +110,8 @@ public struct FileIdentity: Sendable, Hashable {
         device == other.device && inode == other.inode
     }
 
-    /// The same file, unchanged since (size and modification time).
+    /// The same file, with the same size and header as then.
     public func isUnchanged(since other: FileIdentity) -> Bool {
-        isSameFile(as: other) && size == other.size && modified.tv_sec == other.modified.tv_sec
-            && modified.tv_nsec == other.modified.tv_nsec
-    }
-
-    public static func == (lhs: FileIdentity, rhs: FileIdentity) -> Bool { lhs.isUnchanged(since: rhs) }
-
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(device)
-        hasher.combine(inode)
+        isSameFile(as: other) && size == other.size && header == other.header
     }
 }

@@ -48,15 +48,19 @@ struct BulkActionEndToEndTests {
         let retry = try ChildProcess(
             "reconcilectl", arguments: ["--config", harness.configPath, "retry", "--state", "escalated", "--note", "outage over"],
             directory: harness.directory)
-        // Other clients are served while the batches run.
+        // Other clients are served while the batches run: a status asked meanwhile is answered
+        // before the retry's answer (bounds in seconds are for an idle machine; on a loaded one
+        // starting reconcilectl alone takes seconds).
         var slowestStatus = Duration.zero
         var statuses = 0
+        var answeredMeanwhile = 0
         while retry.isRunning {
             let asked = ContinuousClock.now
             let status = try await harness.ctl(["status"])
             #expect(status.status == 0, "\(status.error)")
             slowestStatus = max(slowestStatus, ContinuousClock.now - asked)
             statuses += 1
+            if retry.isRunning { answeredMeanwhile += 1 }
         }
         let exit = await retry.wait()
         let took = ContinuousClock.now - began
@@ -66,7 +70,8 @@ struct BulkActionEndToEndTests {
         #expect(output.split(separator: "\n").count == 102)
         #expect(output.hasPrefix("E0: escalated → pending (due now)\n"))
         #expect(retry.standardError.isEmpty, "\(retry.standardError)")
-        #expect(slowestStatus < .seconds(3), "status took \(slowestStatus) during the bulk action")
+        #expect(answeredMeanwhile > 0 || took < .seconds(2), "no status answered during the \(took) of the bulk action")
+        #expect(slowestStatus < .seconds(20), "status took \(slowestStatus) during the bulk action")
         #expect(harness.counts()[.escalated] == nil, "\(harness.counts())")
 
         // The journal budget: at most 2,000 lines in the 10 s that follow the request.

@@ -45,7 +45,7 @@ struct ControlSocketEndToEndTests {
         let crowdOutput = harness.directory.write("crowd.out", "")
         let crowd = Process()
         crowd.executableURL = URL(fileURLWithPath: Self.setpriv)
-        crowd.arguments = ["--reuid=\(nobody)", "--regid=\(nobody)", "--clear-groups", "--", Self.perl, script, socket, "32", "20"]
+        crowd.arguments = ["--reuid=\(nobody)", "--regid=\(nobody)", "--clear-groups", "--", Self.perl, script, socket, "32", "300"]
         crowd.standardOutput = FileHandle(forWritingAtPath: crowdOutput)
         crowd.standardError = FileHandle(forWritingAtPath: crowdOutput)
         try crowd.run()
@@ -55,20 +55,22 @@ struct ControlSocketEndToEndTests {
         try await Task.sleep(for: .seconds(1))
 
         // Across several of the crowd's request deadlines (5 s), root is answered every time.
+        // (Before, every one of them was "too many connections" for as long as the crowd liked.
+        // The bound on time is loose: on a loaded machine starting reconcilectl takes seconds.)
         for round in 0..<5 {
+            #expect(crowd.isRunning, "the crowd gave up early: \(harness.directory.read("crowd.out") ?? "")")
             let asked = ContinuousClock.now
             let status = try await harness.ctl(["status"])
             let took = ContinuousClock.now - asked
             #expect(status.status == 0, "round \(round): \(status.error)")
             #expect(status.output.hasPrefix("reconciled is running (pid \(daemon.pid)"), "round \(round): \(status.output)")
-            #expect(took < .seconds(3), "round \(round): status took \(took)")
+            #expect(took < .seconds(15), "round \(round): status took \(took)")
             try await Task.sleep(for: .milliseconds(1500))
         }
         let reload = try await harness.ctl(["reload", "--wait"])
         #expect(reload.status == 0, "\(reload.error)")
         let retry = try await harness.ctl(["retry", "NOPE"])
         #expect(retry.error == "NOPE: no such order\n", "\(retry.error)")
-        #expect(crowd.isRunning, "the crowd gave up early: \(harness.directory.read("crowd.out") ?? "")")
         kill(crowd.processIdentifier, SIGKILL)
         daemon.send(SIGTERM)
         #expect(await daemon.wait() == 0)
