@@ -114,7 +114,8 @@ public final class SQLiteOrderStore: OrderStore {
             throw error
         }
         guard let connection = opening else { throw StoreError.missing(path: path) }
-        let identity = mode == .owner && !connection.databaseHasMoved ? FileIdentity(path: path) : nil
+        let identity = mode == .owner && !connection.databaseHasMoved
+            ? FileIdentity(path: path, header: connection.readDatabaseFile() ?? []) : nil
         return (connection, identity)
     }
 
@@ -148,7 +149,7 @@ public final class SQLiteOrderStore: OrderStore {
         guard mode == .owner else { return }
         if let lost = lost.withLock({ $0 }) { throw lost }
         guard let known = opened.withLock({ $0 }) else { return }
-        let now = FileIdentity(path: path)
+        let now = FileIdentity(path: path, header: connection.readDatabaseFile() ?? [])
         let failure: StoreError
         let stamp = StoreRestore.stamp(Date())
         if connection.databaseHasMoved || now.map({ !$0.isSameFile(as: known) }) ?? true {
@@ -181,7 +182,7 @@ public final class SQLiteOrderStore: OrderStore {
         try withConnection { connection in
             try verifyFile(connection)
             try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            recordFile()
+            recordFile(connection)
         }
     }
 
@@ -198,9 +199,9 @@ public final class SQLiteOrderStore: OrderStore {
     }
 
     /// Remembers the file as this commit left it.
-    private func recordFile() {
+    private func recordFile(_ connection: SQLiteConnection) {
         guard mode == .owner, lost.withLock({ $0 == nil }) else { return }
-        opened.withLock { $0 = FileIdentity(path: path) ?? $0 }
+        opened.withLock { $0 = FileIdentity(path: path, header: connection.readDatabaseFile() ?? []) ?? $0 }
     }
 
     /// Runs `body` with the connection, under the store's lock.
@@ -226,7 +227,7 @@ public final class SQLiteOrderStore: OrderStore {
         try withConnection { connection in
             try verifyFile(connection)
             let result = try connection.transaction { try body(connection) }
-            recordFile()
+            recordFile(connection)
             return result
         }
     }

@@ -85,24 +85,18 @@ public struct FileIdentity: Sendable, Hashable {
     public var device: UInt64
     public var inode: UInt64
     public var size: Int64
+    /// Read through the store's own connection (``SQLiteConnection/readDatabaseFile(count:)``);
+    /// empty when not read.
     public var header: [UInt8]
 
-    /// The file `path` names now, or `nil` when there is none.
-    public init?(path: String) {
+    /// The file `path` names now (`stat` only: it opens nothing), or `nil` when there is none.
+    public init?(path: String, header: [UInt8] = []) {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
         size = Int64(info.st_size)
-        var bytes = [UInt8](repeating: 0, count: 100)
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        if descriptor >= 0 {
-            let count = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
-            close(descriptor)
-            header = Array(bytes.prefix(max(count, 0)))
-        } else {
-            header = []
-        }
+        self.header = header
     }
 
     /// The same file (device and inode).

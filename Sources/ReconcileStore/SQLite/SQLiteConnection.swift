@@ -160,6 +160,25 @@ public final class SQLiteConnection {
         return moved != 0
     }
 
+    /// The first `count` bytes of the database file, read through SQLite's own open file
+    /// (`SQLITE_FCNTL_FILE_POINTER`, then the VFS's `xRead`). Never open and close the database
+    /// file beside SQLite in the same process: closing any descriptor of a file drops every POSIX
+    /// lock the process holds on it, SQLite's included.
+    public func readDatabaseFile(count: Int = 100) -> [UInt8]? {
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK, let file,
+            let methods = file.pointee.pMethods, let read = methods.pointee.xRead
+        else { return nil }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let result = bytes.withUnsafeMutableBytes { read(file, $0.baseAddress, Int32(count), 0) }
+        // A short read (a file shorter than `count`) fills the rest with zeros: still comparable.
+        guard result == SQLITE_OK || result == Self.SQLITE_IOERR_SHORT_READ_VALUE else { return nil }
+        return bytes
+    }
+
+    /// `SQLITE_IOERR_SHORT_READ`, a macro Swift does not import.
+    static let SQLITE_IOERR_SHORT_READ_VALUE = SQLITE_IOERR | (2 << 8)
+
     /// Makes closing leave the write-ahead log alone (`SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE`).
     public func keepLogOnClose() {
         _ = reconcile_sqlite_no_checkpoint_on_close(handle)
