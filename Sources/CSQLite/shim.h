@@ -19,4 +19,10 @@ static inline int reconcile_sqlite_enable_defensive(sqlite3 *db) {
     return sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (void *)0);
 }
 
+/// Closing the last connection then leaves the write-ahead log as it is instead of copying it
+/// into the database file (which another process has overwritten).
+static inline int reconcile_sqlite_no_checkpoint_on_close(sqlite3 *db) {
+    return sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (void *)0);
+}
+
 #endif

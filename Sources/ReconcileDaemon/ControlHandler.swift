@@ -22,6 +22,11 @@ final class ControlHandler: Sendable {
     /// Called after an operator's action changed orders (the status line and the metrics file follow).
     let ordersChanged: @Sendable () -> Void
     let logger: Logger
+    /// Set when the daemon begins stopping: a bulk action ends after the batch in hand and
+    /// says how far it got.
+    let stopping = Atomic<Bool>(false)
+    /// Actions naming more orders than this log one summary line; per-order lines go to debug.
+    static let perOrderLogLimit = 10
 
     init(
         store: SQLiteOrderStore, scheduler: Scheduler, configPath: String, verifierKind: VerifierKind, logger: Logger,
@@ -35,6 +40,11 @@ final class ControlHandler: Sendable {
         self.logger = logger
         self.requestReload = requestReload
         self.ordersChanged = ordersChanged
+    }
+
+    /// The daemon is stopping: bulk actions end after their batch in hand.
+    func beginStopping() {
+        stopping.store(true, ordering: .sequentiallyConsistent)
     }
 
     /// Answers one request, on the connection's own thread (store calls block it, not the pool).
@@ -88,22 +98,49 @@ final class ControlHandler: Sendable {
             return ControlResponse.error("not an order operation")
         }
         let action = operatorRequest.action
+        let actor = operatorRequest.actor.description
+        let note = request.note.map { ": \($0)" } ?? ""
+        // `--state` and long lists: one summary line, the orders at debug (DESIGN §8).
+        let bulk = request.state != nil || request.orders.count > Self.perOrderLogLimit
+        let level: LogLevel = bulk ? .debug : .info
+        var all: [OperatorOutcome] = []
+        let outcome: BulkOutcome
         do {
-            let outcomes = try store.apply(operatorRequest, verifierKind: verifierKind.withLock { $0 }, now: Date())
-            for outcome in outcomes where outcome.changed {
-                logger.info(
-                    "\(operatorRequest.actor) \(action.rawValue) order \(outcome.orderID)\(request.note.map { ": \($0)" } ?? "")",
-                    [.orderID: outcome.orderID, .actor: operatorRequest.actor.description, .reason: action.rawValue])
+            outcome = try store.applyInBatches(
+                operatorRequest, verifierKind: verifierKind.withLock { $0 },
+                shouldStop: { self.stopping.load(ordering: .sequentiallyConsistent) }
+            ) { [logger] outcome in
+                if request.state == nil { all.append(outcome) }
+                guard outcome.changed else { return }
+                logger.log(
+                    level, "\(actor) \(action.rawValue) order \(outcome.orderID)\(note)",
+                    [.orderID: outcome.orderID, .actor: actor, .reason: action.rawValue])
             }
-            scheduler.nudge()
-            if outcomes.contains(where: \.changed) { ordersChanged() }
-            return ControlResponse.ok(ControlResponse.outcomes(outcomes))
         } catch {
             return ControlResponse.error("the store failed: \(error)")
         }
+        if bulk {
+            let what = request.state.map { "\(Plural.count(outcome.matched, "\($0.rawValue) order"))" } ?? Plural.count(outcome.matched, "named order")
+            var summary = "\(actor) \(action.rawValue) on \(what): \(outcome.changed) changed"
+            if outcome.refused > 0 { summary += ", \(outcome.refused) refused" }
+            if outcome.notFound > 0 { summary += ", \(outcome.notFound) not found" }
+            if outcome.skipped > 0 { summary += ", \(outcome.skipped) had moved on" }
+            if outcome.interrupted { summary += "; interrupted by the stop, \(outcome.notReached) not reached" }
+            logger.info(
+                summary + note, id: .operatorBulkAction,
+                [.actor: actor, .reason: action.rawValue, .count: String(outcome.changed), .orderState: request.state?.rawValue])
+        }
+        scheduler.nudge()
+        if outcome.changed > 0 { ordersChanged() }
+        if request.state != nil || outcome.interrupted {
+            return ControlResponse.ok(ControlResponse.bulk(outcome))
+        }
+        return ControlResponse.ok(ControlResponse.outcomes(all))
     }
 
     private func status() -> String {
+        // A store replaced under the daemon is noticed here too, not only at the next write.
+        try? store.verifyFile()
         let live = AsyncResult.wait { [scheduler] in await scheduler.status() }
         var object = JSONObject()
         object["daemon"] = .object(JSONObject([

@@ -28,6 +28,8 @@ public final class Daemon {
         case rewatch
         /// `reconcilectl reload`: reload, then report the new generation or why not.
         case reload(@Sendable (Result<Int, ReloadFailure>) -> Void)
+        /// The store's file was replaced or changed underneath: stop, exit 1.
+        case storeLost(String)
     }
 
     public private(set) var configuration: Configuration
@@ -143,6 +145,7 @@ public final class Daemon {
         let statusTrigger = statusTrigger
         (spoolEventStream, spoolEvents) = AsyncStream<SpoolEvent>.makeStream()
         (eventStream, events) = AsyncStream<Event>.makeStream()
+        store.onLoss { [events] error in events.yield(.storeLost(error.description)) }
         let metrics = MetricsPublisher(path: configuration.daemon.metricsFile, logger: logger)
         self.metrics = metrics
         let stateChanged: @Sendable () -> Void = {
@@ -226,6 +229,7 @@ public final class Daemon {
         // Until SIGTERM; then the events already queued are answered (a reload with "stopping")
         // and the stream ends.
         var stopping = false
+        var status = ExitStatus.success
         for await event in eventStream {
             switch event {
             case .reload(let reply) where stopping:
@@ -234,9 +238,20 @@ public final class Daemon {
                 continue
             case .signal(let number) where number == SIGTERM || number == SIGINT:
                 logger.notice("received \(SignalStream.name(of: number)); stopping", id: .stopping)
+                control.beginStopping()
                 notifier.stopping(status: "stopping: finishing the attempts in flight (DrainTimeout=\(TimeSpan.format(configuration.daemon.drainTimeout)))")
                 statusUpdates.cancel()
                 stopping = true
+                events.finish()
+            case .storeLost(let reason):
+                // Nothing more is written to it; systemd restarts the daemon on what the path
+                // names now (Restart=on-failure).
+                logger.critical("stopping: \(reason)", id: .storeLost, [.path: store.path])
+                notifier.stopping(status: "stopping: \(store.path) was replaced or changed underneath")
+                statusUpdates.cancel()
+                stopping = true
+                status = ExitStatus.failure
+                control.beginStopping()
                 events.finish()
             case .signal(let number) where number == SIGHUP:
                 _ = await reloadReporting()
@@ -261,6 +276,9 @@ public final class Daemon {
         clockWatch = nil
         ingestor.stop()
         spoolEvents.finish()
+        // A store that is no longer the daemon's takes nothing in: the ingest would retry its
+        // commit for ever. The files stay in incoming/ for the next start.
+        if status != ExitStatus.success { ingest.cancel() }
         await ingest.value
         await scheduler.stop(drainTimeout: configuration.daemon.drainTimeout)
         await scheduling.value
@@ -268,8 +286,8 @@ public final class Daemon {
         await publishing.value
         await statusUpdates.value  // its last look at the store comes before the store closes
         store.close()
-        logger.notice("stopped cleanly")
-        return ExitStatus.success
+        if status == ExitStatus.success { logger.notice("stopped cleanly") }
+        return status
     }
 
     // MARK: - Spool watch

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import Glibc
 import ReconcileCore
 import Synchronization
 
@@ -43,15 +44,53 @@ public final class SQLiteOrderStore: OrderStore {
         if mode != .owner && !FileManager.default.fileExists(atPath: path) {
             throw StoreError.missing(path: path)
         }
-        let connection: SQLiteConnection
+        let files = StoreFiles(database: path)
+        if mode != .readOnly && FileManager.default.fileExists(atPath: files.restoreMarker) {
+            throw StoreError.restoreInterrupted(path: path, marker: files.restoreMarker)
+        }
+        var depth: StartupCheck.Depth?
+        if mode == .owner {
+            // 0640 whatever the umask; and how much to check, decided before SQLite replays a
+            // write-ahead log that may not belong to this file.
+            try files.prepareForOwner()
+            depth = StartupCheck.depth(size: files.databaseSize ?? 0, logHasFrames: files.walHasFrames)
+        }
+        let (connection, identity) = try Self.open(
+            path: path, mode: mode, busyTimeout: busyTimeout, migrator: migrator, depth: depth, files: files, willMigrate: willMigrate)
+        self.connection = Mutex(connection)
+        opened.withLock { $0 = identity }
+    }
+
+    /// Opens, checks and (for the owner) migrates; the file's identity for the owner.
+    private static func open(
+        path: String, mode: OpenMode, busyTimeout: Duration, migrator: SchemaMigrator, depth: StartupCheck.Depth?,
+        files: StoreFiles, willMigrate: @Sendable (String) -> Void
+    ) throws -> (SQLiteConnection, FileIdentity?) {
+        var opening: SQLiteConnection?
         do {
-            connection = try SQLiteConnection(
+            let connection = try SQLiteConnection(
                 path: path, mode: mode == .readOnly ? .readOnly : .readWrite(create: mode == .owner),
                 busyTimeout: busyTimeout)
+            opening = connection
             // Look before touching: a foreign, newer or damaged file is refused before anything
             // (even the journal mode) is written to it.
             let version = try migrator.currentVersion(of: connection)
             try migrator.refuseNewer(version, path: path)
+            if let depth, version > 0 {
+                if depth == .full(logBeside: true) {
+                    willMigrate("checking the database (PRAGMA quick_check): a write-ahead log from an unclean stop lies beside it")
+                }
+                let problems = try StartupCheck.problems(connection, depth: depth, fileSize: files.databaseSize)
+                if !problems.isEmpty {
+                    throw StoreError.damaged(path: path, problems: problems, logBeside: depth == .full(logBeside: true))
+                }
+            }
+            if mode == .owner, version == 0, try connection.scalar("SELECT count(*) FROM sqlite_master") == 0 {
+                // A new store gives the pages pruning frees back to the filesystem
+                // (`pruneFinished` runs `PRAGMA incremental_vacuum`); only possible before the
+                // first table exists.
+                try connection.execute("PRAGMA auto_vacuum = INCREMENTAL")
+            }
             if mode == .owner {
                 let journalMode = try connection.queryFirst("PRAGMA journal_mode = WAL") { $0.string(0) }
                 guard journalMode?.lowercased() == "wal" else {
@@ -65,10 +104,104 @@ public final class SQLiteOrderStore: OrderStore {
             } else if version < migrator.latestVersion {
                 throw StoreError.needsMigration(path: path, found: version, latest: migrator.latestVersion)
             }
-        } catch let error as SQLiteError where error.isNotADatabase || error.isCorrupt {
-            throw StoreError.unreadable(path: path, reason: error.message)
+        } catch {
+            // Refused: closing must not copy a write-ahead log that may not belong to the file
+            // into it (nor delete it); both stay as they were found.
+            opening?.keepLogOnClose()
+            if let error = error as? SQLiteError, error.isNotADatabase || error.isCorrupt {
+                throw StoreError.unreadable(path: path, reason: error.message)
+            }
+            throw error
         }
-        self.connection = Mutex(connection)
+        guard let connection = opening else { throw StoreError.missing(path: path) }
+        let identity = mode == .owner && !connection.databaseHasMoved
+            ? FileIdentity(path: path, header: connection.readDatabaseFile() ?? []) : nil
+        return (connection, identity)
+    }
+
+    // MARK: - The file under the daemon
+
+    /// The database file as the owner last left it: after opening, and after each commit.
+    private let opened = Mutex<FileIdentity?>(nil)
+    /// Set once the path no longer names that file, or another process wrote it.
+    private let lost = Mutex<StoreError?>(nil)
+    private let lossHandler = Mutex<(@Sendable (StoreError) -> Void)?>(nil)
+
+    /// Calls `handler` (once) when the store notices that its file was replaced or written by
+    /// another process; from then on every write fails with that error. The daemon stops.
+    public func onLoss(_ handler: @escaping @Sendable (StoreError) -> Void) {
+        lossHandler.withLock { $0 = handler }
+    }
+
+    /// The error the store stopped writing for, if it did.
+    public var loss: StoreError? { lost.withLock { $0 } }
+
+    /// Checks that the path still names the file the owner opened, with the size and header its
+    /// last commit left (a `stat` and a 100-byte read). Writes do it first; the daemon also does
+    /// it for `status`.
+    public func verifyFile() throws {
+        guard mode == .owner else { return }
+        try withConnection { connection in try verifyFile(connection) }
+    }
+
+    /// The check, under the connection's lock.
+    private func verifyFile(_ connection: SQLiteConnection) throws {
+        guard mode == .owner else { return }
+        if let lost = lost.withLock({ $0 }) { throw lost }
+        guard let known = opened.withLock({ $0 }) else { return }
+        let now = FileIdentity(path: path, header: connection.readDatabaseFile() ?? [])
+        let failure: StoreError
+        let stamp = StoreRestore.stamp(Date())
+        if connection.databaseHasMoved || now.map({ !$0.isSameFile(as: known) }) ?? true {
+            // Replaced (or removed): the daemon still has the database it opened, whole, with
+            // its log. A copy of it is written beside, so that nothing committed to it is lost,
+            // and its log goes aside: SQLite leaves a moved database's log where it is, and
+            // the next start would replay it over the new file.
+            let copy = "\(path).replaced-\(stamp)"
+            let copied = FileManager.default.createFile(atPath: copy, contents: nil, attributes: [.posixPermissions: 0o600])
+                && (try? connection.run("VACUUM INTO ?", [.text(copy)])) != nil
+            if !copied { unlink(copy) }
+            Self.setLogAside(path: path, stamp: stamp, connection: connection)
+            failure = .replaced(path: path, copy: copied ? copy : nil)
+        } else if let now, !now.isUnchanged(since: known) {
+            // Overwritten in place: the log must not be copied into the new contents, nor
+            // replayed over them at the next start. It goes aside, for the record.
+            let aside = Self.setLogAside(path: path, stamp: stamp, connection: connection)
+            failure = .changedUnderneath(path: path, logSetAside: aside)
+        } else {
+            return
+        }
+        lost.withLock { $0 = failure }
+        lossHandler.withLock { $0 }?(failure)
+        throw failure
+    }
+
+    /// Copies the log into the file now (`PRAGMA wal_checkpoint(TRUNCATE)`); the daemon leaves
+    /// this to SQLite's automatic checkpoints at commit, tests call it.
+    func checkpoint() throws {
+        try withConnection { connection in
+            try verifyFile(connection)
+            try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            recordFile(connection)
+        }
+    }
+
+    /// Renames the log and the shared-memory index to `PATH-wal.STAMP.stale` and
+    /// `PATH-shm.STAMP.stale`; closing then leaves them alone. Returns the log's new name.
+    @discardableResult
+    private static func setLogAside(path: String, stamp: String, connection: SQLiteConnection) -> String? {
+        connection.keepLogOnClose()
+        let files = StoreFiles(database: path)
+        let aside = "\(path)-wal.\(stamp).stale"
+        let moved = rename(files.wal, aside) == 0
+        _ = rename(files.shm, "\(path)-shm.\(stamp).stale")
+        return moved ? aside : nil
+    }
+
+    /// Remembers the file as this commit left it.
+    private func recordFile(_ connection: SQLiteConnection) {
+        guard mode == .owner, lost.withLock({ $0 == nil }) else { return }
+        opened.withLock { $0 = FileIdentity(path: path, header: connection.readDatabaseFile() ?? []) ?? $0 }
     }
 
     /// Runs `body` with the connection, under the store's lock.
@@ -91,7 +224,12 @@ public final class SQLiteOrderStore: OrderStore {
 
     /// Runs `body` in a write transaction.
     func write<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        try withConnection { connection in try connection.transaction { try body(connection) } }
+        try withConnection { connection in
+            try verifyFile(connection)
+            let result = try connection.transaction { try body(connection) }
+            recordFile(connection)
+            return result
+        }
     }
 
     /// Closes the connection; the store cannot be used afterwards.
@@ -228,7 +366,31 @@ public final class SQLiteOrderStore: OrderStore {
                 return connection.changes
             }
             total += pruned
-            if pruned < 500 { return total }
+            if pruned < 500 { break }
+        }
+        try releaseFreePages()
+        return total
+    }
+
+    /// Gives the pages pruning freed back to the filesystem, a few megabytes per transaction
+    /// (`PRAGMA incremental_vacuum`), so that the file shrinks without ever holding the store
+    /// for long. Only stores created with `auto_vacuum=INCREMENTAL` (new ones, and copies made
+    /// by `backup` or `restore`) can; for others it does nothing (README, "The store").
+    ///
+    /// - Returns: how many pages were released.
+    @discardableResult
+    public func releaseFreePages(pagesPerStep: Int = 2048) throws -> Int {
+        var released = 0
+        while true {
+            let step = try write { connection -> Int in
+                guard try connection.scalar("PRAGMA auto_vacuum") == 2 else { return 0 }
+                let free = Int(try connection.scalar("PRAGMA freelist_count") ?? 0)
+                guard free > 0 else { return 0 }
+                try connection.run("PRAGMA incremental_vacuum(\(min(free, pagesPerStep)))")
+                return min(free, pagesPerStep)
+            }
+            released += step
+            if step < pagesPerStep { return released }
         }
     }
 

@@ -66,13 +66,13 @@ final class Harness: @unchecked Sendable {
             """)
     }
 
-    func startDaemon(environment: [String: String] = [:]) throws -> ChildProcess {
-        try ChildProcess("reconciled", arguments: ["--config", configPath, "--log-level", "debug"], environment: environment, directory: directory)
+    func startDaemon(environment: [String: String] = [:], logLevel: String = "debug") throws -> ChildProcess {
+        try ChildProcess("reconciled", arguments: ["--config", configPath, "--log-level", logLevel], environment: environment, directory: directory)
     }
 
     /// Starts the daemon and waits until it says it has started (its signal handling is in place).
-    func startDaemonAndWait(environment: [String: String] = [:]) async throws -> ChildProcess {
-        let daemon = try startDaemon(environment: environment)
+    func startDaemonAndWait(environment: [String: String] = [:], logLevel: String = "debug") async throws -> ChildProcess {
+        let daemon = try startDaemon(environment: environment, logLevel: logLevel)
         guard await eventually(timeout: .seconds(20), { daemon.standardError.contains("started:") || !daemon.isRunning }), daemon.isRunning else {
             throw HarnessError("reconciled did not start: \(daemon.standardError)")
         }

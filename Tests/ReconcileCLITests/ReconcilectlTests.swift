@@ -46,6 +46,7 @@ struct ReconcilectlTests {
               submit                  Validate an order file and place it in the spool.
               reload                  Make reconciled re-read its configuration.
               backup                  Write a consistent copy of the store to a new file.
+              restore                 Replace the store with a backup (reconciled stopped).
               check-config            Check the configuration the way reconciled reads it.
               help                    Show help for reconcilectl or one of its subcommands.
 

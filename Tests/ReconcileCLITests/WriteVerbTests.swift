@@ -38,7 +38,7 @@ struct WriteVerbTests {
         #expect(reset.receivedAt == CLIFixture.now)
         let bulk = fixture.run(["retry", "--state", "expired"])
         #expect(bulk.status == 0)
-        #expect(bulk.out == "O-expired: expired → pending (due now)\n1 of 1 order changed\n")
+        #expect(bulk.out == "O-expired: expired → pending (due now)\n1 of 1 expired order changed\n")
     }
 
     @Test(

@@ -5,7 +5,7 @@ import ReconcileStore
 import ReconcileSystem
 
 /// `reconcilectl backup FILE`: a consistent copy of the store (`VACUUM INTO`), safe while the
-/// daemon runs.
+/// daemon runs; the count printed is the copy's.
 enum BackupCommand {
     static var spec: CommandSpec {
         CommandSpec(
@@ -21,7 +21,6 @@ enum BackupCommand {
         let target = ConfigurationLoader.absolute(path)
         let environment = try CommandEnvironment(context)
         let store = try environment.readStore()
-        let orders = (try? store.countsByState().values.reduce(0, +)) ?? 0
         // The copy holds every receipt: made here, empty, 0600 and never over an existing file
         // (SQLite's VACUUM INTO fills an empty file; left to itself it would follow the umask).
         let created = open(target, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -41,6 +40,13 @@ enum BackupCommand {
         } catch {
             unlink(target)
             throw CommandLineError.failure("cannot back up to \(target): \(error)")
+        }
+        // The copy's own count: the daemon may have taken orders in since the store was opened.
+        let orders: Int
+        do {
+            orders = Int(try SQLiteConnection(path: target, mode: .readOnly).scalar("SELECT count(*) FROM orders") ?? 0)
+        } catch {
+            throw CommandLineError.failure("wrote \(target), but cannot read it back: \(error)")
         }
         var info = stat()
         let size = stat(target, &info) == 0 ? Int(info.st_size) : 0

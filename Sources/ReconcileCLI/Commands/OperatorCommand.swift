@@ -18,7 +18,10 @@ enum OperatorCommand {
                     Works on pending, rejected, expired and escalated orders (an order escalated
                     during delivery goes back to verified). --reset-attempts also zeroes the
                     attempt count and restarts the age clock. Retrying an order escalated as a
-                    duplicate_transaction needs --force.
+                    duplicate_transaction needs --force. With --state, every order in the state
+                    is retried in batches of 1,000 while the daemon goes on serving; the first
+                    orders of each kind are printed, then the counts, and a stop of the daemon
+                    midway says how many were changed and how many were not reached.
                     """,
                 arguments: [ArgumentSpec(name: "order-id", help: "Orders to retry.")],
                 options: [
@@ -86,19 +89,26 @@ enum OperatorCommand {
         let request = ControlRequest(
             operation: ControlRequest.Operation(rawValue: name)!, orders: orders, state: state, note: note,
             resetAttempts: arguments.flag("reset-attempts"), force: arguments.flag("force"), transactionID: arguments.value("transaction-id"))
-        if let answer = try environment.askDaemon(request) {
-            return report(ControlResponse.parseOutcomes(answer), action: action, bulk: state != nil, context: context)
+        // A bulk action takes as long as its orders need (batches of 1,000, about a second per
+        // 10,000 orders): the answer is waited for.
+        if let answer = try environment.askDaemon(request, timeout: state != nil ? .seconds(3600) : .seconds(30)) {
+            if let bulk = ControlResponse.parseBulk(answer) {
+                return report(bulk, action: action, state: state, context: context)
+            }
+            return report(ControlResponse.parseOutcomes(answer), action: action, bulk: false, context: context)
         }
-        let outcomes = try applyWithoutDaemon(request, environment: environment)
-        let status = report(outcomes, action: action, bulk: state != nil, context: context)
-        if outcomes.contains(where: \.changed) {
+        let outcome = try applyWithoutDaemon(request, environment: environment)
+        let status = state != nil
+            ? report(outcome.bulk, action: action, state: state, context: context)
+            : report(outcome.all, action: action, bulk: false, context: context)
+        if outcome.bulk.changed > 0 {
             context.output.err("reconciled is not running; the change is recorded in the store and picked up at the next start.\n")
         }
         return status
     }
 
     /// Without a daemon: the store's owner applies the action, under the daemon's lock.
-    static func applyWithoutDaemon(_ request: ControlRequest, environment: CommandEnvironment) throws -> [OperatorOutcome] {
+    static func applyWithoutDaemon(_ request: ControlRequest, environment: CommandEnvironment) throws -> (bulk: BulkOutcome, all: [OperatorOutcome]) {
         let path = environment.databasePath
         var info = stat()
         guard stat(path, &info) == 0 else {
@@ -129,12 +139,42 @@ enum OperatorCommand {
         } catch {
             throw CommandLineError.failure(String(describing: error))
         }
-        guard let operatorRequest = request.operatorRequest(actor: .operator(environment.operatorName)) else { return [] }
-        return try store.apply(operatorRequest, verifierKind: environment.configuration.verifier.kind, now: environment.context.now())
+        guard let operatorRequest = request.operatorRequest(actor: .operator(environment.operatorName)) else { return (BulkOutcome(matched: 0), []) }
+        var all: [OperatorOutcome] = []
+        let bulk = try store.applyInBatches(
+            operatorRequest, verifierKind: environment.configuration.verifier.kind, now: environment.context.now,
+            each: { outcome in if request.state == nil { all.append(outcome) } })
+        return (bulk, all)
     }
 
-    /// One line per order, a count for bulk actions; exit 1 when an order was not changed.
-    static func report(_ outcomes: [OperatorOutcome], action: OperatorAction, bulk: Bool, context: CommandContext) -> Int32 {
+    /// A bulk action (`--state`): the orders shown by the daemon (the first of each kind), then
+    /// the counts; exit 1 when an order was not changed or a stop cut the action short.
+    static func report(_ outcome: BulkOutcome, action: OperatorAction, state: OrderState?, context: CommandContext) -> Int32 {
+        _ = report(outcome.examples, action: action, bulk: false, counted: false, context: context)
+        let shownChanged = outcome.examples.filter(\.changed).count
+        if outcome.changed > shownChanged {
+            context.output.out("… and \(Number.grouped(outcome.changed - shownChanged)) more changed\n")
+        }
+        let shownUnchanged = outcome.examples.count - shownChanged
+        if outcome.refused + outcome.notFound > shownUnchanged {
+            context.output.err("… and \(Number.grouped(outcome.refused + outcome.notFound - shownUnchanged)) more not changed\n")
+        }
+        let noun = state.map { "\($0.rawValue) order" } ?? "order"
+        var line = "\(Number.grouped(outcome.changed)) of \(Number.grouped(outcome.matched)) \(noun)\(outcome.matched == 1 ? "" : "s") changed"
+        if outcome.refused > 0 { line += ", \(Number.grouped(outcome.refused)) refused" }
+        if outcome.notFound > 0 { line += ", \(Number.grouped(outcome.notFound)) not found" }
+        if outcome.skipped > 0 { line += ", \(Number.grouped(outcome.skipped)) left the state before their turn" }
+        context.output.out(line + "\n")
+        if outcome.interrupted {
+            context.output.err(
+                "interrupted: reconciled began stopping; \(Number.grouped(outcome.changed)) of \(Number.grouped(outcome.matched)) orders were changed before the stop and \(Number.grouped(outcome.notReached)) were not reached; run the command again to finish\n")
+        }
+        return outcome.refused + outcome.notFound == 0 && !outcome.interrupted ? ExitStatus.success : ExitStatus.failure
+    }
+
+    /// One line per order, then a count when there were several (`counted`); exit 1 when an
+    /// order was not changed.
+    static func report(_ outcomes: [OperatorOutcome], action: OperatorAction, bulk: Bool, counted: Bool = true, context: CommandContext) -> Int32 {
         var unchanged = 0
         for outcome in outcomes {
             switch outcome.result {
@@ -152,7 +192,7 @@ enum OperatorCommand {
             }
         }
         let changed = outcomes.count - unchanged
-        if bulk || outcomes.count > 1 {
+        if counted && (bulk || outcomes.count > 1) {
             context.output.out("\(changed) of \(Plural.count(outcomes.count, "order")) changed\n")
         }
         return unchanged == 0 ? ExitStatus.success : ExitStatus.failure

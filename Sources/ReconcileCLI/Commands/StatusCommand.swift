@@ -12,8 +12,10 @@ enum StatusCommand {
             name: "status", abstract: "Show whether reconciled runs, the orders by state and the circuits.",
             usage: "status [--json]",
             discussion: """
-                Asks the daemon over its control socket; when it is not running, reads the store
-                instead. Exits 0 when the daemon runs and 3 when it does not.
+                Asks the daemon over its control socket; when it is not running, or too busy to
+                answer (every connection taken, or no answer within 10 s), reads the store
+                instead and says which. Exits 0 when the daemon runs, busy or not, and 3 only
+                when it does not.
                 """,
             options: [OptionSpec(long: "json", short: nil, valueName: nil, help: "Print JSON (see README, \"JSON output\").")],
             run: run)
@@ -23,7 +25,15 @@ enum StatusCommand {
         try ArgumentChecks.noPositionals(arguments, command: "status")
         let environment = try CommandEnvironment(context)
         let now = context.now()
-        let daemon = try environment.askDaemon(ControlRequest(operation: .status), timeout: .seconds(10))?["status"]?.objectValue
+        // Busy is not down: something answers on the socket, so the daemon runs.
+        var busy: String?
+        var daemon: JSONObject?
+        do {
+            daemon = try environment.askDaemon(ControlRequest(operation: .status), timeout: .seconds(10))?["status"]?.objectValue
+        } catch let error as DaemonBusy {
+            busy = error.reason
+        }
+        let running = daemon != nil || busy != nil
         var counts: [String: Int] = [:]
         var oldest: Date?
         var next: Date?
@@ -43,7 +53,8 @@ enum StatusCommand {
             }
         }
         if arguments.flag("json") {
-            var object = JSONObject(["version": .integer(1), "running": .bool(daemon != nil)])
+            var object = JSONObject(["version": .integer(1), "running": .bool(running)])
+            if let busy { object["busy"] = .string(busy) }
             if let info = daemon?["daemon"] { object["daemon"] = info }
             object["counts"] = .object(JSONObject(OrderState.allCases.compactMap { state in
                 counts[state.rawValue].map { JSONObject.Member(key: state.rawValue, value: .integer($0)) }
@@ -52,7 +63,7 @@ enum StatusCommand {
             object["next_attempt"] = next.map { .string(RFC3339.format($0)) } ?? .null
             object["circuits"] = daemon?["circuits"] ?? .array([])
             context.output.out(JSONWriter.string(.object(object)) + "\n")
-            return daemon == nil ? notRunning : ExitStatus.success
+            return running ? ExitStatus.success : notRunning
         }
         let style = TerminalStyle(output: context.output, environment: context.environment)
         var lines: [String] = []
@@ -61,6 +72,8 @@ enum StatusCommand {
             lines.append(style.paint("reconciled is running", .green)
                 + " (pid \(info["pid"]?.int64Value ?? 0), up \(uptime), configuration generation \(info["generation"]?.int64Value ?? 1))")
             lines.append(row("in flight", String(info["in_flight"]?.int64Value ?? 0)))
+        } else if let busy {
+            lines.append(style.paint("reconciled is running but busy", .yellow) + ": \(busy); the counts are the store's")
         } else {
             lines.append(style.paint("reconciled is not running", .red) + " (nothing answers on \(environment.socketPath))")
         }
@@ -87,7 +100,7 @@ enum StatusCommand {
             if !pauses.isEmpty { lines += wrapped("paused", pauses) }
         }
         context.output.out(lines.joined(separator: "\n") + "\n")
-        return daemon == nil ? notRunning : ExitStatus.success
+        return running ? ExitStatus.success : notRunning
     }
 
     static func row(_ label: String, _ value: String) -> String {

@@ -40,6 +40,9 @@ struct CommandEnvironment {
     }
 
     /// Sends a request to the daemon; `nil` when it is not running.
+    ///
+    /// - Throws: ``DaemonBusy`` when it runs but cannot serve the request now (every connection
+    ///   taken, or no answer in time); `CommandLineError` for any other failure.
     func askDaemon(_ request: ControlRequest, timeout: Duration = .seconds(30)) throws -> JSONObject? {
         var request = request
         // The daemon honours it only from root and from its own user (`sudo -u reconciled`).
@@ -49,14 +52,23 @@ struct CommandEnvironment {
             answer = try ControlSocketClient.request(request.line, path: socketPath, timeout: timeout)
         } catch {
             if case .notRunning = error { return nil }
+            if case .timedOut = error { throw DaemonBusy(reason: "it did not answer within \(TimeSpan.format(timeout))") }
             throw CommandLineError.failure(error.description)
         }
         guard case .object(let object)? = try? JSONParser().parse(answer) else {
             throw CommandLineError.failure("reconciled answered something that is not JSON")
         }
         guard object["ok"]?.boolValue == true else {
-            throw CommandLineError.failure(object["error"]?.stringValue ?? "reconciled refused the request")
+            let message = object["error"]?.stringValue ?? "reconciled refused the request"
+            if object["busy"]?.boolValue == true { throw DaemonBusy(reason: message) }
+            throw CommandLineError.failure(message)
         }
         return object
     }
+}
+
+/// The daemon runs (something answers on its socket) but cannot serve the request now.
+struct DaemonBusy: Error, CustomStringConvertible {
+    var reason: String
+    var description: String { "reconciled is running but busy: \(reason)" }
 }

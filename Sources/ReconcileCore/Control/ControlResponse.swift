@@ -12,30 +12,63 @@ public enum ControlResponse {
         JSONWriter.string(.object(JSONObject(["v": .integer(ControlRequest.version), "ok": .bool(false), "error": .string(message)])))
     }
 
+    /// The answer to an action on every order in a state: counts, and the first few orders of
+    /// each kind in `results` (`retry --state` on 150,000 orders is a short answer).
+    public static func bulk(_ outcome: BulkOutcome) -> JSONObject {
+        var object = JSONObject([
+            "changed": .integer(outcome.changed), "matched": .integer(outcome.matched), "applied": .integer(outcome.applied),
+            "deferred": .integer(outcome.deferred), "refused": .integer(outcome.refused), "not_found": .integer(outcome.notFound),
+            "skipped": .integer(outcome.skipped), "not_reached": .integer(outcome.notReached),
+            "interrupted": .bool(outcome.interrupted),
+        ])
+        object["results"] = Self.results(outcome.examples)
+        return object
+    }
+
+    /// Reads a bulk answer back; `nil` for a per-order answer.
+    public static func parseBulk(_ object: JSONObject) -> BulkOutcome? {
+        guard let matched = object["matched"]?.int64Value else { return nil }
+        func count(_ key: String) -> Int { Int(object[key]?.int64Value ?? 0) }
+        var outcome = BulkOutcome(matched: Int(matched))
+        outcome.applied = count("applied")
+        outcome.deferred = count("deferred")
+        outcome.refused = count("refused")
+        outcome.notFound = count("not_found")
+        outcome.skipped = count("skipped")
+        outcome.notReached = count("not_reached")
+        outcome.interrupted = object["interrupted"]?.boolValue ?? false
+        outcome.examples = parseOutcomes(object)
+        return outcome
+    }
+
     /// The per-order results of an operator action.
     public static func outcomes(_ outcomes: [OperatorOutcome]) -> JSONObject {
         JSONObject([
             "changed": .integer(outcomes.filter(\.changed).count),
-            "results": .array(outcomes.map { outcome in
-                var object = JSONObject(["order_id": .string(outcome.orderID)])
-                switch outcome.result {
-                case .applied(let from, let to):
-                    object["result"] = .string("applied")
-                    object["from"] = .string(from.rawValue)
-                    object["to"] = .string(to.rawValue)
-                case .deferred(let state):
-                    object["result"] = .string("deferred")
-                    object["from"] = .string(state.rawValue)
-                case .refused(let reason):
-                    object["result"] = .string("refused")
-                    object["error"] = .string(reason)
-                case .notFound:
-                    object["result"] = .string("not_found")
-                    object["error"] = .string("no such order")
-                }
-                return .object(object)
-            }),
+            "results": results(outcomes),
         ])
+    }
+
+    static func results(_ outcomes: [OperatorOutcome]) -> JSONValue {
+        .array(outcomes.map { outcome in
+            var object = JSONObject(["order_id": .string(outcome.orderID)])
+            switch outcome.result {
+            case .applied(let from, let to):
+                object["result"] = .string("applied")
+                object["from"] = .string(from.rawValue)
+                object["to"] = .string(to.rawValue)
+            case .deferred(let state):
+                object["result"] = .string("deferred")
+                object["from"] = .string(state.rawValue)
+            case .refused(let reason):
+                object["result"] = .string("refused")
+                object["error"] = .string(reason)
+            case .notFound:
+                object["result"] = .string("not_found")
+                object["error"] = .string("no such order")
+            }
+            return .object(object)
+        })
     }
 
     /// Reads per-order results back (the CLI).

@@ -42,8 +42,14 @@ public struct MessageID: RawRepresentable, Sendable, Hashable, CustomStringConve
     /// A duplicate spool file changed nothing.
     public static let duplicateIgnored = MessageID("duplicate-ignored", "da9277507a094f3c9077de417e2d72e8")
 
+    /// The store's file was replaced or written by another process while the daemon ran: it stops.
+    public static let storeLost = MessageID("store-lost", "b74805bf8a54456daff6a818bbeeed6b")
+    /// An operator's action on many orders (`retry --state`): one summary line.
+    public static let operatorBulkAction = MessageID("operator-bulk-action", "6b43fc98cd7f4ffdbbe4eb6851b4da8b")
+
     public static let all: [MessageID] = [
         started, stopping, reloaded, configurationError, fileRejected, ordersAccepted, finished, rejected,
-        escalated, expired, circuitOpened, circuitClosed, suppressed, suppressedLines, storeUnavailable, duplicateIgnored, startFailed, spoolDirectoryRefused,
+        escalated, expired, circuitOpened, circuitClosed, suppressed, suppressedLines, storeUnavailable, duplicateIgnored, startFailed,
+        spoolDirectoryRefused, storeLost, operatorBulkAction,
     ]
 }

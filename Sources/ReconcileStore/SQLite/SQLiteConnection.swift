@@ -34,8 +34,9 @@ public final class SQLiteConnection {
             // > Whether or not an error occurs when it is opened, resources associated with the
             // > database connection handle should be released by passing it to sqlite3_close().
             let message = pointer.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            let systemErrno = pointer.map { sqlite3_system_errno($0) }
             if let pointer { sqlite3_close_v2(pointer) }
-            throw SQLiteError(extendedCode: result, message: "cannot open \(path): \(message)")
+            throw SQLiteError(extendedCode: result, message: "cannot open \(path): \(message)", systemErrno: systemErrno)
         }
         self.handle = pointer
         self.path = path
@@ -66,7 +67,7 @@ public final class SQLiteConnection {
         if result != SQLITE_OK {
             let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
             sqlite3_free(message)
-            throw SQLiteError(extendedCode: sqlite3_extended_errcode(handle), message: text, sql: sql)
+            throw SQLiteError(extendedCode: sqlite3_extended_errcode(handle), message: text, sql: sql, systemErrno: sqlite3_system_errno(handle))
         }
     }
 
@@ -151,6 +152,38 @@ public final class SQLiteConnection {
 
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
+    /// Whether the path this connection opened no longer names the open database file
+    /// (`SQLITE_FCNTL_HAS_MOVED`: removed, or replaced by another file).
+    public var databaseHasMoved: Bool {
+        var moved: Int32 = 0
+        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK else { return false }
+        return moved != 0
+    }
+
+    /// The first `count` bytes of the database file, read through SQLite's own open file
+    /// (`SQLITE_FCNTL_FILE_POINTER`, then the VFS's `xRead`). Never open and close the database
+    /// file beside SQLite in the same process: closing any descriptor of a file drops every POSIX
+    /// lock the process holds on it, SQLite's included.
+    public func readDatabaseFile(count: Int = 100) -> [UInt8]? {
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK, let file,
+            let methods = file.pointee.pMethods, let read = methods.pointee.xRead
+        else { return nil }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let result = bytes.withUnsafeMutableBytes { read(file, $0.baseAddress, Int32(count), 0) }
+        // A short read (a file shorter than `count`) fills the rest with zeros: still comparable.
+        guard result == SQLITE_OK || result == Self.SQLITE_IOERR_SHORT_READ_VALUE else { return nil }
+        return bytes
+    }
+
+    /// `SQLITE_IOERR_SHORT_READ`, a macro Swift does not import.
+    static let SQLITE_IOERR_SHORT_READ_VALUE = SQLITE_IOERR | (2 << 8)
+
+    /// Makes closing leave the write-ahead log alone (`SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE`).
+    public func keepLogOnClose() {
+        _ = reconcile_sqlite_no_checkpoint_on_close(handle)
+    }
+
     /// Makes a running statement stop with `SQLITE_INTERRUPT` (safe from another thread).
     public func interrupt() {
         sqlite3_interrupt(handle)
@@ -170,6 +203,8 @@ public final class SQLiteConnection {
     }
 
     func error(_ result: Int32, sql: String?) -> SQLiteError {
-        SQLiteError(extendedCode: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+        SQLiteError(
+            extendedCode: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), sql: sql,
+            systemErrno: sqlite3_system_errno(handle))
     }
 }

@@ -38,8 +38,13 @@ public enum ConfigurationLoader {
     static func read(_ path: String) throws(ConfigurationError) -> ConfigurationSource {
         let bytes: [UInt8]
         do {
-            bytes = try FileSystem.readFile(path, limit: 1024 * 1024)
+            // Regular files only, opened without blocking: a FIFO among the drop-ins would
+            // otherwise hang the daemon's start, a reload and every reconcilectl verb.
+            bytes = try FileSystem.readRegularFile(path, limit: 1024 * 1024)
         } catch {
+            if error.errno == EINVAL, error.operation.hasPrefix("not a regular file") {
+                throw ConfigurationError(ConfigurationProblem(path: path, message: "\(error.operation); only regular files are read"))
+            }
             throw ConfigurationError(ConfigurationProblem(path: path, message: "cannot read the file: \(Self.reason(error))"))
         }
         if let offset = UTF8Validation.firstInvalidOffset(in: bytes) {

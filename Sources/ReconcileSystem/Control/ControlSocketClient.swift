@@ -52,9 +52,9 @@ public enum ControlSocketClient {
         defer { close(descriptor) }
         var interval = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
-        if let failure = sendLine(descriptor, line) {
-            throw .failed("sending to \(path): \(String(cString: strerror(failure)))")
-        }
+        // A server that refuses the connection (every slot taken) answers and closes at once,
+        // perhaps before the request is written: its answer still counts.
+        let sendFailure = sendLine(descriptor, line)
         var answer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while !answer.contains(0x0A) {
@@ -62,6 +62,7 @@ public enum ControlSocketClient {
             if count < 0 {
                 if errno == EINTR { continue }
                 if errno == EAGAIN || errno == EWOULDBLOCK { throw .timedOut(path: path) }
+                if let sendFailure { throw .failed("sending to \(path): \(String(cString: strerror(sendFailure)))") }
                 throw .failed("reading from \(path): \(String(cString: strerror(errno)))")
             }
             if count == 0 { break }
@@ -69,6 +70,7 @@ public enum ControlSocketClient {
             if answer.count > 16 << 20 { throw .failed("the answer from \(path) is too large") }
         }
         guard let newline = answer.firstIndex(of: 0x0A) else {
+            if let sendFailure { throw .failed("sending to \(path): \(String(cString: strerror(sendFailure)))") }
             throw .failed("reconciled closed the connection without answering")
         }
         return String(decoding: answer[..<newline], as: UTF8.self)

@@ -7,10 +7,13 @@ import Synchronization
 /// The daemon's control socket (DESIGN §10): a Unix stream socket, mode 0660 in the daemon's
 /// group, one JSON request per line and one answer per line.
 ///
-/// Defensive: at most 32 connections at once; a request over 64 KiB gets an error and the
-/// connection is closed; a peer that sends nothing for 5 s is dropped; the peer's credentials
-/// (`SO_PEERCRED`) are read by the kernel, not claimed by the client. A stale socket file left by
-/// a crash is replaced; a live one (another daemon) is not.
+/// Defensive: at most 32 connections at once, the last of them kept for root and the daemon's own
+/// user (so that a crowd of other clients never locks out `status`, `reload` or `retry` from an
+/// administrator); a request over 64 KiB gets an error and the connection is closed; each request
+/// must arrive whole within 5 s of the connection or of the previous answer — an absolute
+/// deadline, so a peer that sends a byte every few seconds is dropped like a silent one; the
+/// peer's credentials (`SO_PEERCRED`) are read by the kernel, not claimed by the client. A stale
+/// socket file left by a crash is replaced; a live one (another daemon) is not.
 ///
 /// Each connection has a thread of its own, and the handler runs on it: a handler may block (on
 /// the store) without taking a thread from Swift's small cooperative pool.
@@ -39,16 +42,19 @@ public final class ControlSocketServer: @unchecked Sendable {
     private let connections = Mutex<Set<Int32>>([])
     private let stopped = Atomic<Bool>(false)
     public static let maximumConnections = 32
+    /// Connections kept for root and the daemon's own user, out of ``maximumConnections``.
+    public static let reservedConnections = 1
     public static let maximumRequestSize = 64 * 1024
-    /// Seconds a peer may stay silent before it is dropped.
-    public let idleTimeout: Int
+    /// Seconds a request may take to arrive whole, counted from the connection or the previous
+    /// answer.
+    public let requestTimeout: Int
 
     /// Binds and listens.
     ///
     /// - Throws: ``SystemError`` when the path is taken by a live socket or cannot be bound.
-    public init(path: String, idleTimeout: Int = 5, handler: @escaping Handler) throws(SystemError) {
+    public init(path: String, requestTimeout: Int = 5, handler: @escaping Handler) throws(SystemError) {
         self.path = path
-        self.idleTimeout = idleTimeout
+        self.requestTimeout = requestTimeout
         self.handler = handler
         try FileSystem.makeDirectory(FileSystem.parentDirectory(of: path), mode: 0o755)
         if FileSystem.exists(path) {
@@ -138,8 +144,13 @@ public final class ControlSocketServer: @unchecked Sendable {
                 return
             }
             _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
+            // The last slot is root's and the daemon's own user's: from the kernel, at once.
+            var credentials = reconcile_peer_credentials()
+            let administrator = reconcile_get_peer_credentials(connection, &credentials) == 0
+                && (credentials.uid == 0 || credentials.uid == geteuid())
             let admitted = connections.withLock { open -> Bool in
-                guard open.count < Self.maximumConnections, !stopped.load(ordering: .sequentiallyConsistent) else { return false }
+                let limit = Self.maximumConnections - (administrator ? 0 : Self.reservedConnections)
+                guard open.count < limit, !stopped.load(ordering: .sequentiallyConsistent) else { return false }
                 open.insert(connection)
                 return true
             }
@@ -161,26 +172,38 @@ public final class ControlSocketServer: @unchecked Sendable {
     }
 
     private func serve(_ connection: Int32) {
-        var timeout = timeval(tv_sec: idleTimeout, tv_usec: 0)
-        setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var sendTimeout = timeval(tv_sec: requestTimeout, tv_usec: 0)
+        setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &sendTimeout, socklen_t(MemoryLayout<timeval>.size))
         guard let peer = Self.peer(of: connection) else { return }
         var buffer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
+        // The whole of the next request must be in by then, however it trickles in.
+        var deadline = ContinuousClock.now + .seconds(requestTimeout)
         while true {
             if let newline = buffer.firstIndex(of: 0x0A) {
                 let line = Array(buffer[..<newline])
                 buffer.removeFirst(newline + 1)
                 let answer = respond(line, peer: peer)
                 guard Self.send(connection, answer) else { return }
+                deadline = ContinuousClock.now + .seconds(requestTimeout)
                 continue
             }
             if buffer.count > Self.maximumRequestSize {
                 _ = Self.send(connection, ControlResponseLine.tooLarge)
                 return
             }
-            let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
-            if count < 0 && errno == EINTR { continue }
+            let remaining = deadline - ContinuousClock.now
+            guard remaining > .zero else {
+                if !buffer.isEmpty { _ = Self.send(connection, ControlResponseLine.tooSlow(requestTimeout)) }
+                return
+            }
+            var descriptor = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
+            let milliseconds = Int32(clamping: max(1, remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000))
+            let ready = poll(&descriptor, 1, milliseconds)
+            if ready < 0 && errno != EINTR { return }
+            guard ready > 0 else { continue }
+            let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) { continue }
             guard count > 0 else {
                 // End of input: a last request without a newline still counts.
                 if !buffer.isEmpty && count == 0 { _ = Self.send(connection, respond(buffer, peer: peer)) }
@@ -211,6 +234,9 @@ public final class ControlSocketServer: @unchecked Sendable {
 
 /// Fixed answers the server gives on its own.
 enum ControlResponseLine {
-    static let busy = #"{"v":1,"ok":false,"error":"too many connections; try again"}"#
+    static let busy = #"{"v":1,"ok":false,"error":"too many connections; try again","busy":true}"#
     static let tooLarge = #"{"v":1,"ok":false,"error":"request larger than 64 KiB"}"#
+    static func tooSlow(_ seconds: Int) -> String {
+        #"{"v":1,"ok":false,"error":"the request did not arrive whole within \#(seconds) s"}"#
+    }
 }

@@ -65,6 +65,49 @@ public enum FileSystem {
         return bytes
     }
 
+    /// Reads a whole regular file (symlinks followed), refusing anything else without blocking:
+    /// the file is opened with `O_NONBLOCK` (a FIFO would otherwise wait for a writer forever)
+    /// and checked with `fstat` on the open descriptor. `/dev/null` reads as empty, so that a
+    /// symlink to it masks a file as in systemd.
+    ///
+    /// - Throws: ``SystemError``: `EFBIG` past `limit`; `EINVAL` for anything but a regular
+    ///   file, its operation saying what the file is ("not a regular file (a FIFO)").
+    public static func readRegularFile(_ path: String, limit: Int = 16 * 1024 * 1024) throws(SystemError) -> [UInt8] {
+        let descriptor = try retryingOnInterrupt("open", path: path) {
+            reconcile_openat(AT_FDCWD, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0)
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        try retryingOnInterrupt("fstat", path: path) { fstat(descriptor, &info) }
+        if info.st_mode & S_IFMT == S_IFCHR && isDevNull(info) { return [] }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw SystemError(errno: EINVAL, operation: "not a regular file (\(kind(of: info.st_mode)))", path: path)
+        }
+        guard let bytes = try read(descriptor, limit: limit, expectedSize: Int(info.st_size), path: path) else {
+            throw SystemError(errno: EFBIG, operation: "read", path: path)
+        }
+        return bytes
+    }
+
+    static func isDevNull(_ info: stat) -> Bool {
+        var null = stat()
+        return stat("/dev/null", &null) == 0 && null.st_mode & S_IFMT == S_IFCHR && null.st_rdev == info.st_rdev
+    }
+
+    /// What a file is, in words, from its `st_mode`.
+    public static func kind(of mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFREG: "a regular file"
+        case S_IFDIR: "a directory"
+        case S_IFIFO: "a FIFO"
+        case S_IFSOCK: "a socket"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFLNK: "a symbolic link"
+        default: "of unknown type"
+        }
+    }
+
     /// Reads from `descriptor` until end of file; `nil` when there are more than `limit` bytes.
     ///
     /// - Parameter expectedSize: the size `fstat` reported, to read a small file with one

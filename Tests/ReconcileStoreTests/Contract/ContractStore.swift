@@ -24,8 +24,14 @@ struct ContractStore: Sendable, CustomTestStringConvertible {
     static var all: [ContractStore] { [.sqlite] }
 }
 
-/// A store under test and what must live as long as it (its directory, its server).
+/// A store under test and what must live as long as it (its directory, its server). Tests
+/// call ``close()`` in a `defer`, which also keeps it alive until then (ARC may release a value
+/// after its last use).
 struct OpenedStore {
     var store: any OrderStore
     var keepAlive: AnyObject?
+
+    func close() {
+        withExtendedLifetime(keepAlive) {}
+    }
 }

@@ -71,6 +71,7 @@ struct OrderStoreContractTests {
     @Test("ingest: new orders pending or waiting; the same content again changes nothing; another product conflicts", arguments: ContractStore.all)
     func ingest(_ kind: ContractStore) throws {
         let opened = try kind.open()
+        defer { opened.close() }
         let store = opened.store
         let outcomes = try store.ingest([candidate("A1"), candidate("W1", receipt: nil, transactionID: "5"), candidate("A1")], verifierKind: .apple, now: t0)
         #expect(outcomes == [.accepted(.pending), .accepted(.waiting), .unchanged])
@@ -87,7 +88,9 @@ struct OrderStoreContractTests {
 
     @Test("ingest: new proof revives a dormant order; a finished order only records the duplicate; proof is never taken away", arguments: ContractStore.all)
     func ingestProof(_ kind: ContractStore) throws {
-        let store = try kind.open().store
+        let opened = try kind.open()
+        defer { opened.close() }
+        let store = opened.store
         try make(store, "R1", .rejected)
         try make(store, "F1", .finished)
         #expect(try store.ingest([candidate("R1", receipt: "TkVX")], verifierKind: .apple, now: t0 + 5) == [.proofReplaced(from: .rejected, to: .pending)])
@@ -103,7 +106,9 @@ struct OrderStoreContractTests {
 
     @Test("claims lease due orders earliest first, count the attempt, and never lease an order twice", arguments: ContractStore.all)
     func claims(_ kind: ContractStore) throws {
-        let store = try kind.open().store
+        let opened = try kind.open()
+        defer { opened.close() }
+        let store = opened.store
         _ = try store.ingest([candidate("A1")], verifierKind: .apple, now: t0 + 2)
         _ = try store.ingest([candidate("A2")], verifierKind: .apple, now: t0 + 1)
         _ = try store.ingest([candidate("A3")], verifierKind: .apple, now: t0 + 50)
@@ -125,7 +130,9 @@ struct OrderStoreContractTests {
 
     @Test("completions: retry, reject, escalate, grant; the request is in the history; a completion without the lease changes nothing", arguments: ContractStore.all)
     func completions(_ kind: ContractStore) throws {
-        let store = try kind.open().store
+        let opened = try kind.open()
+        defer { opened.close() }
+        let store = opened.store
         _ = try store.ingest(["A1", "A2", "A3", "A4"].map { candidate($0) }, verifierKind: .apple, now: t0)
         let orders = Dictionary(uniqueKeysWithValues: try claim(store).map { ($0.orderID, $0) })
         let retry = try complete(store, orders["A1"]!, .retry(at: t0 + 30, reason: "http_503: unavailable"))
@@ -153,7 +160,9 @@ struct OrderStoreContractTests {
 
     @Test("an uncharged completion gives the attempt back; 21002 answers are counted", arguments: ContractStore.all)
     func charges(_ kind: ContractStore) throws {
-        let store = try kind.open().store
+        let opened = try kind.open()
+        defer { opened.close() }
+        let store = opened.store
         _ = try store.ingest([candidate("A1")], verifierKind: .apple, now: t0)
         var order = try #require(try claim(store).first)
         _ = try complete(store, order, .retry(at: t0 + 1, reason: "apple_21004"), charged: false)
@@ -166,7 +175,9 @@ struct OrderStoreContractTests {
 
     @Test("matching claims a transaction once: a second order for the same purchase is escalated naming the first", arguments: ContractStore.all)
     func transactionClaims(_ kind: ContractStore) throws {
-        let store = try kind.open().store
+        let opened = try kind.open()
+        defer { opened.close() }
+        let store = opened.store
         _ = try store.ingest([candidate("A1"), candidate("A2")], verifierKind: .apple, now: t0)
         let items = [AppleReceiptItem(productID: "gems", transactionID: "500", originalTransactionID: "500", purchaseDateMilliseconds: 1)]
         let orders = try claim(store)
@@ -188,7 +199,9 @@ struct OrderStoreContractTests {
 
     @Test("delivery: verified orders are due for delivery; delivered finishes; a refusal escalates and a retry delivers again", arguments: ContractStore.all)
     func delivery(_ kind: ContractStore) throws {
-        let store = try kind.open().store
+        let opened = try kind.open()
+        defer { opened.close() }
+        let store = opened.store
         try make(store, "D1", .verified)
         #expect(try store.nextDueTime(.deliver) == t0 + 1)
         let order = try #require(try claim(store, .deliver, at: t0 + 2).first)
@@ -202,7 +215,9 @@ struct OrderStoreContractTests {
 
     @Test("new proof during an attempt: a refusal of the old proof does not stand", arguments: ContractStore.all)
     func newProofDuringAttempt(_ kind: ContractStore) throws {
-        let store = try kind.open().store
+        let opened = try kind.open()
+        defer { opened.close() }
+        let store = opened.store
         _ = try store.ingest([candidate("A1")], verifierKind: .apple, now: t0)
         let order = try #require(try claim(store).first)
         #expect(try store.ingest([candidate("A1", receipt: "TkVX")], verifierKind: .apple, now: t0 + 1) == [.proofReplaced(from: .verifying, to: .verifying)])
@@ -214,7 +229,9 @@ struct OrderStoreContractTests {
 
     @Test("released leases: verifying orders are due again, a deferred action applies", arguments: ContractStore.all)
     func releaseLeases(_ kind: ContractStore) throws {
-        let store = try kind.open().store
+        let opened = try kind.open()
+        defer { opened.close() }
+        let store = opened.store
         _ = try store.ingest([candidate("A1"), candidate("A2")], verifierKind: .apple, now: t0)
         _ = try claim(store)
         #expect(try act(store, .hold, ["A2"]) == [.deferred(state: .verifying)])
@@ -228,7 +245,9 @@ struct OrderStoreContractTests {
 
     @Test("operator verbs from every state follow the table; refusals name the state", arguments: ContractStore.all)
     func operatorTable(_ kind: ContractStore) throws {
-        let store = try kind.open().store
+        let opened = try kind.open()
+        defer { opened.close() }
+        let store = opened.store
         for state in OrderState.allCases where state != .verifying {
             for action in OperatorAction.allCases {
                 let id = "\(state.rawValue)-\(action.rawValue)"
@@ -254,7 +273,9 @@ struct OrderStoreContractTests {
 
     @Test("hold remembers, release restores; retry --reset-attempts restarts the age clock; an unknown order is not found", arguments: ContractStore.all)
     func holdReleaseRetry(_ kind: ContractStore) throws {
-        let store = try kind.open().store
+        let opened = try kind.open()
+        defer { opened.close() }
+        let store = opened.store
         try make(store, "E1", .escalated)
         #expect(try act(store, .hold, ["E1"]) == [.applied(from: .escalated, to: .held)])
         #expect(try act(store, .release, ["E1"]) == [.applied(from: .held, to: .escalated)])
@@ -269,7 +290,9 @@ struct OrderStoreContractTests {
 
     @Test("bulk retry by state: every order in that state, each one's outcome", arguments: ContractStore.all)
     func bulkRetry(_ kind: ContractStore) throws {
-        let store = try kind.open().store
+        let opened = try kind.open()
+        defer { opened.close() }
+        let store = opened.store
         for id in ["E1", "E2", "E3"] { try make(store, id, .escalated) }
         try make(store, "R1", .rejected)
         let outcomes = try store.apply(OperatorRequest(action: .retry, target: .state(.escalated), actor: alice), verifierKind: .apple, now: t0 + 10)
@@ -280,7 +303,9 @@ struct OrderStoreContractTests {
 
     @Test("an action on an order in flight waits for the attempt (one at a time) and is applied when it ends", arguments: ContractStore.all)
     func deferredActions(_ kind: ContractStore) throws {
-        let store = try kind.open().store
+        let opened = try kind.open()
+        defer { opened.close() }
+        let store = opened.store
         _ = try store.ingest([candidate("A1")], verifierKind: .apple, now: t0)
         let order = try #require(try claim(store).first)
         #expect(try act(store, .cancel, ["A1"], note: "fraud") == [.deferred(state: .verifying)])
@@ -296,7 +321,9 @@ struct OrderStoreContractTests {
 
     @Test("waiting orders expire; a verifier that can use their proof makes them pending", arguments: ContractStore.all)
     func waiting(_ kind: ContractStore) throws {
-        let store = try kind.open().store
+        let opened = try kind.open()
+        defer { opened.close() }
+        let store = opened.store
         _ = try store.ingest([candidate("W1", receipt: nil, transactionID: "1")], verifierKind: .apple, now: t0)
         _ = try store.ingest([candidate("W2", receipt: nil, transactionID: "2")], verifierKind: .apple, now: t0 + 100)
         #expect(try store.oldestWaitingReceivedAt() == t0)
@@ -310,7 +337,9 @@ struct OrderStoreContractTests {
 
     @Test("after a clock step back, attempts beyond the limit are brought to it", arguments: ContractStore.all)
     func clamp(_ kind: ContractStore) throws {
-        let store = try kind.open().store
+        let opened = try kind.open()
+        defer { opened.close() }
+        let store = opened.store
         _ = try store.ingest([candidate("A1"), candidate("A2")], verifierKind: .apple, now: t0)
         let orders = try claim(store)
         _ = try complete(store, orders[0], .retry(at: t0 + 10_000, reason: "http_503"))
@@ -322,7 +351,9 @@ struct OrderStoreContractTests {
 
     @Test("pruning drops the receipts of old finished and cancelled orders only; rows and history stay", arguments: ContractStore.all)
     func prune(_ kind: ContractStore) throws {
-        let store = try kind.open().store
+        let opened = try kind.open()
+        defer { opened.close() }
+        let store = opened.store
         try make(store, "F1", .finished)
         try make(store, "C1", .cancelled)
         try make(store, "P1", .pending)

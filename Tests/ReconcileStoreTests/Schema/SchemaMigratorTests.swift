@@ -60,6 +60,9 @@ struct SchemaMigratorTests {
             } catch let error as StoreError {
                 #expect(error == .newerSchema(path: fixture.path, found: Self.extra.version, supported: StoreSchema.latestVersion))
                 #expect(error.description.contains("newer than this reconciled supports"))
+                // Going back to the copy taken before the upgrade is named with what it costs.
+                #expect(error.description.contains("\(fixture.path).pre-\(StoreSchema.latestVersion + 1)"))
+                #expect(error.description.contains("loses every change made since the copy"), "\(error)")
             }
         }
     }

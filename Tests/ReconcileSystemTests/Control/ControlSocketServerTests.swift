@@ -159,7 +159,7 @@ struct ControlSocketServerTests {
     @Test("a silent peer is dropped after the idle time-out while others are served")
     func silentPeer() async throws {
         let seen = Counter()
-        let server = try ControlSocketServer(path: path, idleTimeout: 1, handler: Self.echo(seen))
+        let server = try ControlSocketServer(path: path, requestTimeout: 1, handler: Self.echo(seen))
         defer { server.stop() }
         let path = path
         let silent = try RawConnection(path, receiveTimeout: 10)
@@ -174,6 +174,35 @@ struct ControlSocketServerTests {
         #expect(silentClosed && halfClosed)
         #expect(waited < .seconds(5))
         #expect(seen.value == 1)
+    }
+
+    @Test("a peer that trickles its request a byte at a time is dropped at the request's deadline, not kept for as long as it likes")
+    func tricklingPeer() async throws {
+        let seen = Counter()
+        let server = try ControlSocketServer(path: path, requestTimeout: 1, handler: Self.echo(seen))
+        defer { server.stop() }
+        let path = path
+        let slow = try RawConnection(path, receiveTimeout: 10)
+        let (dropped, took, answer) = try await offPool {
+            let start = ContinuousClock.now
+            // A byte every 200 ms: never silent for long, never done.
+            var closed = false
+            for byte in Array(#"{"v":1,"op":"status"}"#.utf8) {
+                slow.send([byte])
+                usleep(200_000)
+                var probe = pollfd(fd: slow.descriptor, events: Int16(POLLIN), revents: 0)
+                if poll(&probe, 1, 0) > 0 {
+                    closed = true
+                    break
+                }
+                if ContinuousClock.now - start > .seconds(4) { break }
+            }
+            return (closed, ContinuousClock.now - start, slow.readLine())
+        }
+        #expect(dropped, "the trickling peer was still served after \(took)")
+        #expect(took < .seconds(2))
+        #expect(answer == #"{"v":1,"ok":false,"error":"the request did not arrive whole within 1 s"}"#)
+        #expect(seen.value == 0)
     }
 
     @Test("a slow answer to one peer does not hold up another")
@@ -198,14 +227,14 @@ struct ControlSocketServerTests {
 
     @Test("more than 32 peers at once: the next is told to try again, and served once others leave")
     func tooManyPeers() async throws {
-        let server = try ControlSocketServer(path: path, idleTimeout: 30, handler: Self.echo(Counter()))
+        let server = try ControlSocketServer(path: path, requestTimeout: 30, handler: Self.echo(Counter()))
         defer { server.stop() }
         let path = path
         var held: [RawConnection] = []
         for _ in 0..<ControlSocketServer.maximumConnections { held.append(try RawConnection(path)) }
         let extra = try RawConnection(path)
         let refusal = try await offPool { extra.readLine() }
-        #expect(refusal == #"{"v":1,"ok":false,"error":"too many connections; try again"}"#)
+        #expect(refusal == #"{"v":1,"ok":false,"error":"too many connections; try again","busy":true}"#)
         held.removeAll()
         let served = try await offPool {
             (0..<100).contains { _ in

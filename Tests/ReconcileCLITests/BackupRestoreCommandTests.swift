@@ -1,0 +1,105 @@
+import Foundation
+import Glibc
+import ReconcileCore
+import Synchronization
+import Testing
+import TestSupport
+@testable import ReconcileCLI
+@testable import ReconcileStore
+@testable import ReconcileSystem
+
+@Suite("reconcilectl backup and restore", .serialized)
+struct BackupRestoreCommandTests {
+    func orders(_ path: String) throws -> Int {
+        try Int(SQLiteConnection(path: path, mode: .readOnly).scalar("SELECT count(*) FROM orders") ?? -1)
+    }
+
+    @Test("backup prints the copy's own count, while orders keep arriving")
+    func backupCountsTheCopy() throws {
+        let fixture = try CLIFixture()
+        let database = fixture.directory.file("state/orders.db")
+        // A writer commits orders without pause while the backups run, as the daemon would.
+        let stop = Atomic<Bool>(false)
+        let writer = Thread {
+            guard let connection = try? SQLiteConnection(path: database, mode: .readWrite(create: false)) else { return }
+            try? connection.execute("PRAGMA synchronous = OFF")
+            var index = 0
+            while !stop.load(ordering: .relaxed) {
+                index += 1
+                try? connection.run(
+                    "INSERT INTO orders (order_id, product_id, state, content_hash, received_at, updated_at) VALUES (?, 'gems', 'pending', 'x', 0, 0)",
+                    [.text("W\(index)")])
+            }
+        }
+        writer.start()
+        defer { stop.store(true, ordering: .relaxed) }
+        usleep(50_000)
+        for round in 0..<30 {
+            let target = fixture.directory.file("copy\(round).db")
+            let result = fixture.run(["backup", target])
+            #expect(result.status == 0, "\(result.err)")
+            let copied = try orders(target)
+            #expect(result.out.hasPrefix("backed up \(Plural.count(copied, "order")) to <dir>/copy\(round).db ("), "\(result.out) (the copy holds \(copied))")
+        }
+    }
+
+    @Test("restore: a backup put in place of the store and its stale -wal, which go aside together")
+    func restore() throws {
+        let fixture = try CLIFixture()
+        let database = fixture.directory.file("state/orders.db")
+        let backup = fixture.directory.file("backup.db")
+        #expect(fixture.run(["backup", backup]).status == 0)
+        #expect(fixture.run(["hold", "O-pending"]).status == 0)
+        // A log with frames beside the store, as a crash leaves it.
+        let live = try SQLiteConnection(path: database, mode: .readWrite(create: false))
+        try live.execute("PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0")
+        try live.run("UPDATE orders SET reason = 'after the backup' WHERE order_id = 'O-pending'")
+        let stale = try #require(FileManager.default.contents(atPath: database + "-wal"))
+        live.keepLogOnClose()
+        live.close()
+        #expect(StoreFiles(database: database).walHasFrames)
+
+        let result = fixture.run(["restore", backup])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.err.isEmpty)
+        let aside = "<dir>/state/orders.db.replaced-20261130T072606Z"
+        #expect(result.out == """
+            checked <dir>/backup.db: integrity ok, schema version \(StoreSchema.latestVersion), 11 orders
+            set aside: \(aside), \(aside)-wal, \(aside)-shm
+            restored <dir>/state/orders.db from <dir>/backup.db (11 orders)
+            start reconciled to use it: systemctl start reconciled
+
+            """)
+        #expect(FileManager.default.contents(atPath: database + ".replaced-20261130T072606Z-wal") == stale)
+        #expect(!FileManager.default.fileExists(atPath: database + "-wal"))
+        let restored = try SQLiteOrderStore(path: database, mode: .readOnly)
+        #expect(try restored.order(id: "O-pending")?.state == .pending)
+        // The set-aside pair opens as the store it was, the change after the backup included.
+        let old = try SQLiteConnection(path: database + ".replaced-20261130T072606Z", mode: .readOnly)
+        #expect(try old.scalar("SELECT count(*) FROM orders WHERE order_id = 'O-pending' AND reason = 'after the backup'") == 1)
+    }
+
+    @Test("restore is refused while reconciled holds the store, and for a bad backup; the store is untouched")
+    func refused() throws {
+        let fixture = try CLIFixture()
+        let database = fixture.directory.file("state/orders.db")
+        let backup = fixture.directory.file("backup.db")
+        #expect(fixture.run(["backup", backup]).status == 0)
+        let before = FileManager.default.contents(atPath: database)
+        do {
+            let lock = try LockFile.acquire(database + ".lock", program: "reconciled")
+            let result = fixture.run(["restore", backup])
+            #expect(result.status == 1)
+            #expect(result.err == "Error: reconciled (pid \(getpid())) is running on <dir>/state/orders.db; stop it first (systemctl stop reconciled), then run restore again\n")
+            withExtendedLifetime(lock) {}
+        }
+        let garbage = fixture.directory.write("garbage.db", bytes: (0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 17) })
+        let damaged = fixture.run(["restore", garbage])
+        #expect(damaged.status == 1)
+        #expect(damaged.err.hasPrefix("Error: <dir>/garbage.db fails its integrity check ("), "\(damaged.err)")
+        #expect(damaged.err.hasSuffix("; choose another backup; the store is untouched\n"))
+        #expect(fixture.run(["restore"]).status == 64)
+        #expect(FileManager.default.contents(atPath: database) == before)
+        #expect(fixture.directory.list("state").allSatisfy { !$0.contains("replaced") }, "\(fixture.directory.list("state"))")
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import Glibc
+import ReconcileCore
+import ReconcileEngine
+@testable import ReconcileStore
+import Testing
+import TestSupport
+@testable import ReconcileDaemon
+@testable import ReconcileSystem
+
+/// A transport for a scheduler that is never run.
+private struct NoTransport: HTTPTransport {
+    func send(_ request: HTTPRequest) async -> HTTPExchangeResult {
+        HTTPExchangeResult(.failure(HTTPFailure(.connectionRefused, "not in this test")), latency: .zero)
+    }
+}
+
+@Suite("Control handler: operator actions", .serialized)
+struct ControlHandlerTests {
+    let directory = TemporaryDirectory(prefix: "handler")
+    let log = CapturingLogHandler()
+    static let root = ControlSocketServer.Peer(pid: 1, uid: 0, gid: 0, userName: "root", mayWrite: true)
+
+    /// A handler over a store with `count` escalated orders (and one more, a duplicate).
+    func handler(escalated count: Int) throws -> (ControlHandler, SQLiteOrderStore) {
+        let store = try SQLiteOrderStore(path: directory.file("orders.db"), mode: .owner)
+        let candidates = try (0..<count).map { index in
+            let bytes = Array(OrderFixtures.orderJSON("E\(index)").utf8)
+            return IngestCandidate(submission: try OrderFileParser().parse(bytes), raw: bytes, contentHash: "E\(index)", fileName: "E\(index).json")
+        }
+        _ = try store.ingest(candidates, verifierKind: .http, now: Date())
+        try store.write { try $0.execute("UPDATE orders SET state = 'held', resume_state = 'pending', next_attempt_at = NULL") }
+        let settings = Scheduler.Settings(
+            verifier: MerchantVerifier(endpoint: EndpointSettings(url: "https://merchant.example/verify", timeout: .seconds(1)), transport: NoTransport()),
+            delivery: nil, resolver: AttemptResolver(policy: RetryPolicy(Configuration.RetrySettings()), deliveryConfigured: false),
+            maxInFlight: 4, maxRate: nil, burst: 10, circuitThreshold: 10, circuitCooldown: .seconds(1), circuitMaxCooldown: .seconds(5),
+            requestTimeout: .seconds(1))
+        let logger = Logger(handler: log, minimumLevel: .debug)
+        let handler = ControlHandler(
+            store: store, scheduler: Scheduler(store: store, settings: settings, logger: .discarding), configPath: "/x.conf",
+            verifierKind: .http, logger: logger, requestReload: { .success(1) })
+        return (handler, store)
+    }
+
+    func answer(_ text: String) -> JSONObject? {
+        guard case .object(let object)? = try? JSONParser().parse(Array(text.utf8)) else { return nil }
+        return object
+    }
+
+    @Test("a bulk action answers with counts and the first orders, logs one summary line with its MESSAGE_ID and each order at debug")
+    func bulkAnswerAndLog() throws {
+        let (handler, store) = try handler(escalated: 2_500)
+        try store.write { try $0.execute("UPDATE orders SET state = 'escalated', reason = 'max_attempts', resume_state = NULL") }
+        let text = handler.handle(Array(#"{"v":1,"op":"retry","state":"escalated","note":"outage over"}"#.utf8), peer: Self.root)
+        let object = try #require(answer(text), "\(text)")
+        #expect(object["ok"]?.boolValue == true)
+        #expect(object["matched"]?.int64Value == 2_500)
+        #expect(object["changed"]?.int64Value == 2_500)
+        #expect(object["applied"]?.int64Value == 2_500)
+        #expect(object["interrupted"]?.boolValue == false)
+        #expect(object["results"]?.arrayValue?.count == 100)
+        #expect(text.utf8.count < 16_384, "\(text.utf8.count) bytes")
+
+        let summaries = log.records(with: .operatorBulkAction)
+        #expect(summaries.count == 1)
+        let summary = try #require(summaries.first)
+        #expect(summary.level == .info)
+        #expect(summary.message == "operator:root retry on 2500 escalated orders: 2500 changed: outage over")
+        #expect(summary.fields.contains { $0.0 == .count && $0.1 == "2500" })
+        #expect(summary.fields.contains { $0.0 == .orderState && $0.1 == "escalated" })
+        // The catalog's entry for it substitutes only fields the line carries.
+        let entry = try #require(try JournalCatalog.repositoryCatalog().entries.first { $0.id == MessageID.operatorBulkAction.rawValue })
+        #expect(entry.header("Subject") == "@ACTOR@ applied @REASON@ to @COUNT@ orders")
+        for field in entry.substitutions {
+            #expect(summary.fields.contains { $0.0.rawValue == field }, "the catalog uses @\(field)@, the summary line has no \(field)")
+        }
+        let perOrder = log.records.filter { $0.message.hasPrefix("operator:root retry order ") }
+        #expect(perOrder.count == 2_500)
+        #expect(perOrder.allSatisfy { $0.level == .debug })
+        #expect(log.records.filter { $0.level >= .info }.count == 1)
+    }
+
+    @Test("a few named orders: one info line each, the whole answer per order, no summary")
+    func fewNamedOrders() throws {
+        let (handler, _) = try handler(escalated: 3)
+        let text = handler.handle(Array(#"{"v":1,"op":"release","orders":["E0","E1","NOPE"]}"#.utf8), peer: Self.root)
+        let object = try #require(answer(text))
+        #expect(object["matched"] == nil)
+        #expect(object["changed"]?.int64Value == 2)
+        #expect(object["results"]?.arrayValue?.count == 3)
+        #expect(log.records.filter { $0.level == .info }.map(\.message) == ["operator:root release order E0", "operator:root release order E1"])
+        #expect(log.records(with: .operatorBulkAction).isEmpty)
+    }
+
+    @Test("stopping: a bulk action ends at the next batch and its answer says how far it got")
+    func interruptedByStop() throws {
+        let (handler, store) = try handler(escalated: 1_500)
+        try store.write { try $0.execute("UPDATE orders SET state = 'escalated', reason = 'max_attempts', resume_state = NULL") }
+        handler.beginStopping()
+        let object = try #require(answer(handler.handle(Array(#"{"v":1,"op":"retry","state":"escalated"}"#.utf8), peer: Self.root)))
+        #expect(object["ok"]?.boolValue == true)
+        #expect(object["interrupted"]?.boolValue == true)
+        #expect(object["applied"]?.int64Value == 0)
+        #expect(object["not_reached"]?.int64Value == 1_500)
+        let summary = try #require(log.records(with: .operatorBulkAction).first)
+        #expect(summary.message.hasSuffix("0 changed; interrupted by the stop, 1500 not reached"), "\(summary.message)")
+    }
+}
