@@ -24,8 +24,8 @@ public final class Daemon {
     /// What the main loop reacts to.
     enum Event: Sendable {
         case signal(Int32)
-        /// The spool watch was lost; set it up again.
-        case rewatch
+        /// One of the daemon's services ended or failed without being asked to: stop, exit 1.
+        case serviceFailed(ServiceGroup.UnexpectedEnd)
         /// `reconcilectl reload`: reload, then report the new generation or why not.
         case reload(@Sendable (Result<Int, ReloadFailure>) -> Void)
         /// The store's file was replaced or changed underneath: stop, exit 1.
@@ -56,10 +56,18 @@ public final class Daemon {
     /// metrics file hear of it from here.
     let stateChanged: @Sendable () -> Void
     private var controlServer: ControlSocketServer?
-    private var watcher: SpoolWatcher?
     private var clockWatch: WallClockWatch?
-    private var rescanTimer: Task<Void, Never>?
-    private var pruneTimer: Task<Void, Never>?
+    let spoolWatch: SpoolWatchService
+    let pruning: PruneService
+    /// Set when the store was lost: the ingest's retries are pointless then.
+    private let abandonIngest = Flag()
+
+    /// A flag several tasks read.
+    final class Flag: Sendable {
+        private let value = Atomic<Bool>(false)
+        func set() { value.store(true, ordering: .releasing) }
+        var isSet: Bool { value.load(ordering: .acquiring) }
+    }
     private let spoolEvents: AsyncStream<SpoolEvent>.Continuation
     private let spoolEventStream: AsyncStream<SpoolEvent>
     private let events: AsyncStream<Event>.Continuation
@@ -145,6 +153,9 @@ public final class Daemon {
         let statusTrigger = statusTrigger
         (spoolEventStream, spoolEvents) = AsyncStream<SpoolEvent>.makeStream()
         (eventStream, events) = AsyncStream<Event>.makeStream()
+        spoolWatch = SpoolWatchService(
+            layout: layout, rescanInterval: configuration.spool.rescanInterval, logger: logger, spoolEvents: spoolEvents)
+        pruning = PruneService(store: store, keepFinished: configuration.state.keepFinished, logger: logger)
         store.onLoss { [events] error in events.yield(.storeLost(error.description)) }
         let metrics = MetricsPublisher(path: configuration.daemon.metricsFile, logger: logger)
         self.metrics = metrics
@@ -182,24 +193,61 @@ public final class Daemon {
         SpoolIngestor.Settings(verifierKind: configuration.verifier.kind, maxFileSize: configuration.spool.maxFileSize)
     }
 
-    /// Runs until SIGTERM or SIGINT; returns the exit status.
+    /// The daemon's long-running parts, in start order; they stop in reverse order: the control
+    /// socket first (nothing new is asked), then the spool watch and pruning, the ingest (after
+    /// the batch in hand), the scheduler (after the attempts in flight, up to `DrainTimeout=`),
+    /// and last the metrics and `STATUS=` (their final numbers).
+    func services() -> [any Service] {
+        let (store, scheduler, ingestor, metrics, notifier, statusTrigger) = (store, scheduler, ingestor, metrics, notifier, statusTrigger)
+        let (spoolEventStream, spoolEvents, abandonIngest) = (spoolEventStream, spoolEvents, abandonIngest)
+        let drainTimeout = configuration.daemon.drainTimeout
+        let controlServer = controlServer
+        return [
+            TaskService("status updates") {
+                await statusTrigger.run { notifier.status(await Daemon.statusLine(store: store, scheduler: scheduler)) }
+            },
+            TaskService("metrics") {
+                // Cancelled, it writes the final numbers.
+                await metrics.run(MetricsPublisher.Sources(store: store, scheduler: scheduler, ingestor: ingestor))
+            },
+            ServiceClosure("scheduler", run: { await scheduler.run() }, stop: { await scheduler.stop(drainTimeout: drainTimeout) }),
+            TaskService(
+                "spool ingest",
+                stop: { cancel in
+                    ingestor.stop()
+                    spoolEvents.finish()
+                    // A store that is no longer the daemon's takes nothing in: the ingest would
+                    // retry its commit for ever. The files stay in incoming/ for the next start.
+                    if abandonIngest.isSet { cancel() }
+                }
+            ) {
+                await ingestor.run(events: spoolEventStream)
+            },
+            pruning,
+            spoolWatch,
+            HeldService("control socket") { controlServer?.stop() },
+        ]
+    }
+
+    /// Runs until SIGTERM or SIGINT (exit status 0), or until the store is lost or a part of the
+    /// daemon fails (1); returns the exit status.
     public func run(signals: SignalStream) async -> Int32 {
+        await run(signals: signals, alongside: [])
+    }
+
+    /// `alongside`: more parts to run with the daemon's own (tests make one fail).
+    func run(signals: SignalStream, alongside: [any Service]) async -> Int32 {
         let forwarder = Task { [events, stream = signals.signals] in
             for await number in stream { events.yield(.signal(number)) }
         }
         defer { forwarder.cancel() }
 
-        watch()
-        spoolEvents.yield(.rescan(reason: "start-up"))
-        startRescanTimer(fallback: watcher == nil)
-        startPruneTimer()
+        // Watched before READY=1, as the control socket listens already.
+        spoolWatch.start()
         do {
             clockWatch = try WallClockWatch { [scheduler] in Task { await scheduler.clockChanged() } }
         } catch {
             logger.warning("cannot watch for wall-clock steps (\(error)); a step is noticed at the next due time")
-        }
-        let ingest = Task { [ingestor, spoolEventStream] in
-            await ingestor.run(events: spoolEventStream)
         }
         await scheduler.setChangeObserver(stateChanged)
         if let interval = notifier.watchdogInterval {
@@ -207,29 +255,37 @@ public final class Daemon {
             // restarts the daemon.
             await scheduler.setHeartbeat(every: interval) { [notifier] in notifier.watchdog() }
         }
-        let publishing = Task { [metrics, store, scheduler, ingestor] in
-            await metrics.run(MetricsPublisher.Sources(store: store, scheduler: scheduler, ingestor: ingestor))
-        }
         // Orders another Kind= left waiting (changed while the daemon was stopped) are due now
         // when this one can use their proof; a reload does the same.
         if let promoted = try? store.promoteWaiting(usableBy: configuration.verifier.kind, now: Date()), promoted > 0 {
             logger.notice("Kind=\(configuration.verifier.kind.rawValue) can verify \(Plural.count(promoted, "waiting order")); they are due now")
         }
-        let scheduling = Task { [scheduler] in await scheduler.run() }
+        let group = ServiceGroup(services() + alongside, logger: logger)
+        let supervising = Task { [events] in
+            do throws(ServiceGroup.UnexpectedEnd) {
+                try await group.run()
+            } catch {
+                events.yield(.serviceFailed(error))
+            }
+        }
 
         let counts = (try? store.countsByState()) ?? [:]
         logger.notice(
             "reconciled \(ReconcileVersion.current) started: spool \(layout.root), store \(store.path) with \(Plural.count(counts.values.reduce(0, +), "order")), Kind=\(configuration.verifier.kind.rawValue) \(configuration.verifier.url.absoluteString)",
             id: .started)
         notifier.ready(status: await statusLine())
-        let statusUpdates = Task { [statusTrigger, notifier, store, scheduler] in
-            await statusTrigger.run { notifier.status(await Daemon.statusLine(store: store, scheduler: scheduler)) }
-        }
 
         // Until SIGTERM; then the events already queued are answered (a reload with "stopping")
         // and the stream ends.
         var stopping = false
         var status = ExitStatus.success
+        func beginStopping(_ reason: String) {
+            control.beginStopping()
+            notifier.stopping(status: reason)
+            stopping = true
+            group.shutdown()
+            events.finish()
+        }
         for await event in eventStream {
             switch event {
             case .reload(let reply) where stopping:
@@ -238,121 +294,33 @@ public final class Daemon {
                 continue
             case .signal(let number) where number == SIGTERM || number == SIGINT:
                 logger.notice("received \(SignalStream.name(of: number)); stopping", id: .stopping)
-                control.beginStopping()
-                notifier.stopping(status: "stopping: finishing the attempts in flight (DrainTimeout=\(TimeSpan.format(configuration.daemon.drainTimeout)))")
-                statusUpdates.cancel()
-                stopping = true
-                events.finish()
+                beginStopping("stopping: finishing the attempts in flight (DrainTimeout=\(TimeSpan.format(configuration.daemon.drainTimeout)))")
             case .storeLost(let reason):
                 // Nothing more is written to it; systemd restarts the daemon on what the path
                 // names now (Restart=on-failure).
                 logger.critical("stopping: \(reason)", id: .storeLost, [.path: store.path])
-                notifier.stopping(status: "stopping: \(store.path) was replaced or changed underneath")
-                statusUpdates.cancel()
-                stopping = true
                 status = ExitStatus.failure
-                control.beginStopping()
-                events.finish()
+                abandonIngest.set()
+                beginStopping("stopping: \(store.path) was replaced or changed underneath")
+            case .serviceFailed(let failure):
+                // The group has stopped the other parts already (and said so at crit); systemd
+                // restarts the daemon (Restart=on-failure) instead of it running on half-alive.
+                status = ExitStatus.failure
+                beginStopping("stopping: \(failure)")
             case .signal(let number) where number == SIGHUP:
                 _ = await reloadReporting()
             case .reload(let reply):
                 reply(await reloadReporting().map { _ in control.generation.load(ordering: .relaxed) })
             case .signal:
                 continue
-            case .rewatch:
-                try? await Task.sleep(for: .milliseconds(50))
-                watch()
-                spoolEvents.yield(.rescan(reason: "spool watch re-established"))
             }
         }
 
-        // Stop taking work in (the control socket answers what it has in hand first), let
-        // in-flight attempts finish, commit, close.
-        controlServer?.stop()
-        rescanTimer?.cancel()
-        pruneTimer?.cancel()
-        watcher?.cancel()
-        watcher = nil
+        await supervising.value
         clockWatch = nil
-        ingestor.stop()
-        spoolEvents.finish()
-        // A store that is no longer the daemon's takes nothing in: the ingest would retry its
-        // commit for ever. The files stay in incoming/ for the next start.
-        if status != ExitStatus.success { ingest.cancel() }
-        await ingest.value
-        await scheduler.stop(drainTimeout: configuration.daemon.drainTimeout)
-        await scheduling.value
-        publishing.cancel()  // writes the final numbers
-        await publishing.value
-        await statusUpdates.value  // its last look at the store comes before the store closes
         store.close()
         if status == ExitStatus.success { logger.notice("stopped cleanly") }
         return status
-    }
-
-    // MARK: - Spool watch
-
-    /// Watches `incoming/`; without inotify, falls back to rescanning.
-    private func watch() {
-        watcher?.cancel()
-        watcher = nil
-        do {
-            try layout.prepare()
-            watcher = try SpoolWatcher(directory: layout.incoming) { [spoolEvents, events] event in
-                switch event {
-                case .arrived(let names): spoolEvents.yield(.arrived(names))
-                case .overflow: spoolEvents.yield(.overflow)
-                case .directoryGone:
-                    spoolEvents.yield(.directoryGone)
-                    events.yield(.rewatch)
-                }
-            }
-        } catch {
-            let interval = configuration.spool.rescanInterval ?? Self.fallbackRescanInterval
-            logger.warning(
-                "cannot watch \(layout.incoming) with inotify (\(error)); rescanning every \(TimeSpan.format(interval)) instead",
-                [.path: layout.incoming, .errno: String(error.errno)])
-            startRescanTimer(fallback: true)
-        }
-    }
-
-    /// How often to rescan when inotify is unavailable and `RescanInterval=` is not set.
-    static let fallbackRescanInterval: Duration = .seconds(10)
-
-    private func startRescanTimer(fallback: Bool = false) {
-        rescanTimer?.cancel()
-        rescanTimer = nil
-        guard let interval = configuration.spool.rescanInterval ?? (fallback ? Self.fallbackRescanInterval : nil) else { return }
-        rescanTimer = Task { [spoolEvents] in
-            while !Task.isCancelled {
-                try? await DeadlineTimer.shared.sleep(for: interval)
-                if Task.isCancelled { break }
-                spoolEvents.yield(.rescan(reason: "RescanInterval"))
-            }
-        }
-    }
-
-    // MARK: - Pruning
-
-    /// Prunes finished orders' receipts at start-up and then once a day (`KeepFinished=`).
-    private func startPruneTimer() {
-        pruneTimer?.cancel()
-        pruneTimer = nil
-        guard let keep = configuration.state.keepFinished else { return }
-        pruneTimer = Task { [store, logger] in
-            while !Task.isCancelled {
-                let now = Date()
-                do {
-                    let pruned = try store.pruneFinished(before: now.addingTimeInterval(-keep.inSeconds), now: now)
-                    if pruned > 0 {
-                        logger.info("pruned receipts and raw files of \(Plural.count(pruned, "order")) finished more than \(TimeSpan.format(keep)) ago", [.count: String(pruned)])
-                    }
-                } catch {
-                    logger.warning("cannot prune finished orders: \(error)", [.reason: StoreFailure.of(error).rawValue])
-                }
-                try? await DeadlineTimer.shared.sleep(for: .seconds(86_400))
-            }
-        }
     }
 
     // MARK: - Status
@@ -433,8 +401,8 @@ public final class Daemon {
             logger.notice("Kind=\(next.verifier.kind.rawValue) can verify \(Plural.count(promoted, "waiting order")); they are due now")
             scheduler.nudge()
         }
-        startRescanTimer(fallback: watcher == nil)
-        startPruneTimer()
+        spoolWatch.apply(rescanInterval: next.spool.rescanInterval)
+        pruning.apply(keepFinished: next.state.keepFinished)
         control.verifierKind.withLock { $0 = next.verifier.kind }
         let generation = control.generation.add(1, ordering: .relaxed).newValue
         logger.notice("reloaded the configuration from \(configPath) (generation \(generation))", id: .reloaded)

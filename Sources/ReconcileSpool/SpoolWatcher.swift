@@ -13,7 +13,8 @@ import ReconcileSystem
 /// moved in) so that the watch follows the directory that is there now. A symlink in
 /// `incoming/`'s place is never followed (`IN_DONT_FOLLOW`): the watch then covers the parent
 /// only, until a real directory is back.
-public final class SpoolWatcher {
+public final class SpoolWatcher: @unchecked Sendable {
+    // @unchecked: every property is immutable, and a dispatch source may be cancelled from any thread.
     /// What the watch saw.
     public enum Event: Sendable, Hashable {
         /// Names that were moved in or written and closed.

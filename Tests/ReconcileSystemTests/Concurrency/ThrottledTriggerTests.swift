@@ -51,7 +51,7 @@ struct ThrottledTriggerTests {
         trigger.changed()
         #expect(await eventually(timeout: .seconds(5)) { runs.count == 2 })
         let times = runs.all
-        #expect(times[1] - times[0] >= .milliseconds(400))
+        if times.count >= 2 { #expect(times[1] - times[0] >= .milliseconds(400)) }
         task.cancel()
         await task.value
     }
