@@ -10,7 +10,8 @@ import Synchronization
 
 /// The running daemon: wires configuration, lock, store, spool ingest, scheduler and signals
 /// together. Everything it wires lives in the libraries; this type only decides the order of
-/// start-up and shutdown.
+/// start-up and shutdown. (≈430 lines: start-up, the services, the event loop and reload are the
+/// one place where the parts meet, and read best together.)
 public final class Daemon {
     /// A start-up failure: the exit status and a one-line reason.
     public struct StartupFailure: Error, Sendable, CustomStringConvertible {

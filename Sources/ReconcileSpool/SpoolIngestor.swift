@@ -6,18 +6,6 @@ import ReconcileCrypto
 import ReconcileSystem
 import Synchronization
 
-/// What the ingest loop reacts to.
-public enum SpoolEvent: Sendable, Hashable {
-    /// Names that appeared in `incoming/`.
-    case arrived([SpoolFileName])
-    /// Read the whole of `incoming/` again (start-up, the watch re-established, `RescanInterval=`).
-    case rescan(reason: String)
-    /// The kernel's inotify queue overflowed: names were missed. Logged (`notice`), then a rescan.
-    case overflow
-    /// `incoming/` (or the spool) was removed or replaced: recreate what is missing and rescan.
-    case directoryGone
-}
-
 /// Takes spool files into the store: reads them safely, validates them, commits them in
 /// batches (group commit: one transaction for many files), and only then deletes them; files it
 /// cannot accept go to `rejected/` with their reason (DESIGN §3).
@@ -27,6 +15,10 @@ public enum SpoolEvent: Sendable, Hashable {
 /// files are read, validated and hashed on all cores; the batch is committed in one
 /// transaction; committed files are unlinked by a pool of threads while the next batch is read
 /// (on filesystems mounted with `discard`, an unlink waits for the device).
+///
+/// (Longer than most files, ≈480 lines: the loop, the three stages and the directory checks
+/// share the actor's state, and the order of read, commit, unlink and quarantine is easiest to
+/// review top to bottom in one place.)
 public actor SpoolIngestor {
     /// What the ingestor needs from the configuration; reloadable.
     public struct Settings: Sendable, Hashable {

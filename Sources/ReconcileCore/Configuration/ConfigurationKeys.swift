@@ -2,7 +2,8 @@ import Foundation
 
 /// Every key the configuration knows: its section, name, value grammar and where it lands in
 /// ``Configuration``. One table, so that the parser, the documentation in `etc/reconciled.conf`
-/// and the tests agree.
+/// and the tests agree. (Longer than most files on purpose: every key in one list, which
+/// `ConfigurationDocumentationTests` compares with the documentation.)
 public enum ConfigurationKeys {
     /// A value to apply, with the file that holds it (relative paths resolve against its directory).
     struct Value {

@@ -8,7 +8,7 @@ import ReconcileSystem
 /// probe time, a token, a completion, new orders, an operator, a reload or a clock step.
 ///
 /// An actor on its own dispatch queue, because it calls the store synchronously.
-public actor Scheduler: EndpointGate {
+public actor Scheduler {
     /// What the scheduler needs from the configuration; replaced on reload.
     public struct Settings: Sendable {
         public var verifier: any OrderVerifier
@@ -52,36 +52,36 @@ public actor Scheduler: EndpointGate {
     private let executor = DispatchQueueExecutor(label: "reconcile.scheduler")
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
-    private let store: any OrderStore
-    private let logger: Logger
-    private let clock: any SchedulerClock
+    let store: any OrderStore
+    let logger: Logger
+    let clock: any SchedulerClock
     /// This daemon's lease owner: host, pid and a random part, unique per start.
     public nonisolated let owner: String
-    private var settings: Settings
-    private let wake = WakeSignal()
+    var settings: Settings
+    let wake = WakeSignal()
     /// Wall-clock time minus monotonic time, to see the wall clock step.
-    private var wallOffset: Double
-    private var random = SystemRandomSource()
+    var wallOffset: Double
+    var random = SystemRandomSource()
 
-    private var admission: EndpointAdmission
-    private var reporter: CompletionReporter
-    private var bundleMismatches = BundleMismatchStreak()
-    private var inFlight = 0
+    var admission: EndpointAdmission
+    var reporter: CompletionReporter
+    var bundleMismatches = BundleMismatchStreak()
+    var inFlight = 0
     /// Orders leased ahead of a free slot (a few), so that a finished attempt's slot is refilled
     /// at once instead of after the next commit. Their tokens and circuit permission are taken
     /// when they start; if they cannot start, they go back uncharged.
-    private var ready: [ReadyOrder] = []
-    private var pendingCompletions: [AttemptCompletion] = []
-    private var stopping = false
-    private var stopped = false
-    private var stopWaiters: [CheckedContinuation<Void, Never>] = []
+    var ready: [ReadyOrder] = []
+    var pendingCompletions: [AttemptCompletion] = []
+    var stopping = false
+    var stopped = false
+    var stopWaiters: [CheckedContinuation<Void, Never>] = []
     /// Monotonic seconds.
-    private var drainDeadline: Double?
-    private var heartbeat: (@Sendable () -> Void)?
-    private var heartbeatInterval: Duration?
-    private var changeObserver: (@Sendable () -> Void)?
+    var drainDeadline: Double?
+    var heartbeat: (@Sendable () -> Void)?
+    var heartbeatInterval: Duration?
+    var changeObserver: (@Sendable () -> Void)?
     /// How long the requests to each endpoint took, since start (for metrics).
-    private var requestDurations: [VerificationEndpoint: LatencyHistogram] = [:]
+    var requestDurations: [VerificationEndpoint: LatencyHistogram] = [:]
 
     /// What happened since start.
     public struct Counters: Sendable, Hashable {
@@ -114,104 +114,6 @@ public actor Scheduler: EndpointGate {
         self.owner = "\(host):\(getpid()):\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
         self.wallOffset = clock.now().timeIntervalSince1970 - clock.uptime()
         self.admission = EndpointAdmission(limits: Self.limits(settings), endpoints: Self.endpoints(of: settings), now: clock.uptime())
-    }
-
-    // MARK: - Control
-
-    /// Wakes the loop: new orders, an operator's action.
-    public nonisolated func nudge() {
-        wake.signal()
-    }
-
-    /// Takes new settings (a reload): limits change, open circuits become half-open, and pauses
-    /// after a 429 end (DESIGN §6), so that the new configuration is tried at once.
-    public func apply(_ settings: Settings) {
-        self.settings = settings
-        let now = clock.uptime()
-        admission.reconfigure(Self.limits(settings), endpoints: Self.endpoints(of: settings), now: now)
-        admission.reload(now: now)
-        finishUndeliverable()
-        wake.signal()
-    }
-
-    /// Without a delivery URL (removed by a reload, or none at start after orders were verified
-    /// under one), verified orders finish at once (DESIGN §5): those waiting out a delivery
-    /// backoff are made due now, and the next turns finish them without sending anything.
-    private func finishUndeliverable() {
-        guard settings.delivery == nil else { return }
-        do {
-            let moved = try store.clampNextAttempts(of: [.deliver], notAfter: clock.now())
-            if moved > 0 {
-                logger.notice("no delivery URL is configured: \(Plural.count(moved, "verified order")) waiting to be delivered finish now")
-            }
-        } catch {
-            logger.error(
-                "cannot bring deliveries forward: \(error); verified orders finish when they are due",
-                [.reason: StoreFailure.of(error).rawValue])
-        }
-    }
-
-    /// Calls `beat` from the loop at least every `interval` (the systemd watchdog): a wedged loop
-    /// stops calling it.
-    public func setHeartbeat(every interval: Duration, _ beat: @escaping @Sendable () -> Void) {
-        heartbeatInterval = interval
-        heartbeat = beat
-        wake.signal()
-    }
-
-    /// Calls `changed` after every turn that moved orders (claims, outcomes) and after every
-    /// circuit change: the daemon's status line and metrics are refreshed from it.
-    public func setChangeObserver(_ changed: @escaping @Sendable () -> Void) {
-        changeObserver = changed
-    }
-
-    /// How far the wall clock must move against the monotonic one to count as a step (seconds).
-    static let clockStep = 60.0
-
-    /// The wall clock was set: re-evaluate what is due, and after a step back bring far-off
-    /// attempts forward so that the queue does not stall for the length of the step.
-    public func clockChanged() {
-        let offset = clock.now().timeIntervalSince1970 - clock.uptime()
-        let step = offset - wallOffset
-        wallOffset = offset
-        if step < -Self.clockStep {
-            let limit = clock.now().addingTimeInterval(settings.resolver.policy.backoff.maxDelay.inSeconds)
-            let moved = (try? store.clampNextAttempts(notAfter: limit)) ?? 0
-            logger.warning(
-                "the wall clock stepped back by \(TimeSpan.format(.seconds((-step).rounded()))); \(Plural.count(moved, "order")) scheduled beyond MaxDelay brought forward",
-                [.reason: "clock_step"])
-        } else if step > Self.clockStep {
-            logger.notice("the wall clock stepped forward by \(TimeSpan.format(.seconds(step.rounded()))); re-evaluating what is due", [.reason: "clock_step"])
-        }
-        wake.signal()
-    }
-
-    /// Stops taking work, lets in-flight attempts finish for up to `drainTimeout`, commits their
-    /// outcomes; returns when ``run()`` has ended. Attempts still running after that keep their
-    /// leases until the next start.
-    public func stop(drainTimeout: Duration) async {
-        drainDeadline = clock.uptime() + drainTimeout.inSeconds
-        stopping = true
-        wake.signal()
-        guard !stopped else { return }
-        await withCheckedContinuation { stopWaiters.append($0) }
-    }
-
-    /// A snapshot for `reconcilectl status` and the metrics file.
-    public func status() -> SchedulerStatus {
-        let mono = clock.uptime()
-        let wall = clock.now()
-        func date(_ time: Double) -> Date { wall.addingTimeInterval(time - mono) }
-        let endpoints = admission.states(now: mono).map { state in
-            var until: Date?
-            if case .open(let time) = state.circuit { until = date(time) }
-            return SchedulerStatus.Endpoint(
-                endpoint: state.endpoint, circuit: state.circuit.description, openUntil: until, lastReason: state.lastReason,
-                openings: state.openings, pausedUntil: state.pausedUntil.map(date))
-        }
-        var durations = requestDurations
-        for state in endpoints where durations[state.endpoint] == nil { durations[state.endpoint] = LatencyHistogram() }
-        return SchedulerStatus(inFlight: inFlight, endpoints: endpoints, counters: counters, requestDurations: durations)
     }
 
     // MARK: - The loop
@@ -299,7 +201,7 @@ public actor Scheduler: EndpointGate {
 
     /// Starts (a probe), queues (leased ahead) or finishes at once (no delivery URL) the orders
     /// one claim leased.
-    private func dispatch(_ claimed: [ClaimedOrder], for claim: Claim, mono: Double) {
+    func dispatch(_ claimed: [ClaimedOrder], for claim: Claim, mono: Double) {
         for order in claimed {
             guard let verifier = claim.verifier else {
                 // No delivery URL: finished as verified, nothing sent, no attempt charged.
@@ -323,17 +225,17 @@ public actor Scheduler: EndpointGate {
     }
 
     /// An order leased ahead, and what to verify it with.
-    private struct ReadyOrder {
+    struct ReadyOrder {
         var order: ClaimedOrder
         var verifier: any OrderVerifier
         var endpoint: VerificationEndpoint
     }
 
     /// How many orders may wait leased for a slot.
-    private var readyLimit: Int { min(8, max(1, settings.maxInFlight / 8)) }
+    var readyLimit: Int { min(8, max(1, settings.maxInFlight / 8)) }
 
     /// A claim the turn will make, and for what.
-    private struct Claim {
+    struct Claim {
         var request: ClaimRequest
         /// `nil`: deliveries without a delivery URL, finished as verified.
         var verifier: (any OrderVerifier)?
@@ -343,7 +245,7 @@ public actor Scheduler: EndpointGate {
 
     /// What may be claimed now: per kind, as many due orders as free slots, tokens and the
     /// endpoint's circuit allow (delivery first: those orders are paid and granted already).
-    private func planClaims(now: Date, mono: Double, wakeTimes: inout [Double]) throws -> [Claim] {
+    func planClaims(now: Date, mono: Double, wakeTimes: inout [Double]) throws -> [Claim] {
         var claims: [Claim] = []
         var slots = settings.maxInFlight - inFlight + readyLimit - ready.count
         let lease = now.addingTimeInterval(settings.requestTimeout.inSeconds * 2 + 60)
@@ -378,7 +280,7 @@ public actor Scheduler: EndpointGate {
     }
 
     /// Expires waiting orders past MaxAge; returns when the next one will.
-    private func expireWaitingOrders(now: Date) throws -> Date? {
+    func expireWaitingOrders(now: Date) throws -> Date? {
         let maxAge = settings.resolver.policy.maxAge.inSeconds
         guard let oldest = try store.oldestWaitingReceivedAt() else { return nil }
         let expiry = oldest.addingTimeInterval(maxAge)
@@ -391,7 +293,7 @@ public actor Scheduler: EndpointGate {
 
     /// Starts leased orders while slots, tokens and circuits allow; orders whose endpoint closed
     /// meanwhile go back uncharged.
-    private func startReady() {
+    func startReady() {
         let mono = clock.uptime()
         var index = 0
         while index < ready.count && inFlight < settings.maxInFlight {
@@ -412,7 +314,7 @@ public actor Scheduler: EndpointGate {
 
     /// Hands a leased, unsent order back to the next turn: due again at its circuit's probe
     /// time, the attempt not charged.
-    private func giveBack(_ leased: ReadyOrder, reason: String) {
+    func giveBack(_ leased: ReadyOrder, reason: String) {
         let completion = settings.resolver.resolve(
             VerifierOutcome(records: [], verdict: .notSent(Reason(reason))), for: leased.order, now: clock.now(),
             circuitClosed: false, retryAt: retryTime(leased.endpoint), random: &random)
@@ -421,12 +323,12 @@ public actor Scheduler: EndpointGate {
     }
 
     /// When an order of `endpoint` may next be tried: its circuit's probe time, or a cool-down.
-    private func retryTime(_ endpoint: VerificationEndpoint) -> Date {
+    func retryTime(_ endpoint: VerificationEndpoint) -> Date {
         let mono = clock.uptime()
         return clock.now().addingTimeInterval(admission.retryTime(endpoint, now: mono) - mono)
     }
 
-    private func start(_ order: ClaimedOrder, with verifier: any OrderVerifier) {
+    func start(_ order: ClaimedOrder, with verifier: any OrderVerifier) {
         inFlight += 1
         reporter.attemptStarted()
         // Off the scheduler's queue: building bodies and parsing answers run in parallel.
@@ -436,7 +338,7 @@ public actor Scheduler: EndpointGate {
         }
     }
 
-    private func finished(_ order: ClaimedOrder, _ outcome: VerifierOutcome, endpoint: VerificationEndpoint) {
+    func finished(_ order: ClaimedOrder, _ outcome: VerifierOutcome, endpoint: VerificationEndpoint) {
         inFlight -= 1
         reporter.requestsSent(outcome.records.count)
         for record in outcome.records {
@@ -457,7 +359,7 @@ public actor Scheduler: EndpointGate {
     }
 
     /// Commits every pending completion (at stop, after the loop has ended).
-    private func flush() {
+    func flush() {
         guard !pendingCompletions.isEmpty else { return }
         let batch = pendingCompletions
         pendingCompletions.removeAll()
@@ -468,54 +370,6 @@ public actor Scheduler: EndpointGate {
                 "cannot commit \(Plural.count(batch.count, "attempt outcome")) at stop: \(error); the orders are retried at the next start",
                 id: .storeUnavailable, [.reason: StoreFailure.of(error).rawValue])
         }
-    }
-
-    // MARK: - EndpointGate
-
-    public func acquire(_ endpoint: VerificationEndpoint) async -> Bool {
-        while !stopping {
-            let mono = clock.uptime()
-            switch admission.acquire(endpoint, now: mono) {
-            case .granted: return true
-            case .blocked: return false
-            case .retry(let at): try? await DeadlineTimer.shared.sleep(for: .seconds(at - mono))
-            }
-        }
-        return false
-    }
-
-    public func report(_ endpoint: VerificationEndpoint, _ observation: EndpointObservation, retryAfter: Duration?, rateLimited: Bool) {
-        if rateLimited {
-            let pause = admission.pause(endpoint, retryAfter: retryAfter?.inSeconds, now: clock.uptime())
-            let capped = pause.capped ? " (Retry-After asked for \(TimeSpan.format(retryAfter ?? .zero)); capped at CircuitMaxCooldown)" : ""
-            logger.notice(
-                "\(endpoint.rawValue) answered 429; sending nothing there for \(TimeSpan.format(.seconds(pause.seconds)))\(capped)",
-                [.endpoint: endpoint.rawValue, .reason: "http_429"])
-            changeObserver?()
-        }
-        observe(endpoint, observation)
-    }
-
-    /// Feeds the endpoint's circuit; logs and announces an opening or closing.
-    private func observe(_ endpoint: VerificationEndpoint, _ observation: EndpointObservation) {
-        let change = admission.observe(endpoint, observation, now: clock.uptime())
-        switch change {
-        case .none:
-            return
-        case .opened(let cooldown, let reason), .reopened(let cooldown, let reason):
-            let fields: KeyValuePairs<LogField, String?> = [.endpoint: endpoint.rawValue, .reason: reason]
-            let verb = { if case .reopened = change { "re-opened" } else { "opened" } }()
-            let message = "circuit for \(endpoint.rawValue) \(verb) (\(reason)); nothing is sent there for \(TimeSpan.format(.seconds(cooldown))), then one probe"
-            if case .configuration = observation {
-                logger.error(message + " — fix the configuration, then `reconcilectl reload`", id: .circuitOpened, fields)
-            } else {
-                logger.warning(message, id: .circuitOpened, fields)
-            }
-        case .closed:
-            logger.notice("circuit for \(endpoint.rawValue) closed: the probe succeeded", id: .circuitClosed, [.endpoint: endpoint.rawValue])
-        }
-        changeObserver?()
-        wake.signal()
     }
 
     // MARK: - Limits

@@ -1,0 +1,104 @@
+import Foundation
+import ReconcileCore
+import ReconcileSystem
+
+/// What the daemon asks of the scheduler from outside its loop: wake it, reload, watch the
+/// clock, heartbeats and change notices, stop, status.
+extension Scheduler {
+    /// Wakes the loop: new orders, an operator's action.
+    public nonisolated func nudge() {
+        wake.signal()
+    }
+
+    /// Takes new settings (a reload): limits change, open circuits become half-open, and pauses
+    /// after a 429 end (DESIGN §6), so that the new configuration is tried at once.
+    public func apply(_ settings: Settings) {
+        self.settings = settings
+        let now = clock.uptime()
+        admission.reconfigure(Self.limits(settings), endpoints: Self.endpoints(of: settings), now: now)
+        admission.reload(now: now)
+        finishUndeliverable()
+        wake.signal()
+    }
+
+    /// Without a delivery URL (removed by a reload, or none at start after orders were verified
+    /// under one), verified orders finish at once (DESIGN §5): those waiting out a delivery
+    /// backoff are made due now, and the next turns finish them without sending anything.
+    func finishUndeliverable() {
+        guard settings.delivery == nil else { return }
+        do {
+            let moved = try store.clampNextAttempts(of: [.deliver], notAfter: clock.now())
+            if moved > 0 {
+                logger.notice("no delivery URL is configured: \(Plural.count(moved, "verified order")) waiting to be delivered finish now")
+            }
+        } catch {
+            logger.error(
+                "cannot bring deliveries forward: \(error); verified orders finish when they are due",
+                [.reason: StoreFailure.of(error).rawValue])
+        }
+    }
+
+    /// Calls `beat` from the loop at least every `interval` (the systemd watchdog): a wedged loop
+    /// stops calling it.
+    public func setHeartbeat(every interval: Duration, _ beat: @escaping @Sendable () -> Void) {
+        heartbeatInterval = interval
+        heartbeat = beat
+        wake.signal()
+    }
+
+    /// Calls `changed` after every turn that moved orders (claims, outcomes) and after every
+    /// circuit change: the daemon's status line and metrics are refreshed from it.
+    public func setChangeObserver(_ changed: @escaping @Sendable () -> Void) {
+        changeObserver = changed
+    }
+
+    /// How far the wall clock must move against the monotonic one to count as a step (seconds).
+    static let clockStep = 60.0
+
+    /// The wall clock was set: re-evaluate what is due, and after a step back bring far-off
+    /// attempts forward so that the queue does not stall for the length of the step.
+    public func clockChanged() {
+        let offset = clock.now().timeIntervalSince1970 - clock.uptime()
+        let step = offset - wallOffset
+        wallOffset = offset
+        if step < -Self.clockStep {
+            let limit = clock.now().addingTimeInterval(settings.resolver.policy.backoff.maxDelay.inSeconds)
+            let moved = (try? store.clampNextAttempts(notAfter: limit)) ?? 0
+            logger.warning(
+                "the wall clock stepped back by \(TimeSpan.format(.seconds((-step).rounded()))); \(Plural.count(moved, "order")) scheduled beyond MaxDelay brought forward",
+                [.reason: "clock_step"])
+        } else if step > Self.clockStep {
+            logger.notice("the wall clock stepped forward by \(TimeSpan.format(.seconds(step.rounded()))); re-evaluating what is due", [.reason: "clock_step"])
+        }
+        wake.signal()
+    }
+
+    /// Stops taking work, lets in-flight attempts finish for up to `drainTimeout`, commits their
+    /// outcomes; returns when ``run()`` has ended. Attempts still running after that keep their
+    /// leases until the next start.
+    public func stop(drainTimeout: Duration) async {
+        drainDeadline = clock.uptime() + drainTimeout.inSeconds
+        stopping = true
+        wake.signal()
+        guard !stopped else { return }
+        await withCheckedContinuation { stopWaiters.append($0) }
+    }
+
+    /// A snapshot for `reconcilectl status` and the metrics file.
+    public func status() -> SchedulerStatus {
+        let mono = clock.uptime()
+        let wall = clock.now()
+        func date(_ time: Double) -> Date { wall.addingTimeInterval(time - mono) }
+        let endpoints = admission.states(now: mono).map { state in
+            var until: Date?
+            if case .open(let time) = state.circuit { until = date(time) }
+            return SchedulerStatus.Endpoint(
+                endpoint: state.endpoint, circuit: state.circuit.description, openUntil: until, lastReason: state.lastReason,
+                openings: state.openings, pausedUntil: state.pausedUntil.map(date))
+        }
+        var durations = requestDurations
+        for state in endpoints where durations[state.endpoint] == nil { durations[state.endpoint] = LatencyHistogram() }
+        return SchedulerStatus(inFlight: inFlight, endpoints: endpoints, counters: counters, requestDurations: durations)
+    }
+
+}

@@ -1,0 +1,54 @@
+import Foundation
+import ReconcileCore
+import ReconcileSystem
+
+/// What verifiers ask between the requests of one attempt (a bounce, another page): a token and
+/// the circuit's permission; and what each exchange said about its endpoint.
+extension Scheduler: EndpointGate {
+    public func acquire(_ endpoint: VerificationEndpoint) async -> Bool {
+        while !stopping {
+            let mono = clock.uptime()
+            switch admission.acquire(endpoint, now: mono) {
+            case .granted: return true
+            case .blocked: return false
+            case .retry(let at): try? await DeadlineTimer.shared.sleep(for: .seconds(at - mono))
+            }
+        }
+        return false
+    }
+
+    public func report(_ endpoint: VerificationEndpoint, _ observation: EndpointObservation, retryAfter: Duration?, rateLimited: Bool) {
+        if rateLimited {
+            let pause = admission.pause(endpoint, retryAfter: retryAfter?.inSeconds, now: clock.uptime())
+            let capped = pause.capped ? " (Retry-After asked for \(TimeSpan.format(retryAfter ?? .zero)); capped at CircuitMaxCooldown)" : ""
+            logger.notice(
+                "\(endpoint.rawValue) answered 429; sending nothing there for \(TimeSpan.format(.seconds(pause.seconds)))\(capped)",
+                [.endpoint: endpoint.rawValue, .reason: "http_429"])
+            changeObserver?()
+        }
+        observe(endpoint, observation)
+    }
+
+    /// Feeds the endpoint's circuit; logs and announces an opening or closing.
+    func observe(_ endpoint: VerificationEndpoint, _ observation: EndpointObservation) {
+        let change = admission.observe(endpoint, observation, now: clock.uptime())
+        switch change {
+        case .none:
+            return
+        case .opened(let cooldown, let reason), .reopened(let cooldown, let reason):
+            let fields: KeyValuePairs<LogField, String?> = [.endpoint: endpoint.rawValue, .reason: reason]
+            let verb = { if case .reopened = change { "re-opened" } else { "opened" } }()
+            let message = "circuit for \(endpoint.rawValue) \(verb) (\(reason)); nothing is sent there for \(TimeSpan.format(.seconds(cooldown))), then one probe"
+            if case .configuration = observation {
+                logger.error(message + " — fix the configuration, then `reconcilectl reload`", id: .circuitOpened, fields)
+            } else {
+                logger.warning(message, id: .circuitOpened, fields)
+            }
+        case .closed:
+            logger.notice("circuit for \(endpoint.rawValue) closed: the probe succeeded", id: .circuitClosed, [.endpoint: endpoint.rawValue])
+        }
+        changeObserver?()
+        wake.signal()
+    }
+
+}
