@@ -151,7 +151,9 @@ final class ControlHandler: Sendable {
         object["circuits"] = .array(live.endpoints.map { endpoint in
             .object(JSONObject([
                 "endpoint": .string(endpoint.endpoint.rawValue), "state": .string(endpoint.circuit),
-                "open_until": endpoint.openUntil.map { .string(RFC3339.format($0)) }, "reason": endpoint.lastReason.map(JSONValue.string),
+                // Every documented field is always there, `null` when it has no value (README,
+                // "JSON output").
+                "open_until": endpoint.openUntil.map { .string(RFC3339.format($0)) } ?? .null, "reason": .string(orNull: endpoint.lastReason),
                 "openings": .integer(endpoint.openings),
                 "paused_until": endpoint.pausedUntil.map { .string(RFC3339.format($0)) } ?? .null,
             ]))

@@ -74,8 +74,8 @@ public final class Daemon {
     private let events: AsyncStream<Event>.Continuation
     private let eventStream: AsyncStream<Event>
 
-    /// Starts everything short of the loops: configuration, secrets, lock, store (migrated),
-    /// spool, scheduler.
+    /// Starts everything short of the loops: configuration, secrets, the spool and its lock, the
+    /// store's lock, the store (migrated), scheduler.
     public init(
         configPath: String, environment: [String: String], logger: Logger, notifier: SystemdNotifier
     ) throws(StartupFailure) {
@@ -109,6 +109,22 @@ public final class Daemon {
             throw StartupFailure(status: ExitStatus.configuration, message: message)
         }
 
+        // The spool's lock first: it needs only the spool's layout, and a daemon refused because
+        // another one uses the spool must leave its own store alone — not create, lock or
+        // migrate it (DESIGN §3).
+        layout = SpoolLayout(root: configuration.spool.directory)
+        do {
+            let created = try layout.prepare()
+            if !created.isEmpty { logger.notice("created spool directories \(created.joined(separator: ", "))") }
+        } catch {
+            throw StartupFailure(status: ExitStatus.failure, message: "cannot prepare the spool: \(error)", errno: error.errno)
+        }
+        do {
+            spoolLock = try SpoolLock.acquire(layout)
+        } catch {
+            throw StartupFailure(status: ExitStatus.failure, message: error.description, errno: error.errno)
+        }
+
         let database = configuration.state.database
         do {
             try FileSystem.makeDirectory(FileSystem.parentDirectory(of: database), mode: 0o750)
@@ -133,18 +149,6 @@ public final class Daemon {
             throw StartupFailure(status: ExitStatus.failure, message: "cannot open the store \(database): \(error)")
         }
 
-        layout = SpoolLayout(root: configuration.spool.directory)
-        do {
-            let created = try layout.prepare()
-            if !created.isEmpty { logger.notice("created spool directories \(created.joined(separator: ", "))") }
-        } catch {
-            throw StartupFailure(status: ExitStatus.failure, message: "cannot prepare the spool: \(error)", errno: error.errno)
-        }
-        do {
-            spoolLock = try SpoolLock.acquire(layout)
-        } catch {
-            throw StartupFailure(status: ExitStatus.failure, message: error.description, errno: error.errno)
-        }
         let leftovers = Quarantine().removeLeftovers(in: layout)
         if !leftovers.isEmpty { logger.notice("removed \(leftovers.count) half-written reason files from \(layout.rejected)") }
 

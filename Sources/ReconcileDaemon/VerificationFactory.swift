@@ -180,9 +180,9 @@ public enum VerificationFactory {
     static func trustAnchors(_ path: String) throws(FileProblem) -> TrustAnchors {
         let pem: [UInt8]
         do {
-            pem = try FileSystem.readFile(path, limit: 4 << 20)
+            pem = try CredentialReader.readRegularFile(path, limit: 4 << 20)
         } catch {
-            throw FileProblem(description: "cannot read \(path): \(String(cString: strerror(error.errno)))")
+            throw FileProblem(description: error.description)
         }
         switch PEMCertificates.count(in: pem) {
         case nil:
@@ -202,9 +202,9 @@ public enum VerificationFactory {
         for path in verifier.rootCertificates {
             let data: [UInt8]
             do {
-                data = try FileSystem.readFile(path, limit: 4 << 20)
+                data = try CredentialReader.readRegularFile(path, limit: 4 << 20)
             } catch {
-                throw FileProblem(description: "cannot read \(path): \(String(cString: strerror(error.errno)))")
+                throw FileProblem(description: error.description)
             }
             do {
                 roots += try SignedDataVerifier.rootCertificates(fromFile: data)

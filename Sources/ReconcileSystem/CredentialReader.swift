@@ -3,7 +3,8 @@ import ReconcileCore
 
 /// Reads secrets (Apple's shared secret, bearer tokens) from a systemd credential
 /// (`$CREDENTIALS_DIRECTORY/<name>`, from `LoadCredential=`) or a file, with trailing whitespace
-/// trimmed. The value never appears in an error.
+/// trimmed. The value never appears in an error. Only a regular file is read, without blocking
+/// on a FIFO.
 public enum CredentialReader {
     /// Why a secret is unusable.
     public struct Failure: Error, Sendable, CustomStringConvertible {
@@ -43,9 +44,9 @@ public enum CredentialReader {
         }
         let bytes: [UInt8]
         do {
-            bytes = try FileSystem.readFile(path, limit: 64 * 1024)
+            bytes = try readRegularFile(path, limit: 64 * 1024)
         } catch {
-            throw Failure(key: key, reason: "cannot read \(path): \(String(cString: strerror(error.errno)))")
+            throw Failure(key: key, reason: error.description)
         }
         guard UTF8Validation.firstInvalidOffset(in: bytes) == nil else {
             throw Failure(key: key, reason: "\(path) is not UTF-8 text")
@@ -56,5 +57,28 @@ public enum CredentialReader {
             throw Failure(key: key, reason: "\(path) is empty")
         }
         return text
+    }
+
+    /// Why a file a key names could not be read, in words, naming the path.
+    public struct ReadFailure: Error, Sendable, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Reads a secret, key or certificate file the configuration names: a regular file only
+    /// (symlinks followed), opened without blocking, so that a FIFO (or a device) in its place
+    /// is refused at once instead of hanging the daemon's start, a reload or `check-config`.
+    ///
+    /// - Throws: ``ReadFailure``: "cannot read PATH: REASON", or "PATH: not a regular file
+    ///   (a FIFO); only regular files are read", as the configuration loader says it.
+    public static func readRegularFile(_ path: String, limit: Int) throws(ReadFailure) -> [UInt8] {
+        do {
+            return try FileSystem.readRegularFile(path, limit: limit)
+        } catch {
+            if error.errno == EINVAL, error.operation.hasPrefix("not a regular file") {
+                throw ReadFailure(description: "\(path): \(error.operation); only regular files are read")
+            }
+            let reason = error.errno == EFBIG ? "larger than \(limit / 1024) KiB" : String(cString: strerror(error.errno))
+            throw ReadFailure(description: "cannot read \(path): \(reason)")
+        }
     }
 }

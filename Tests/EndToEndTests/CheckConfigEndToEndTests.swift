@@ -59,6 +59,24 @@ struct CheckConfigEndToEndTests {
             problem: {
                 "[Delivery] CAFile=: \($0.file("ca.der")) holds no PEM certificate (-----BEGIN CERTIFICATE-----); a DER one converts with openssl x509 -inform DER -in FILE -out FILE.pem"
             }),
+        // A FIFO named as a secret or certificate file is refused at once (it was opened with a
+        // blocking open(2), which waits for a writer: start-up, a reload and check-config hung).
+        Case(
+            name: "SharedSecretFile= a FIFO",
+            sections: { directory in
+                mkfifo(directory.file("secret.fifo"), 0o600)
+                return "[Verifier]\nKind=apple\nURL=https://buy.itunes.apple.com/verifyReceipt\nBundleID=com.example.app\nSharedSecretFile=secret.fifo"
+            },
+            line: 11,
+            problem: { "[Verifier] SharedSecretFile=: \($0.file("secret.fifo")): not a regular file (a FIFO); only regular files are read" }),
+        Case(
+            name: "CAFile= a FIFO",
+            sections: { directory in
+                mkfifo(directory.file("ca.fifo"), 0o600)
+                return "[Verifier]\nKind=http\nURL=https://merchant.example/verify\nCAFile=ca.fifo"
+            },
+            line: 10,
+            problem: { "[Verifier] CAFile=: \($0.file("ca.fifo")): not a regular file (a FIFO); only regular files are read" }),
     ]
 
     @Test("the daemon exits 78 and check-config exits 78, both naming the file, line and key", arguments: cases)
@@ -68,7 +86,7 @@ struct CheckConfigEndToEndTests {
         let expected = "\(harness.configPath):\(refused.line): \(refused.problem(harness.directory))"
 
         let daemon = try harness.startDaemon()
-        #expect(await daemon.wait() == 78, "\(daemon.standardError)")
+        #expect(await daemon.wait(timeout: .seconds(15)) == 78, "\(daemon.standardError)")
         #expect(daemon.standardError.contains(expected), "\(daemon.standardError)")
         #expect(!FileManager.default.fileExists(atPath: harness.directory.file("state/orders.db")), "the daemon went on to open its store")
 

@@ -120,12 +120,27 @@ struct IngestEndToEndTests {
         #expect(try store.transitionCount(reason: "ingested") == 1000)
     }
 
-    @Test("a second daemon on the same state exits non-zero, naming the lock")
+    @Test("a second daemon on the same state (another spool) exits non-zero, naming the lock")
     func secondDaemon() async throws {
         let first = try start()
         #expect(await eventually { FileManager.default.fileExists(atPath: directory.file("state/orders.db.lock")) })
         try await Task.sleep(for: .milliseconds(200))
-        let second = try start()
+        // Its own spool, so that the store's lock refuses it (the spool's lock is taken first:
+        // the same configuration would be refused by that one, SpoolHardeningEndToEndTests).
+        directory.write(
+            "second.conf",
+            """
+            [Spool]
+            Directory=spool2
+            [State]
+            Database=state/orders.db
+            [Verifier]
+            Kind=http
+            URL=http://127.0.0.1:9/verify
+            [Control]
+            Socket=run2/control.sock
+            """)
+        let second = try ChildProcess("reconciled", arguments: ["--config", directory.file("second.conf")], directory: directory, label: "second")
         let status = await second.wait()
         #expect(status == 1)
         #expect(second.standardError.contains("holds the lock \(directory.file("state/orders.db.lock"))"))

@@ -237,7 +237,7 @@ struct SpoolHardeningEndToEndTests {
         #expect(stored + StorageFaultEndToEndTests.incomingCount(harness) == 150, "nothing lost")
     }
 
-    @Test("a second daemon on the same spool (another store) is refused: exit 1, the holder's pid on stderr and in STATUS=")
+    @Test("a second daemon on the same spool (another store) is refused before it touches its store: exit 1, the holder's pid on stderr and in STATUS=")
     func secondDaemonSameSpool() async throws {
         let harness = Harness("spool-lock")
         harness.configure(Self.unanswered)
@@ -260,6 +260,10 @@ struct SpoolHardeningEndToEndTests {
         let lock = harness.directory.file("spool/reconciled.lock")
         #expect(second.standardError.contains("reconciled (pid \(first.pid)) holds the spool lock \(lock); only one daemon may use a spool"), "\(second.standardError)")
         #expect(await eventually(timeout: .seconds(5)) { notify.datagrams.contains { $0.text.contains("STATUS=cannot start: reconciled (pid \(first.pid)) holds the spool lock") } })
+        // Refused before it touched its own store: the spool's lock is taken first, so neither
+        // the store (nor its lock file or directory) was created, let alone migrated.
+        #expect(!FileManager.default.fileExists(atPath: harness.directory.file("state2/orders.db")), "the refused daemon created its store")
+        #expect(!FileManager.default.fileExists(atPath: harness.directory.file("state2")), "the refused daemon created its state directory")
         #expect(first.isRunning)
         first.send(SIGTERM)
         #expect(await first.wait() == 0)

@@ -47,6 +47,20 @@ struct ControlHandlerTests {
         return object
     }
 
+    @Test("status: each endpoint's circuit carries every documented field, null when it has no value")
+    func statusCircuitFields() throws {
+        let (handler, _) = try handler(escalated: 1)
+        let object = try #require(answer(handler.handle(Array(#"{"v":1,"op":"status"}"#.utf8), peer: Self.root)))
+        let circuits = try #require(object["status"]?.objectValue?["circuits"]?.arrayValue)
+        let merchant = try #require(circuits.compactMap(\.objectValue).first { $0["endpoint"]?.stringValue == "merchant" }, "\(circuits)")
+        #expect(merchant.keys == ["endpoint", "state", "open_until", "reason", "openings", "paused_until"])
+        #expect(merchant["state"]?.stringValue == "closed")
+        #expect(merchant["open_until"] == .null)
+        #expect(merchant["reason"] == .null)
+        #expect(merchant["openings"]?.int64Value == 0)
+        #expect(merchant["paused_until"] == .null)
+    }
+
     @Test("a bulk action answers with counts and the first orders, logs one summary line with its MESSAGE_ID and each order at debug")
     func bulkAnswerAndLog() throws {
         let (handler, store) = try handler(escalated: 2_500)

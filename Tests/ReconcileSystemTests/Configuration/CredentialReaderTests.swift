@@ -1,5 +1,7 @@
 import Foundation
+import Glibc
 import ReconcileCore
+import Synchronization
 import Testing
 import TestSupport
 @testable import ReconcileSystem
@@ -33,5 +35,48 @@ struct CredentialReaderTests {
         #expect(message(.file(empty)) == "[Verifier] SharedSecretFile=: \(empty) is empty")
         let binary = directory.write("binary", bytes: [0xFF, 0xFE])
         #expect(message(.file(binary))?.contains("not UTF-8") == true)
+    }
+
+    /// Reads `source` on a thread of its own and gives up after 5 s: a reader that blocks on
+    /// the FIFO (opening one waits for a writer) must fail the test, not hang it. The FIFO is
+    /// then opened for writing and closed, which releases it.
+    static func readWithin5s(_ source: CredentialSource, environment: [String: String], unblocking fifo: String) async -> Result<String, CredentialReader.Failure>? {
+        let result = Mutex<Result<String, CredentialReader.Failure>?>(nil)
+        let thread = Thread {
+            let read = Result { () throws(CredentialReader.Failure) -> String in
+                try CredentialReader.read(source, key: "[Verifier] SharedSecretFile=", environment: environment)
+            }
+            result.withLock { $0 = read }
+        }
+        thread.start()
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline, result.withLock({ $0 == nil }) {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        let seen = result.withLock { $0 }
+        if seen == nil {
+            let writer = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+            if writer >= 0 { close(writer) }
+        }
+        return seen
+    }
+
+    @Test("a FIFO (as a file or a credential) or a directory is refused at once, naming it")
+    func notRegularFile() async throws {
+        let fifo = directory.file("secret.fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        for (source, environment) in [(CredentialSource.file(fifo), [String: String]()),
+                                      (.credential("secret.fifo"), ["CREDENTIALS_DIRECTORY": directory.path])] {
+            let read = await Self.readWithin5s(source, environment: environment, unblocking: fifo)
+            guard case .failure(let error)? = read else {
+                Issue.record(read == nil ? "reading blocked on the FIFO (\(source))" : "a FIFO was read as a secret")
+                continue
+            }
+            #expect(error.description == "[Verifier] SharedSecretFile=: \(fifo): not a regular file (a FIFO); only regular files are read")
+        }
+        try FileManager.default.createDirectory(atPath: directory.file("secret.d"), withIntermediateDirectories: true)
+        #expect(throws: CredentialReader.Failure.self) {
+            try CredentialReader.read(.file(directory.file("secret.d")), key: "[Verifier] TokenFile=", environment: [:])
+        }
     }
 }
