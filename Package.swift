@@ -7,7 +7,8 @@
 //   ReconcileCore    the pure core: orders, states and the rules of every transition (what a
 //                    completion, an operator action, a lease or a spool file does), backoff,
 //                    circuits and admission, answer classification, configuration, JSON; no I/O
-//   ReconcileStore   the stores behind the core's OrderStore protocol: read, apply a rule, write
+//   ReconcileStore   the stores (SQLite; PostgreSQL, shared) behind the core's OrderStore protocol:
+//                    read, apply a rule, write
 //   ReconcileSystem  Linux adapters: files, signals, locks, the control socket, logging backends,
 //                    sd_notify, timers, the service group that runs the daemon's parts
 //   ReconcileCrypto  OpenSSL's libcrypto: hashing, ES256, App Store JWTs and signed data, receipts
@@ -40,10 +41,11 @@ let package = Package(
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CLinux"),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // MARK: - Libraries
         .target(name: "ReconcileCore", swiftSettings: strictSettings),
-        .target(name: "ReconcileStore", dependencies: ["ReconcileCore", "CSQLite"], swiftSettings: strictSettings),
+        .target(name: "ReconcileStore", dependencies: ["ReconcileCore", "CSQLite", "CPostgres"], swiftSettings: strictSettings),
         .target(
             name: "ReconcileSystem",
             dependencies: ["ReconcileCore", "CLinux", "CSystemd"],
