@@ -1,0 +1,81 @@
+import Foundation
+
+/// Brings a PostgreSQL database to the newest schema: numbered migrations, recorded in
+/// `schema_migrations`, each in its own transaction under a transaction-scoped advisory lock, so
+/// that of several daemons starting at once exactly one applies each migration and the others
+/// find it applied. Refuses a database migrated by a newer reconciled, and one whose schema holds
+/// tables that are not ours.
+public struct PostgreSQLMigrator: Sendable {
+    public var migrations: [Migration]
+
+    /// The advisory lock every reconcile migration takes (`pg_advisory_xact_lock`): "reconcil".
+    public static let lockKey: Int64 = 0x7265_636F_6E63_696C
+
+    public init(migrations: [Migration] = PostgreSQLSchema.migrations) {
+        precondition(
+            migrations.enumerated().allSatisfy { $0.offset + 1 == $0.element.version },
+            "migrations must be numbered 1, 2, 3, …")
+        self.migrations = migrations
+    }
+
+    /// The newest version this migrator knows.
+    public var latestVersion: Int { migrations.last?.version ?? 0 }
+
+    /// The database's schema version (in the connection's current schema): 0 when it is empty.
+    ///
+    /// - Throws: ``PostgreSQLStoreError/foreignDatabase(database:)`` when it holds other tables.
+    public func currentVersion(of connection: PostgreSQLConnection) throws -> Int {
+        let hasTable = try connection.scalar(
+            "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = 'schema_migrations'") ?? 0
+        if hasTable == 0 {
+            let otherTables = try connection.scalar("SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema()") ?? 0
+            if otherTables > 0 { throw PostgreSQLStoreError.foreignDatabase(database: connection.options.redactedURI) }
+            return 0
+        }
+        return Int(try connection.scalar("SELECT coalesce(max(version), 0) FROM schema_migrations") ?? 0)
+    }
+
+    /// Applies the pending migrations, one transaction each, under the advisory lock.
+    ///
+    /// - Parameter willApply: called before each migration this call applies.
+    /// - Returns: the versions this call applied (none when another node applied them first).
+    @discardableResult
+    public func migrate(
+        _ connection: PostgreSQLConnection, now: Date = Date(), willApply: @Sendable (String) -> Void = { _ in }
+    ) throws -> [Int] {
+        var applied: [Int] = []
+        while true {
+            let finished = try connection.transaction { () throws -> Bool in
+                // Held to the end of this transaction: the version read below cannot change under us.
+                try connection.run("SELECT pg_advisory_xact_lock($1)", [.integer(Self.lockKey)])
+                let version = try currentVersion(of: connection)
+                try refuseNewer(version, database: connection.options.redactedURI)
+                guard let next = migrations.first(where: { $0.version > version }) else { return true }
+                willApply("migration \(next.version): \(next.name)")
+                if next.version == 1 {
+                    try connection.execute(
+                        """
+                        CREATE TABLE IF NOT EXISTS schema_migrations (
+                            version integer PRIMARY KEY,
+                            name text NOT NULL,
+                            applied_at bigint NOT NULL
+                        )
+                        """)
+                }
+                try connection.execute(next.sql)
+                try connection.run(
+                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
+                    [.integer(next.version), .text(next.name), .integer(now.epochMilliseconds)])
+                applied.append(next.version)
+                return false
+            }
+            if finished { return applied }
+        }
+    }
+
+    func refuseNewer(_ version: Int, database: String) throws {
+        if version > latestVersion {
+            throw PostgreSQLStoreError.newerSchema(database: database, found: version, supported: latestVersion)
+        }
+    }
+}

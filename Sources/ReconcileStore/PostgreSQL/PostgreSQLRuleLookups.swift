@@ -1,0 +1,24 @@
+import ReconcileCore
+
+/// The rules' lookups inside a PostgreSQL transaction. Each is a statement of its own, so under
+/// `READ COMMITTED` it sees what other nodes committed up to then: a claim that another node took
+/// after this transaction began is seen when the rule is asked again.
+struct PostgreSQLRuleLookups: RuleLookups {
+    let connection: PostgreSQLConnection
+
+    func claimants(of transactionIDs: [String]) throws -> [String: String] {
+        guard !transactionIDs.isEmpty else { return [:] }
+        let pairs = try connection.query(
+            "SELECT c.transaction_id, o.order_id FROM claims c JOIN orders o ON o.id = c.order_ref WHERE c.transaction_id = ANY($1::text[])",
+            [.textArray(Array(Set(transactionIDs)))]
+        ) { ($0.string(0), $0.string(1)) }
+        return Dictionary(pairs, uniquingKeysWith: { first, _ in first })
+    }
+
+    func latestDetail(orderReference: Int64, reason: String) throws -> String? {
+        try connection.queryFirst(
+            "SELECT detail FROM transitions WHERE order_ref = $1 AND reason = $2 ORDER BY id DESC LIMIT 1",
+            [.integer(orderReference), .text(reason)]
+        ) { $0.optionalString(0) } ?? nil
+    }
+}
