@@ -20,8 +20,15 @@ struct ContractStore: Sendable, CustomTestStringConvertible {
         return OpenedStore(store: store, keepAlive: directory)
     }
 
-    /// Every store this machine can run.
-    static var all: [ContractStore] { [.sqlite] }
+    /// PostgreSQL: a fresh database on the test process's server.
+    static let postgres = ContractStore(name: "PostgreSQL") {
+        let database = try PostgreSQLTestDatabase()
+        return OpenedStore(store: try database.openStore(), keepAlive: database)
+    }
+
+    /// Every store this machine can run (PostgreSQL when a server starts, or when
+    /// `RECONCILE_REQUIRE_POSTGRES=1` says its tests must run and fail without one).
+    static var all: [ContractStore] { PostgreSQLTestServer.isEnabled ? [.sqlite, .postgres] : [.sqlite] }
 }
 
 /// A store under test and what must live as long as it (its directory, its server). Tests

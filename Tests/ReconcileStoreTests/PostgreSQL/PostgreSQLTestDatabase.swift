@@ -1,0 +1,45 @@
+import Foundation
+import ReconcileCore
+import Synchronization
+import TestSupport
+@testable import ReconcileStore
+
+/// A fresh, empty database on the process's ``PostgreSQLTestServer`` (`CREATE DATABASE`), for one
+/// test. Databases are not dropped: the whole cluster goes when the process exits.
+final class PostgreSQLTestDatabase: Sendable {
+    let server: PostgreSQLTestServer
+    let name: String
+
+    /// Creates the database.
+    ///
+    /// - Throws: why the server could not start, or the database could not be made.
+    init() throws {
+        server = try PostgreSQLTestServer.shared()
+        name = "test_\(Self.counter.add(1, ordering: .relaxed).newValue)_\(UInt32.random(in: 0 ... .max))"
+        try Self.administration.withLock { connection in
+            if connection == nil {
+                connection = try PostgreSQLConnection(PostgreSQLConnectionOptions(uri: server.socketURI(database: "postgres"), applicationName: "reconcile-tests"))
+            }
+            // A name of our own making (letters, digits, underscores): CREATE DATABASE takes no parameters.
+            try connection!.execute("CREATE DATABASE \(name)")
+        }
+    }
+
+    private static let counter = Atomic<Int>(0)
+    private static let administration = Mutex<PostgreSQLConnection?>(nil)
+
+    /// Through the unix socket (trusted: no password).
+    var options: PostgreSQLConnectionOptions {
+        PostgreSQLConnectionOptions(uri: server.socketURI(database: name), applicationName: "reconcile-tests")
+    }
+
+    /// A store on this database (migrating it the first time).
+    func openStore(migrate: Bool = true) throws -> PostgreSQLOrderStore {
+        try PostgreSQLOrderStore(options: options, migrate: migrate)
+    }
+
+    /// A connection of its own to this database.
+    func connect() throws -> PostgreSQLConnection {
+        try PostgreSQLConnection(options)
+    }
+}
