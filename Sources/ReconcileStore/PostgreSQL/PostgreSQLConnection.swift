@@ -186,6 +186,7 @@ public final class PostgreSQLConnection {
     ///
     /// - Throws: what `body` threw, or a ``PostgreSQLError``; one whose connection was lost during
     ///   `COMMIT` has ``PostgreSQLError/commitOutcomeUnknown`` set.
+    @discardableResult
     public func transaction<T>(_ body: () throws -> T) throws -> T {
         precondition(!isClosed, "the connection is closed")
         precondition(PQtransactionStatus(handle) == PQTRANS_IDLE, "nested transactions are not supported")
@@ -213,6 +214,7 @@ public final class PostgreSQLConnection {
 
     /// Runs `body` under a savepoint inside the caller's transaction: when it throws, what it
     /// wrote is undone and the transaction goes on.
+    @discardableResult
     public func savepoint<T>(_ body: () throws -> T) throws -> T {
         precondition(PQtransactionStatus(handle) == PQTRANS_INTRANS, "a savepoint needs a transaction")
         try execute("SAVEPOINT reconcile_savepoint")

@@ -1,0 +1,157 @@
+import Foundation
+import ReconcileCore
+import Synchronization
+import Testing
+import TestSupport
+@testable import ReconcileStore
+
+/// What only the PostgreSQL store has: migrations under an advisory lock, the partial due index
+/// in the planner's hands, leases on the database's clock, SKIP LOCKED, reconnection. (What every
+/// store owes is in the contract suite.)
+@Suite("PostgreSQL store", .enabled(if: PostgreSQLTestServer.isEnabled, "no PostgreSQL server (reason printed above)"))
+struct PostgreSQLOrderStoreTests {
+    @Test("a fresh database is migrated to the newest version; opening it again applies nothing")
+    func migrations() throws {
+        let database = try PostgreSQLTestDatabase()
+        let steps = Mutex<[String]>([])
+        _ = try PostgreSQLOrderStore(options: database.options) { step in steps.withLock { $0.append(step) } }
+        #expect(steps.withLock { $0 } == ["migration 1: orders, transitions, attempts, claims", "migration 2: held orders remember why they were where they were"])
+        let connection = try database.connect()
+        #expect(try connection.query("SELECT version FROM schema_migrations ORDER BY version") { $0.int(0) } == [1, 2])
+        _ = try PostgreSQLOrderStore(options: database.options) { step in steps.withLock { $0.append(step) } }
+        #expect(steps.withLock { $0 }.count == 2)
+        // The tables and columns of SQLite's schema, every one.
+        let columns = Set(try connection.query(
+            "SELECT table_name || '.' || column_name FROM information_schema.columns WHERE table_schema = current_schema()") { $0.string(0) })
+        let sqlite = try SQLiteConnection(path: ":memory:", mode: .readWrite(create: true))
+        try SchemaMigrator().migrate(sqlite, backup: false)
+        var expected = Set<String>()
+        for table in ["orders", "attempts", "transitions", "claims", "schema_migrations"] {
+            for column in try sqlite.query("SELECT name FROM pragma_table_info(?)", [.text(table)], { $0.string(0) }) {
+                expected.insert("\(table).\(column)")
+            }
+        }
+        #expect(columns == expected)
+    }
+
+    @Test("three stores opening one fresh database at once: each migration is applied exactly once")
+    func concurrentMigrations() async throws {
+        let database = try PostgreSQLTestDatabase()
+        let applied = Mutex<[String]>([])
+        _ = try await StartingGate.race(3) { _ in
+            try PostgreSQLOrderStore(options: database.options) { step in applied.withLock { $0.append(step) } }.database
+        }
+        #expect(applied.withLock { $0 }.count == 2)
+        #expect(try database.connect().scalar("SELECT count(*) FROM schema_migrations") == 2)
+    }
+
+    @Test("a newer schema, a foreign database and (for a non-migrating opener) an old one are refused with the reason")
+    func refusals() throws {
+        let newer = try PostgreSQLTestDatabase()
+        _ = try newer.openStore()
+        try newer.connect().run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'future', 0)")
+        let refused = try #require(throws: PostgreSQLStoreError.self) { try newer.openStore() }
+        #expect(refused == .newerSchema(database: newer.options.redactedURI, found: 99, supported: PostgreSQLSchema.latestVersion))
+        #expect(refused.description.contains("schema version 99, newer than this reconciled supports (2)"))
+
+        let foreign = try PostgreSQLTestDatabase()
+        try foreign.connect().execute("CREATE TABLE customers (id bigint)")
+        #expect(throws: PostgreSQLStoreError.foreignDatabase(database: foreign.options.redactedURI)) { try foreign.openStore() }
+
+        let empty = try PostgreSQLTestDatabase()
+        #expect(throws: PostgreSQLStoreError.needsMigration(database: empty.options.redactedURI, found: 0, latest: 2)) {
+            try empty.openStore(migrate: false)
+        }
+        #expect(try empty.connect().scalar("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()") == 0)
+    }
+
+    @Test("due-order selection is a range scan of the partial due index, whatever the backlog", arguments: WorkKind.allCases)
+    func dueIndex(_ kind: WorkKind) throws {
+        let database = try PostgreSQLTestDatabase()
+        let store = try database.openStore()
+        // 20,000 finished orders and 50 due ones of each kind, with statistics.
+        try database.connect().execute(
+            """
+            INSERT INTO orders (order_id, product_id, state, content_hash, received_at, updated_at, next_attempt_at)
+            SELECT 'F' || n, 'gems', 'finished', 'h', n, n, NULL FROM generate_series(1, 20000) n;
+            INSERT INTO orders (order_id, product_id, state, content_hash, received_at, updated_at, next_attempt_at)
+            SELECT 'P' || n, 'gems', 'pending', 'h', n, n, n FROM generate_series(1, 50) n;
+            INSERT INTO orders (order_id, product_id, state, content_hash, received_at, updated_at, next_attempt_at)
+            SELECT 'V' || n, 'gems', 'verified', 'h', n, n, n FROM generate_series(1, 50) n;
+            ANALYZE orders;
+            """)
+        let index = "orders_due_\(kind.rawValue)"
+        for sql in [PostgreSQLOrderStore.dueOrdersSQL(kind), PostgreSQLOrderStore.nextDueSQL(kind)] {
+            let parameters: [PostgreSQLValue] = sql.contains("$2") ? [.integer(25), .integer(10)] : []
+            let plan = try store.queryPlan(sql, parameters).joined(separator: "\n")
+            #expect(plan.contains("using \(index) on orders") && !plan.contains("Seq Scan") && !plan.contains("Sort"), "\(plan)")
+        }
+        // The generic plan (what a prepared statement settles on) uses it too.
+        let connection = try database.connect()
+        try connection.execute("SET plan_cache_mode = force_generic_plan")
+        let generic = try connection.query("EXPLAIN " + PostgreSQLOrderStore.dueOrdersSQL(kind), [.integer(25), .integer(10)], format: .text) {
+            $0.string(0)
+        }.joined(separator: "\n")
+        #expect(generic.contains("Index Scan using \(index) on orders"), "\(generic)")
+    }
+
+    @Test("a lease ends by the database's clock: now plus the length asked for, whatever the caller's now")
+    func leaseOnDatabaseClock() throws {
+        let database = try PostgreSQLTestDatabase()
+        let store = try database.openStore()
+        let past = Date(timeIntervalSince1970: 1_000_000_000)  // 2001
+        _ = try store.ingest([candidate("A1")], verifierKind: .apple, now: past)
+        let before = Date()
+        let claimed = try store.claimDue(.verify, now: past, limit: 1, owner: "node-a", leaseUntil: past + 120, charge: true)
+        #expect(claimed.map(\.orderID) == ["A1"])
+        let leasedUntil = try #require(try store.order(id: "A1")?.leasedUntil)
+        // The server runs on this machine: its clock is this one.
+        #expect(leasedUntil >= before.addingTimeInterval(119) && leasedUntil <= Date().addingTimeInterval(121), "\(leasedUntil)")
+        #expect(try store.order(id: "A1")?.updatedAt == past)
+    }
+
+    @Test("an order another transaction holds locked is skipped by a claim, which neither waits nor takes it")
+    func skipLocked() throws {
+        let database = try PostgreSQLTestDatabase()
+        let store = try database.openStore()
+        _ = try store.ingest([candidate("A1"), candidate("A2"), candidate("A3")], verifierKind: .apple, now: t0)
+        let other = try database.connect()
+        try other.execute("BEGIN")
+        _ = try other.query("SELECT id FROM orders WHERE order_id = 'A2' FOR UPDATE") { $0.int64(0) }
+        let started = ContinuousClock.now
+        let claimed = try store.claimDue(.verify, now: t0 + 1, limit: 10, owner: "node-a", leaseUntil: t0 + 121, charge: true)
+        #expect(ContinuousClock.now - started < .seconds(2))
+        #expect(Set(claimed.map(\.orderID)) == ["A1", "A3"])
+        try other.execute("ROLLBACK")
+        #expect(try store.claimDue(.verify, now: t0 + 1, limit: 10, owner: "node-b", leaseUntil: t0 + 121, charge: true).map(\.orderID) == ["A2"])
+    }
+
+    @Test("a store whose connection was cut reconnects on its next call")
+    func reconnects() throws {
+        let database = try PostgreSQLTestDatabase()
+        let store = try database.openStore()
+        _ = try store.ingest([candidate("A1")], verifierKind: .apple, now: t0)
+        let backend = try store.withConnection { $0.backendPID }
+        _ = try database.connect().scalar("SELECT count(*) FROM (SELECT pg_terminate_backend($1)) t", [.integer(Int64(backend))])
+        #expect(try store.order(id: "A1")?.state == .pending)
+        _ = try database.connect().scalar("SELECT count(*) FROM (SELECT pg_terminate_backend($1)) t", [.integer(Int64(try store.withConnection { $0.backendPID }))])
+        #expect(try store.ingest([candidate("A2")], verifierKind: .apple, now: t0) == [.accepted(.pending)])
+        #expect(try store.countsByState() == [.pending: 2])
+    }
+
+    @Test("the raw spool file is kept as bytes; pruning drops it")
+    func rawFile() throws {
+        let database = try PostgreSQLTestDatabase()
+        let store = try database.openStore()
+        let file = candidate("A1", extra: "\"note\":\"ünknown key\"")
+        _ = try store.ingest([file], verifierKind: .apple, now: t0)
+        let connection = try database.connect()
+        #expect(try connection.queryFirst("SELECT raw FROM orders WHERE order_id = 'A1'") { $0.bytes(0) } == file.raw)
+        let order = try #require(try store.claimDue(.verify, now: t0, limit: 1, owner: "n", leaseUntil: t0 + 60, charge: true).first)
+        _ = try store.complete(
+            [AttemptCompletion(order: order, records: [], resolution: .verified(Grant(transactionID: "T1"), finishes: true, finishedBy: .merchant), charged: true)],
+            owner: "n", now: t0 + 1)
+        #expect(try store.pruneFinished(before: t0 + 10, now: t0 + 20) == 1)
+        #expect(try connection.queryFirst("SELECT raw IS NULL AND receipt IS NULL FROM orders WHERE order_id = 'A1'") { $0.bool(0) } == true)
+    }
+}
