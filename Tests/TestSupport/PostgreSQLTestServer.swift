@@ -91,6 +91,7 @@ public final class PostgreSQLTestServer: Sendable {
     // MARK: - Starting
 
     private static func start() throws -> PostgreSQLTestServer {
+        let began = ContinuousClock.now
         let binaries = try findBinaries()
         let account = try serverAccount()
         stopAbandonedServers()
@@ -151,6 +152,8 @@ public final class PostgreSQLTestServer: Sendable {
             serverStarted = true
             running.withLock { $0 = (postmaster, directory) }
             atexit { PostgreSQLTestServer.stopAtExit() }
+            let took = (ContinuousClock.now - began).formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 1)))
+            FileHandle.standardError.write(Data("PostgreSQL \(binaries.version) test server started in \(took): \(directory), 127.0.0.1:\(port)\n".utf8))
             return server
         }
         throw PostgreSQLTestServerError("pg_ctl could not start the server: \(lastFailure)")
@@ -303,15 +306,4 @@ public final class PostgreSQLTestServer: Sendable {
             }
         }
     }
-}
-
-/// Why the test server could not start.
-public struct PostgreSQLTestServerError: Error, Sendable, CustomStringConvertible {
-    public var reason: String
-
-    public init(_ reason: String) {
-        self.reason = reason
-    }
-
-    public var description: String { "cannot start a PostgreSQL server for the tests: \(reason)" }
 }

@@ -11,15 +11,25 @@ extension PostgreSQLOrderStore {
             // The stored orders of the batch, locked in key order up front (no deadlock with a
             // node ingesting the same orders in another order).
             _ = try Self.records(orderIDs: candidates.map(\.submission.orderID), connection: connection)
-            return try candidates.map { candidate in
+            // New orders are inserted in order-id order, whatever the batch's order: two nodes
+            // inserting overlapping batches then wait for each other instead of deadlocking. Files
+            // of one order keep their order (a later file sees an earlier one); the outcomes keep
+            // the batch's.
+            let sequence = candidates.indices.sorted {
+                (candidates[$0].submission.orderID, $0) < (candidates[$1].submission.orderID, $1)
+            }
+            var outcomes = [IngestOutcome?](repeating: nil, count: candidates.count)
+            for index in sequence {
+                let candidate = candidates[index]
                 let orderID = candidate.submission.orderID
                 // Read again for each file: a later file of the batch sees an earlier one.
-                return try Self.planAndWrite("ingest of order \(orderID)", connection: connection) {
+                outcomes[index] = try Self.planAndWrite("ingest of order \(orderID)", connection: connection) {
                     let existing = try Self.record(orderID: orderID, connection: connection)
                     let decided = IngestRules.plan(candidate, existing: existing, verifierKind: verifierKind, now: now)
                     return (decided.plan, decided.outcome)
                 }.outcome
             }
+            return outcomes.map { $0! }
         }
     }
 }

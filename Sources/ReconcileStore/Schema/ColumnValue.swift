@@ -1,6 +1,6 @@
 /// A value for an order's column as the shared plan writer produces it; each store binds it as
 /// its own parameter type.
-public enum ColumnValue: Sendable, Hashable {
+enum ColumnValue: Sendable, Hashable {
     case null
     case integer(Int64)
     case text(String)
