@@ -16,7 +16,7 @@ public final class PostgreSQLConnection {
         case binary = 1
     }
 
-    private var handle: OpaquePointer
+    private let handle: OpaquePointer
     public let options: PostgreSQLConnectionOptions
     /// Prepared statements of this session: SQL text → statement name.
     private var statements: [String: String] = [:]
