@@ -10,7 +10,8 @@ import Synchronization
 /// by the next one that starts).
 ///
 /// PostgreSQL refuses to run as root: as root, the cluster belongs to and runs as the `postgres`
-/// user the Debian package creates (else `nobody`), through `setpriv`.
+/// user the Debian package creates (else `nobody`), through `setpriv`. It runs niced, so that it
+/// never takes the CPU from the timing-sensitive tests that run beside it.
 ///
 /// Local (socket) connections are trusted; TCP connections need the superuser's ``password``.
 public final class PostgreSQLTestServer: Sendable {
@@ -201,7 +202,10 @@ public final class PostgreSQLTestServer: Sendable {
     /// open. The child gets no descriptor of ours but its standard streams, and a clean
     /// environment (no sanitizer preloads, no PG* variables).
     private static func run(_ program: String, _ arguments: [String], as account: Account?, in directory: String, log: String) throws {
-        let command = account.map { ["/usr/bin/setpriv", "--reuid=\($0.uid)", "--regid=\($0.gid)", "--clear-groups", "--", program] } ?? [program]
+        // Niced: the server and its backends yield the CPU to the test process, whose other
+        // suites (running meanwhile) measure time.
+        let nice = ["/usr/bin/nice", "-n", "10"]
+        let command = nice + (account.map { ["/usr/bin/setpriv", "--reuid=\($0.uid)", "--regid=\($0.gid)", "--clear-groups", "--", program] } ?? [program])
         let argv: [UnsafeMutablePointer<CChar>?] = (command + arguments).map { strdup($0) } + [nil]
         let environment = ["PATH=/usr/bin:/bin", "LANG=C", "LC_ALL=C", "HOME=\(directory)", "TZ=UTC"]
         let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) } + [nil]

@@ -9,7 +9,7 @@ import TestSupport
 /// only, so that no store can drift from the rules the others apply.
 struct ContractStore: Sendable, CustomTestStringConvertible {
     var name: String
-    var open: @Sendable () throws -> OpenedStore
+    var open: @Sendable () async throws -> OpenedStore
 
     var testDescription: String { name }
 
@@ -22,8 +22,9 @@ struct ContractStore: Sendable, CustomTestStringConvertible {
 
     /// PostgreSQL: a fresh database on the test process's server.
     static let postgres = ContractStore(name: "PostgreSQL") {
-        let database = try PostgreSQLTestDatabase()
-        return OpenedStore(store: try database.openStore(), keepAlive: database)
+        let database = try await PostgreSQLTestDatabase.make()
+        let store = try await offPool { try database.openStore() }
+        return OpenedStore(store: store, keepAlive: database)
     }
 
     /// Every store this machine can run (PostgreSQL when a server starts, or when

@@ -6,7 +6,7 @@ import TestSupport
 /// The behaviour every ``OrderStore`` owes the daemon and `reconcilectl` (DESIGN §3–§7), written
 /// against the protocol alone and run against each store in ``ContractStore/all``: ingest
 /// idempotency, leases, completions, claims, operator verbs, expiry, pruning and counts.
-@Suite("Store contract")
+@Suite("Store contract", .postgreSQLTurn)
 struct OrderStoreContractTests {
     let owner = "node-a:1:x"
     static let t0 = Date(timeIntervalSince1970: 1_800_000_000)
@@ -69,8 +69,8 @@ struct OrderStoreContractTests {
     // MARK: - Ingest (DESIGN §3)
 
     @Test("ingest: new orders pending or waiting; the same content again changes nothing; another product conflicts", arguments: ContractStore.all)
-    func ingest(_ kind: ContractStore) throws {
-        let opened = try kind.open()
+    func ingest(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
         defer { opened.close() }
         let store = opened.store
         let outcomes = try store.ingest([candidate("A1"), candidate("W1", receipt: nil, transactionID: "5"), candidate("A1")], verifierKind: .apple, now: t0)
@@ -87,8 +87,8 @@ struct OrderStoreContractTests {
     }
 
     @Test("ingest: new proof revives a dormant order; a finished order only records the duplicate; proof is never taken away", arguments: ContractStore.all)
-    func ingestProof(_ kind: ContractStore) throws {
-        let opened = try kind.open()
+    func ingestProof(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
         defer { opened.close() }
         let store = opened.store
         try make(store, "R1", .rejected)
@@ -105,8 +105,8 @@ struct OrderStoreContractTests {
     // MARK: - Leases and completions
 
     @Test("claims lease due orders earliest first, count the attempt, and never lease an order twice", arguments: ContractStore.all)
-    func claims(_ kind: ContractStore) throws {
-        let opened = try kind.open()
+    func claims(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
         defer { opened.close() }
         let store = opened.store
         _ = try store.ingest([candidate("A1")], verifierKind: .apple, now: t0 + 2)
@@ -129,8 +129,8 @@ struct OrderStoreContractTests {
     }
 
     @Test("completions: retry, reject, escalate, grant; the request is in the history; a completion without the lease changes nothing", arguments: ContractStore.all)
-    func completions(_ kind: ContractStore) throws {
-        let opened = try kind.open()
+    func completions(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
         defer { opened.close() }
         let store = opened.store
         _ = try store.ingest(["A1", "A2", "A3", "A4"].map { candidate($0) }, verifierKind: .apple, now: t0)
@@ -159,8 +159,8 @@ struct OrderStoreContractTests {
     }
 
     @Test("an uncharged completion gives the attempt back; 21002 answers are counted", arguments: ContractStore.all)
-    func charges(_ kind: ContractStore) throws {
-        let opened = try kind.open()
+    func charges(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
         defer { opened.close() }
         let store = opened.store
         _ = try store.ingest([candidate("A1")], verifierKind: .apple, now: t0)
@@ -174,8 +174,8 @@ struct OrderStoreContractTests {
     }
 
     @Test("matching claims a transaction once: a second order for the same purchase is escalated naming the first", arguments: ContractStore.all)
-    func transactionClaims(_ kind: ContractStore) throws {
-        let opened = try kind.open()
+    func transactionClaims(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
         defer { opened.close() }
         let store = opened.store
         _ = try store.ingest([candidate("A1"), candidate("A2")], verifierKind: .apple, now: t0)
@@ -198,8 +198,8 @@ struct OrderStoreContractTests {
     }
 
     @Test("delivery: verified orders are due for delivery; delivered finishes; a refusal escalates and a retry delivers again", arguments: ContractStore.all)
-    func delivery(_ kind: ContractStore) throws {
-        let opened = try kind.open()
+    func delivery(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
         defer { opened.close() }
         let store = opened.store
         try make(store, "D1", .verified)
@@ -214,8 +214,8 @@ struct OrderStoreContractTests {
     }
 
     @Test("new proof during an attempt: a refusal of the old proof does not stand", arguments: ContractStore.all)
-    func newProofDuringAttempt(_ kind: ContractStore) throws {
-        let opened = try kind.open()
+    func newProofDuringAttempt(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
         defer { opened.close() }
         let store = opened.store
         _ = try store.ingest([candidate("A1")], verifierKind: .apple, now: t0)
@@ -228,8 +228,8 @@ struct OrderStoreContractTests {
     }
 
     @Test("released leases: verifying orders are due again, a deferred action applies", arguments: ContractStore.all)
-    func releaseLeases(_ kind: ContractStore) throws {
-        let opened = try kind.open()
+    func releaseLeases(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
         defer { opened.close() }
         let store = opened.store
         _ = try store.ingest([candidate("A1"), candidate("A2")], verifierKind: .apple, now: t0)
@@ -244,8 +244,8 @@ struct OrderStoreContractTests {
     // MARK: - Operator verbs (DESIGN §4, §10)
 
     @Test("operator verbs from every state follow the table; refusals name the state", arguments: ContractStore.all)
-    func operatorTable(_ kind: ContractStore) throws {
-        let opened = try kind.open()
+    func operatorTable(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
         defer { opened.close() }
         let store = opened.store
         for state in OrderState.allCases where state != .verifying {
@@ -272,8 +272,8 @@ struct OrderStoreContractTests {
     }
 
     @Test("hold remembers, release restores; retry --reset-attempts restarts the age clock; an unknown order is not found", arguments: ContractStore.all)
-    func holdReleaseRetry(_ kind: ContractStore) throws {
-        let opened = try kind.open()
+    func holdReleaseRetry(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
         defer { opened.close() }
         let store = opened.store
         try make(store, "E1", .escalated)
@@ -289,8 +289,8 @@ struct OrderStoreContractTests {
     }
 
     @Test("bulk retry by state: every order in that state, each one's outcome", arguments: ContractStore.all)
-    func bulkRetry(_ kind: ContractStore) throws {
-        let opened = try kind.open()
+    func bulkRetry(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
         defer { opened.close() }
         let store = opened.store
         for id in ["E1", "E2", "E3"] { try make(store, id, .escalated) }
@@ -302,8 +302,8 @@ struct OrderStoreContractTests {
     }
 
     @Test("an action on an order in flight waits for the attempt (one at a time) and is applied when it ends", arguments: ContractStore.all)
-    func deferredActions(_ kind: ContractStore) throws {
-        let opened = try kind.open()
+    func deferredActions(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
         defer { opened.close() }
         let store = opened.store
         _ = try store.ingest([candidate("A1")], verifierKind: .apple, now: t0)
@@ -320,8 +320,8 @@ struct OrderStoreContractTests {
     // MARK: - Waiting, clock, pruning, counts
 
     @Test("waiting orders expire; a verifier that can use their proof makes them pending", arguments: ContractStore.all)
-    func waiting(_ kind: ContractStore) throws {
-        let opened = try kind.open()
+    func waiting(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
         defer { opened.close() }
         let store = opened.store
         _ = try store.ingest([candidate("W1", receipt: nil, transactionID: "1")], verifierKind: .apple, now: t0)
@@ -336,8 +336,8 @@ struct OrderStoreContractTests {
     }
 
     @Test("after a clock step back, attempts beyond the limit are brought to it", arguments: ContractStore.all)
-    func clamp(_ kind: ContractStore) throws {
-        let opened = try kind.open()
+    func clamp(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
         defer { opened.close() }
         let store = opened.store
         _ = try store.ingest([candidate("A1"), candidate("A2")], verifierKind: .apple, now: t0)
@@ -350,8 +350,8 @@ struct OrderStoreContractTests {
     }
 
     @Test("pruning drops the receipts of old finished and cancelled orders only; rows and history stay", arguments: ContractStore.all)
-    func prune(_ kind: ContractStore) throws {
-        let opened = try kind.open()
+    func prune(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
         defer { opened.close() }
         let store = opened.store
         try make(store, "F1", .finished)

@@ -3,13 +3,13 @@ import Testing
 import TestSupport
 @testable import ReconcileStore
 
-@Suite("PostgreSQL connection", .enabled(if: PostgreSQLTestServer.isEnabled, "no PostgreSQL server (reason printed above)"))
+@Suite("PostgreSQL connection", .enabled(if: PostgreSQLTestServer.isEnabled, "no PostgreSQL server (reason printed above)"), .postgreSQLTurn)
 struct PostgreSQLConnectionTests {
     let secret = "MIIT-receipt-s3cret-4711"
 
     @Test("values go apart from the SQL and come back the same, read as text or as binary")
-    func roundTrip() throws {
-        let connection = try PostgreSQLTestDatabase().connect()
+    func roundTrip() async throws {
+        let connection = try await PostgreSQLTestDatabase.make().connect()
         try connection.execute("CREATE TABLE t (i bigint, n integer, s text, b bytea, f boolean)")
         let text = "it's \"quoted\"; DROP TABLE t; -- ünïcødé ✓ \\ {a,b}"
         let bytes: [UInt8] = [0, 1, 2, 0xff, 0, 39, 92]
@@ -30,8 +30,8 @@ struct PostgreSQLConnectionTests {
     }
 
     @Test("a transaction commits when its body returns, rolls back when it throws; a savepoint undoes only its part")
-    func transactions() throws {
-        let connection = try PostgreSQLTestDatabase().connect()
+    func transactions() async throws {
+        let connection = try await PostgreSQLTestDatabase.make().connect()
         try connection.execute("CREATE TABLE t (i bigint PRIMARY KEY)")
         try connection.transaction { try connection.run("INSERT INTO t VALUES (1)") }
         struct Abandon: Error {}
@@ -55,8 +55,8 @@ struct PostgreSQLConnectionTests {
     }
 
     @Test("errors carry SQLSTATE, category and constraint, and never a parameter's value")
-    func errors() throws {
-        let connection = try PostgreSQLTestDatabase().connect()
+    func errors() async throws {
+        let connection = try await PostgreSQLTestDatabase.make().connect()
         try connection.execute("CREATE TABLE claims (transaction_id text PRIMARY KEY, note text CHECK (note <> 'bad'))")
         try connection.run("INSERT INTO claims VALUES ($1, 'ok')", [.text(secret)])
 
@@ -86,7 +86,7 @@ struct PostgreSQLConnectionTests {
 
     @Test("a deadlock between two connections is a conflict, which the transaction may simply run again")
     func deadlock() async throws {
-        let database = try PostgreSQLTestDatabase()
+        let database = try await PostgreSQLTestDatabase.make()
         let setup = try database.connect()
         try setup.execute("CREATE TABLE t (i bigint PRIMARY KEY, v bigint); INSERT INTO t VALUES (1, 0), (2, 0)")
         let outcomes = try await StartingGate.race(2) { index -> PostgreSQLError? in
@@ -109,8 +109,8 @@ struct PostgreSQLConnectionTests {
     }
 
     @Test("a lost connection is classified as such, and reconnecting brings it back")
-    func lostConnection() throws {
-        let database = try PostgreSQLTestDatabase()
+    func lostConnection() async throws {
+        let database = try await PostgreSQLTestDatabase.make()
         let connection = try database.connect()
         _ = try connection.scalar("SELECT $1::bigint", [.integer(1)])  // a prepared statement, to prepare again later
         let administration = try database.connect()
@@ -123,8 +123,8 @@ struct PostgreSQLConnectionTests {
     }
 
     @Test("over TCP the password is needed; a wrong one fails as a connection error that does not contain it")
-    func password() throws {
-        let database = try PostgreSQLTestDatabase()
+    func password() async throws {
+        let database = try await PostgreSQLTestDatabase.make()
         let server = database.server
         let right = try PostgreSQLConnection(PostgreSQLConnectionOptions(uri: server.tcpURI(database: database.name), password: server.password))
         #expect(try right.scalar("SELECT 1") == 1)
@@ -141,7 +141,7 @@ struct PostgreSQLConnectionTests {
     }
 
     @Test("nothing listening: a connection error naming the place, without its password")
-    func unreachable() throws {
+    func unreachable() async throws {
         let failed = try #require(throws: PostgreSQLError.self) {
             try PostgreSQLConnection(PostgreSQLConnectionOptions(uri: "postgresql://u:\(secret)@127.0.0.1:1/db", connectTimeoutSeconds: 2))
         }

@@ -7,11 +7,11 @@ import TestSupport
 /// Migrations of the shared store: applied once, under an advisory lock, whoever opens the
 /// database first; SQLite's tables and columns; a newer, foreign or (for a non-migrating opener)
 /// outdated database refused.
-@Suite("PostgreSQL migrations", .enabled(if: PostgreSQLTestServer.isEnabled, "no PostgreSQL server (reason printed above)"))
+@Suite("PostgreSQL migrations", .enabled(if: PostgreSQLTestServer.isEnabled, "no PostgreSQL server (reason printed above)"), .postgreSQLTurn)
 struct PostgreSQLMigratorTests {
     @Test("a fresh database is migrated to the newest version; opening it again applies nothing")
-    func migrations() throws {
-        let database = try PostgreSQLTestDatabase()
+    func migrations() async throws {
+        let database = try await PostgreSQLTestDatabase.make()
         let steps = Mutex<[String]>([])
         _ = try PostgreSQLOrderStore(options: database.options) { step in steps.withLock { $0.append(step) } }
         #expect(steps.withLock { $0 } == ["migration 1: orders, transitions, attempts, claims", "migration 2: held orders remember why they were where they were"])
@@ -35,7 +35,7 @@ struct PostgreSQLMigratorTests {
 
     @Test("three stores opening one fresh database at once: each migration is applied exactly once")
     func concurrentMigrations() async throws {
-        let database = try PostgreSQLTestDatabase()
+        let database = try await PostgreSQLTestDatabase.make()
         let applied = Mutex<[String]>([])
         _ = try await StartingGate.race(3) { _ in
             try PostgreSQLOrderStore(options: database.options) { step in applied.withLock { $0.append(step) } }.database
@@ -45,19 +45,19 @@ struct PostgreSQLMigratorTests {
     }
 
     @Test("a newer schema, a foreign database and (for a non-migrating opener) an old one are refused with the reason")
-    func refusals() throws {
-        let newer = try PostgreSQLTestDatabase()
+    func refusals() async throws {
+        let newer = try await PostgreSQLTestDatabase.make()
         _ = try newer.openStore()
         try newer.connect().run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'future', 0)")
         let refused = try #require(throws: PostgreSQLStoreError.self) { try newer.openStore() }
         #expect(refused == .newerSchema(database: newer.options.redactedURI, found: 99, supported: PostgreSQLSchema.latestVersion))
         #expect(refused.description.contains("schema version 99, newer than this reconciled supports (2)"))
 
-        let foreign = try PostgreSQLTestDatabase()
+        let foreign = try await PostgreSQLTestDatabase.make()
         try foreign.connect().execute("CREATE TABLE customers (id bigint)")
         #expect(throws: PostgreSQLStoreError.foreignDatabase(database: foreign.options.redactedURI)) { try foreign.openStore() }
 
-        let empty = try PostgreSQLTestDatabase()
+        let empty = try await PostgreSQLTestDatabase.make()
         #expect(throws: PostgreSQLStoreError.needsMigration(database: empty.options.redactedURI, found: 0, latest: 2)) {
             try empty.openStore(migrate: false)
         }

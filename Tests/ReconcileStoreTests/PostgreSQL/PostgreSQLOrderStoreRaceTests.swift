@@ -8,7 +8,7 @@ import TestSupport
 /// several daemons would be — racing on one database from threads of their own: no order leased
 /// twice, no transaction claimed by two orders, no operator action applied twice, no order stored
 /// twice.
-@Suite("PostgreSQL stores racing", .enabled(if: PostgreSQLTestServer.isEnabled, "no PostgreSQL server (reason printed above)"))
+@Suite("PostgreSQL stores racing", .enabled(if: PostgreSQLTestServer.isEnabled, "no PostgreSQL server (reason printed above)"), .postgreSQLTurn)
 struct PostgreSQLOrderStoreRaceTests {
     static let nodeCounts = [2, 3]
 
@@ -28,7 +28,7 @@ struct PostgreSQLOrderStoreRaceTests {
 
     @Test("stores leasing the same due orders at once lease each exactly once", arguments: nodeCounts)
     func claims(_ nodes: Int) async throws {
-        let database = try PostgreSQLTestDatabase()
+        let database = try await PostgreSQLTestDatabase.make()
         let stores = try stores(nodes, on: database)
         let count = 150
         _ = try stores[0].ingest((0..<count).map { candidate("A\($0)") }, verifierKind: .apple, now: t0)
@@ -58,7 +58,7 @@ struct PostgreSQLOrderStoreRaceTests {
 
     @Test("orders of one purchase completed on different stores at once: exactly one is granted, the others name it", arguments: nodeCounts)
     func transactionClaims(_ nodes: Int) async throws {
-        let database = try PostgreSQLTestDatabase()
+        let database = try await PostgreSQLTestDatabase.make()
         let stores = try stores(nodes, on: database)
         let groups = 25
         // G<g>-N<n>: a purchase g, ordered once for each node n, due at t0 + n so that node n
@@ -105,7 +105,7 @@ struct PostgreSQLOrderStoreRaceTests {
 
     @Test("a claim another transaction is taking: the completion waits for it, then sees the winner and escalates naming it")
     func claimInFlight() async throws {
-        let database = try PostgreSQLTestDatabase()
+        let database = try await PostgreSQLTestDatabase.make()
         let store = try database.openStore()
         _ = try store.ingest([candidate("A1"), candidate("B1"), candidate("A2"), candidate("B2")], verifierKind: .apple, now: t0)
         let orders = Dictionary(uniqueKeysWithValues: try store.claimDue(.verify, now: t0, limit: 4, owner: "n", leaseUntil: t0 + 60, charge: true).map { ($0.orderID, $0) })
@@ -145,7 +145,7 @@ struct PostgreSQLOrderStoreRaceTests {
 
     @Test("operator verbs asked of every store at once apply once per order", arguments: nodeCounts)
     func operatorVerbs(_ nodes: Int) async throws {
-        let database = try PostgreSQLTestDatabase()
+        let database = try await PostgreSQLTestDatabase.make()
         let stores = try stores(nodes, on: database)
         let ids = (0..<30).map { "E\($0)" }
         _ = try stores[0].ingest(ids.map { candidate($0) }, verifierKind: .apple, now: t0)
@@ -179,7 +179,7 @@ struct PostgreSQLOrderStoreRaceTests {
 
     @Test("an action on an order in flight asked of every store at once: one waits for the attempt, the others are refused", arguments: nodeCounts)
     func deferredAction(_ nodes: Int) async throws {
-        let database = try PostgreSQLTestDatabase()
+        let database = try await PostgreSQLTestDatabase.make()
         let stores = try stores(nodes, on: database)
         _ = try stores[0].ingest([candidate("A1")], verifierKind: .apple, now: t0)
         let order = try #require(try stores[0].claimDue(.verify, now: t0, limit: 1, owner: owner(0), leaseUntil: t0 + 60, charge: true).first)
@@ -199,7 +199,7 @@ struct PostgreSQLOrderStoreRaceTests {
 
     @Test("resolve with one purchase, asked for different orders on every store at once: one order gets it", arguments: nodeCounts)
     func resolveRace(_ nodes: Int) async throws {
-        let database = try PostgreSQLTestDatabase()
+        let database = try await PostgreSQLTestDatabase.make()
         let stores = try stores(nodes, on: database)
         let ids = (0..<nodes).map { "R\($0)" }
         _ = try stores[0].ingest(ids.map { candidate($0) }, verifierKind: .apple, now: t0)
@@ -222,7 +222,7 @@ struct PostgreSQLOrderStoreRaceTests {
 
     @Test("the same spool files taken in by every store at once (in opposite orders): each order stored once", arguments: nodeCounts)
     func ingestRace(_ nodes: Int) async throws {
-        let database = try PostgreSQLTestDatabase()
+        let database = try await PostgreSQLTestDatabase.make()
         let stores = try stores(nodes, on: database)
         let files = (0..<40).map { candidate("I\($0)") }
         let outcomes = try await StartingGate.race(nodes) { node in

@@ -7,11 +7,11 @@ import TestSupport
 /// What only the PostgreSQL store has: the partial due index in the planner's hands, leases on
 /// the database's clock, SKIP LOCKED, reconnection, the raw file as bytes. (What every store owes
 /// is in the contract suite; migrations are in PostgreSQLMigratorTests.)
-@Suite("PostgreSQL store", .enabled(if: PostgreSQLTestServer.isEnabled, "no PostgreSQL server (reason printed above)"))
+@Suite("PostgreSQL store", .enabled(if: PostgreSQLTestServer.isEnabled, "no PostgreSQL server (reason printed above)"), .postgreSQLTurn)
 struct PostgreSQLOrderStoreTests {
     @Test("due-order selection is a range scan of the partial due index, whatever the backlog", arguments: WorkKind.allCases)
-    func dueIndex(_ kind: WorkKind) throws {
-        let database = try PostgreSQLTestDatabase()
+    func dueIndex(_ kind: WorkKind) async throws {
+        let database = try await PostgreSQLTestDatabase.make()
         let store = try database.openStore()
         // 20,000 finished orders and 50 due ones of each kind, with statistics.
         try database.connect().execute(
@@ -40,8 +40,8 @@ struct PostgreSQLOrderStoreTests {
     }
 
     @Test("a lease ends by the database's clock: now plus the length asked for, whatever the caller's now")
-    func leaseOnDatabaseClock() throws {
-        let database = try PostgreSQLTestDatabase()
+    func leaseOnDatabaseClock() async throws {
+        let database = try await PostgreSQLTestDatabase.make()
         let store = try database.openStore()
         let past = Date(timeIntervalSince1970: 1_000_000_000)  // 2001
         _ = try store.ingest([candidate("A1")], verifierKind: .apple, now: past)
@@ -55,8 +55,8 @@ struct PostgreSQLOrderStoreTests {
     }
 
     @Test("an order another transaction holds locked is skipped by a claim, which neither waits nor takes it")
-    func skipLocked() throws {
-        let database = try PostgreSQLTestDatabase()
+    func skipLocked() async throws {
+        let database = try await PostgreSQLTestDatabase.make()
         let store = try database.openStore()
         _ = try store.ingest([candidate("A1"), candidate("A2"), candidate("A3")], verifierKind: .apple, now: t0)
         let other = try database.connect()
@@ -71,8 +71,8 @@ struct PostgreSQLOrderStoreTests {
     }
 
     @Test("a store whose connection was cut reconnects on its next call")
-    func reconnects() throws {
-        let database = try PostgreSQLTestDatabase()
+    func reconnects() async throws {
+        let database = try await PostgreSQLTestDatabase.make()
         let store = try database.openStore()
         _ = try store.ingest([candidate("A1")], verifierKind: .apple, now: t0)
         let backend = try store.withConnection { $0.backendPID }
@@ -84,8 +84,8 @@ struct PostgreSQLOrderStoreTests {
     }
 
     @Test("the raw spool file is kept as bytes; pruning drops it")
-    func rawFile() throws {
-        let database = try PostgreSQLTestDatabase()
+    func rawFile() async throws {
+        let database = try await PostgreSQLTestDatabase.make()
         let store = try database.openStore()
         let file = candidate("A1", extra: "\"note\":\"ünknown key\"")
         _ = try store.ingest([file], verifierKind: .apple, now: t0)

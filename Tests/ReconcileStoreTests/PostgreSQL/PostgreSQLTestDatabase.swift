@@ -10,7 +10,7 @@ final class PostgreSQLTestDatabase: Sendable {
     let server: PostgreSQLTestServer
     let name: String
 
-    /// Creates the database.
+    /// Creates the database (blocking: from tests, ``make()``).
     ///
     /// - Throws: why the server could not start, or the database could not be made.
     init() throws {
@@ -23,6 +23,13 @@ final class PostgreSQLTestDatabase: Sendable {
             // A name of our own making (letters, digits, underscores): CREATE DATABASE takes no parameters.
             try connection!.execute("CREATE DATABASE \(name)")
         }
+    }
+
+    /// Creates the database on a thread of its own: creations queue up (the server makes one at
+    /// a time), and a test waiting its turn must not hold one of the few threads of Swift's
+    /// cooperative pool, which the other tests running meanwhile need.
+    static func make() async throws -> PostgreSQLTestDatabase {
+        try await offPool { try PostgreSQLTestDatabase() }
     }
 
     private static let counter = Atomic<Int>(0)
