@@ -40,7 +40,7 @@ struct SchedulerTurnTests {
         }
     }
 
-    func setUp(orders: Int, maxInFlight: Int, threshold: Int = 10, cooldown: Duration = .seconds(10)) throws
+    func setUp(orders: Int, maxInFlight: Int, threshold: Int = 10, cooldown: Duration = .seconds(10), maxRate: Double? = nil, burst: Int = 10) throws
         -> (SQLiteOrderStore, Scheduler, HeldVerifier)
     {
         let store = try SQLiteOrderStore(path: directory.file("orders.db"), mode: .owner)
@@ -57,7 +57,7 @@ struct SchedulerTurnTests {
         let verifier = HeldVerifier()
         let settings = Scheduler.Settings(
             verifier: verifier, delivery: nil, resolver: AttemptResolver(policy: RetryPolicy(retry), deliveryConfigured: false),
-            maxInFlight: maxInFlight, maxRate: nil, burst: 10, circuitThreshold: threshold, circuitCooldown: cooldown,
+            maxInFlight: maxInFlight, maxRate: maxRate, burst: burst, circuitThreshold: threshold, circuitCooldown: cooldown,
             circuitMaxCooldown: .seconds(60), requestTimeout: .seconds(5))
         return (store, Scheduler(store: store, settings: settings, logger: .discarding, clock: clock), verifier)
     }
@@ -135,6 +135,26 @@ struct SchedulerTurnTests {
         #expect(sent.state == .pending && sent.attempts == 1)
         #expect(handedBack.state == .pending && handedBack.attempts == 0 && handedBack.reason == "circuit_open")
         #expect(verifier.started == ["O00"])
+    }
+
+    @Test("an order leased ahead that waits for a token makes the loop wake when the token comes (nothing else is due)")
+    func waitsForToken() async throws {
+        // One token a second, two at most; one slot, one order leased ahead.
+        let (store, scheduler, verifier) = try setUp(orders: 2, maxInFlight: 1, maxRate: 1, burst: 2)
+        _ = await scheduler.turn()
+        await waitUntil("one in flight, one leased ahead") { verifier.started.count == 1 }
+        #expect(try store.countsByState() == [.verifying: 2])
+        // The attempt in flight takes the second token for a request of its own (a bounce).
+        #expect(await scheduler.acquire(.merchant))
+        await verifier.finish("O00", .granted(Grant(transactionID: "T"), finishedBy: .merchant), gate: scheduler)
+        await waitUntil("the attempt ended") { await scheduler.status().inFlight == 0 }
+        #expect(verifier.started.count == 1, "no token: the order leased ahead waits")
+        let wake = await scheduler.turn()
+        let tokenTime = try #require(wake, "the loop would sleep until an event: the waiting order is stranded")
+        #expect(tokenTime <= clock.uptime() + 1.01)
+        clock.advance(by: 1)
+        _ = await scheduler.turn()
+        await waitUntil("it goes with the next token") { verifier.started.count == 2 }
     }
 
     @Test("stop drains: in-flight attempts finish and are committed; stop() returns once run() has ended")

@@ -37,8 +37,9 @@ public struct EndpointAdmission: Sendable {
     public enum Start: Sendable, Hashable {
         /// Its token is taken: send.
         case go
-        /// No token yet: keep it leased and try at the next chance.
-        case waitForToken
+        /// No token yet: keep it leased and try again at `until` (the next token) or at the next
+        /// chance before.
+        case waitForToken(until: Double)
         /// The endpoint's circuit opened since the lease was taken: hand it back, uncharged.
         case giveBack
     }
@@ -149,7 +150,7 @@ public struct EndpointAdmission: Sendable {
         add(endpoint, now: now)
         switch circuits[endpoint]!.permission(now: now) {
         case .allowed:
-            return buckets[endpoint]!.take(now: now) ? .go : .waitForToken
+            return buckets[endpoint]!.take(now: now) ? .go : .waitForToken(until: buckets[endpoint]!.nextTokenTime(now: now))
         case .probe, .blocked:
             circuits[endpoint]!.probeAbandoned()
             return .giveBack

@@ -176,7 +176,11 @@ public actor Scheduler {
             if !stopping {
                 claims = try planClaims(now: now, mono: mono, wakeTimes: &wakeTimes)
             }
-            guard !completions.isEmpty || !claims.isEmpty else { return wakeTimes.min().map { max($0, mono) } }
+            guard !completions.isEmpty || !claims.isEmpty else {
+                // Orders leased ahead may wait for a token: look again when it comes.
+                if let nextToken = startReady() { wakeTimes.append(nextToken) }
+                return wakeTimes.min().map { max($0, mono) }
+            }
             let turn = try store.commit(completions, claims: claims.map(\.request), owner: owner, now: now)
             reporter.committed(completions, turn.results)
             if !completions.isEmpty { wakeTimes.append(mono) }  // outcomes may have made orders due
@@ -186,7 +190,7 @@ public actor Scheduler {
                 if claim.verifier == nil && !claimed.isEmpty { wakeTimes.append(mono) }  // their completions, next turn
                 if claimed.count == claim.request.limit && !claim.probe { wakeTimes.append(mono) }  // more may be due at once
             }
-            startReady()
+            if let nextToken = startReady() { wakeTimes.append(nextToken) }
             changeObserver?()
         } catch {
             pendingCompletions = completions + pendingCompletions
@@ -292,9 +296,12 @@ public actor Scheduler {
     }
 
     /// Starts leased orders while slots, tokens and circuits allow; orders whose endpoint closed
-    /// meanwhile go back uncharged.
-    func startReady() {
+    /// meanwhile go back uncharged. Returns when the next token comes for an order left waiting
+    /// for one (the loop must wake then: nothing else may be due).
+    @discardableResult
+    func startReady() -> Double? {
         let mono = clock.uptime()
+        var nextToken: Double?
         var index = 0
         while index < ready.count && inFlight < settings.maxInFlight {
             let next = ready[index]
@@ -302,7 +309,8 @@ public actor Scheduler {
             case .go:
                 ready.remove(at: index)
                 start(next.order, with: next.verifier)
-            case .waitForToken:
+            case .waitForToken(let until):
+                nextToken = min(nextToken ?? until, until)
                 index += 1
             case .giveBack:
                 // The endpoint failed since the lease was taken: not sent, not charged.
@@ -310,6 +318,7 @@ public actor Scheduler {
                 giveBack(next, reason: "circuit_open")
             }
         }
+        return nextToken
     }
 
     /// Hands a leased, unsent order back to the next turn: due again at its circuit's probe

@@ -17,7 +17,7 @@ struct EndpointAdmissionTests {
         var starts: [EndpointAdmission.Start] = []
         for _ in 0..<3 { starts.append(admission.start(.merchant, now: 0)) }
         #expect(starts == [.go, .go, .go])
-        #expect(admission.start(.merchant, now: 0) == .waitForToken)
+        #expect(admission.start(.merchant, now: 0) == .waitForToken(until: 1))
         #expect(admission.admit(.merchant, slots: 10, now: 0) == .wait(until: 1))
         #expect(admission.admit(.merchant, slots: 10, now: 1) == .claim(limit: 1, probe: false))
     }
