@@ -70,7 +70,7 @@ struct SchedulerTests {
             store: store, settings: settings(transport, maxRate: 1, burst: 1, threshold: 1, cooldown: .milliseconds(20)), logger: .discarding)
         let started = ContinuousClock.now
         let running = Task { await scheduler.run() }
-        let finished = await eventually(timeout: .seconds(20)) { (try? store.countsByState()[.finished]) == 2 }
+        let finished = await eventually(timeout: .seconds(90)) { (try? store.countsByState()[.finished]) == 2 }
         await scheduler.stop(drainTimeout: .seconds(1))
         await running.value
         #expect(finished)
