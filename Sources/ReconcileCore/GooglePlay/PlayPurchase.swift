@@ -97,11 +97,11 @@ public struct PlayPurchase: Sendable, Hashable {
     /// What the order's history shows of the answer: state, acknowledgement, consumption and the
     /// order id (never the token).
     public var summary: String {
-        var parts = ["purchaseState \(purchaseState) (\(Self.stateName(purchaseState)))"]
+        var parts = ["orderId \(orderID.map { PrintableText.excerpt($0, maximumScalars: 64) } ?? "none")"]
+        parts.append("purchaseState \(purchaseState) (\(Self.stateName(purchaseState)))")
         parts.append("acknowledgementState \(acknowledgementState.map(String.init) ?? "-")")
         parts.append("consumptionState \(consumptionState.map(String.init) ?? "-")")
         if let purchaseType { parts.append("purchaseType \(purchaseType)\(purchaseType == 0 ? " (test)" : "")") }
-        parts.append("orderId \(orderID.map { PrintableText.excerpt($0, maximumScalars: 64) } ?? "none")")
         return parts.joined(separator: ", ")
     }
 

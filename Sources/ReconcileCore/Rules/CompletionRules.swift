@@ -167,7 +167,7 @@ public enum CompletionRules {
             switch PlayMatcher.match(claimKey: match.claimKey, orderID: order.orderID, claims: claims) {
             case .matched(let key):
                 return Decision(
-                    event: .verified(finishesOrder: finishes), reason: Reason(ReasonCode.verified),
+                    event: .verified(finishesOrder: finishes), reason: Reason(ReasonCode.verified, detail: "Google: \(match.purchase.summary)"),
                     grant: Grant(match.purchase, productID: order.productID), finishedBy: finishes ? .verifier : nil, claim: key,
                     packageName: match.packageName)
             case .duplicateTransaction(let key, let claimant):
