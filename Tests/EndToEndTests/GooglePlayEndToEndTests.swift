@@ -266,4 +266,46 @@ struct GooglePlayEndToEndTests {
         #expect(counts[.finished] == 24 && counts[.escalated] == nil && counts[.rejected] == nil)
         #expect(!daemon.standardError.contains("circuit for googleplay opened"))
     }
+
+    @Test("an acknowledgement still failing 48 hours after the purchase: one err line with its MESSAGE_ID and one command; after MaxAttempts the action escalates (warning, command with RECONCILE_ACTION); the order stays finished")
+    func overdueAndEscalated() async throws {
+        let harness = Harness("play-overdue")
+        _ = try await harness.startPlayMock()
+        let token = playToken("D1")
+        let purchased = Int64(Date().timeIntervalSince1970 * 1000) - 49 * 3_600_000
+        try await harness.registerPurchases([(token, "gems", "\"orderId\":\"GPA.4848\",\"purchaseTimeMillis\":\"\(purchased)\"")])
+        let captured = harness.directory.file("escalation.env")
+        let script = harness.directory.write("bin/page", "#!/bin/sh\nenv | grep RECONCILE_ | sort >> \(captured)\necho --- >> \(captured)\n")
+        chmod(script, 0o755)
+        harness.configure("""
+            \(harness.playSection())
+            \(VerificationEndToEndTests.quickRetry)
+            MaxAttempts=3
+            [Escalation]
+            Command=bin/page
+            CommandRate=100
+            """)
+        let path = "/googleplay/androidpublisher/v3/applications/\(Harness.playPackage)/purchases/products/gems/tokens/\(token):acknowledge"
+        try await harness.configureMock(#"{"status_rates":{"503":1},"path_prefix":"\#(path)"}"#)
+        harness.dropPlayOrder("D1", token: token)
+        let daemon = try harness.startDaemon()
+        #expect(await eventually(timeout: .seconds(20)) { (try? harness.actionStates("D1")) == ["play_acknowledge escalated"] })
+        #expect(await eventually(timeout: .seconds(10)) { (harness.directory.read("escalation.env") ?? "").components(separatedBy: "---").count == 3 })
+        let status = try await harness.ctl(["status"])
+        let due = try await harness.ctl(["list", "--actions-due", "--json"])
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+        let log = daemon.standardError
+        #expect(log.components(separatedBy: "still fails 48 hours after the purchase").count == 2, "the deadline warning is given once")
+        #expect(log.contains("play_acknowledge of order D1 escalated: max_attempts"), "\(log.suffix(600))")
+        let environment = harness.directory.read("escalation.env") ?? ""
+        #expect(environment.components(separatedBy: "RECONCILE_ACTION=play_acknowledge").count == 3, "\(environment)")
+        #expect(environment.contains("RECONCILE_REASON=play_acknowledge_overdue") && environment.contains("RECONCILE_REASON=max_attempts"))
+        #expect(environment.contains("RECONCILE_ORDER_ID=D1") && environment.contains("RECONCILE_STATE=finished"))
+        #expect(try harness.store().order(id: "D1")?.state == .finished)
+        let action = try #require(try harness.store().actions(orderID: "D1").first)
+        #expect(action.attempts == 3 && action.warnedAt != nil)
+        #expect(status.output.contains("outbox") && status.output.contains("1 escalated"), "\(status.output)")
+        #expect(due.output.contains("\"actions\":[]"), "an escalated action is owed no more: \(due.output)")
+    }
 }
