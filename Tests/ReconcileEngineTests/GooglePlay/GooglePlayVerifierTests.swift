@@ -11,11 +11,4 @@ struct GooglePlayVerifierTests {
         #expect(GooglePlayVerifier.purchasePath(package: "com.example.game", product: "a/b c", token: "x/../y?z=1#%é")
             == "/androidpublisher/v3/applications/com.example.game/purchases/products/a%2Fb%20c/tokens/x%2F..%2Fy%3Fz%3D1%23%25%C3%A9")
     }
-
-    @Test("the App Store's ids are escaped the same way")
-    func appStorePath() {
-        #expect(AppStoreVerifier.pathComponent("2000000123456789") == "2000000123456789")
-        #expect(AppStoreVerifier.pathComponent("é+ ") == "%C3%A9%2B%20")
-        #expect(AppStoreVerifier.pathComponent("") == "")
-    }
 }
