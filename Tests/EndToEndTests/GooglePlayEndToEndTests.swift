@@ -273,6 +273,30 @@ struct GooglePlayEndToEndTests {
         #expect(!daemon.standardError.contains("circuit for googleplay opened"))
     }
 
+    @Test("the access token nears its announced expiry mid-run: replaced once, before Google refuses it (no 401), for every order in flight")
+    func tokenExpiresOnTime() async throws {
+        let harness = Harness("play-token-expiry")
+        _ = try await harness.startPlayMock()
+        // Google announces 303 s: the daemon keeps a token until five minutes before, so 3 s.
+        try await harness.postMock("/_mock/googleplay/config", #"{"expires_in":303,"token_lifetime_ms":303000}"#)
+        let tokens = (0..<24).map { playToken("X\($0)") }
+        try await harness.registerPurchases(tokens.enumerated().map { ($1, "gems", "\"orderId\":\"GPA.X\($0)\"") })
+        harness.configure("\(harness.playSection("Acknowledge=no\nMaxInFlight=16"))\n\(VerificationEndToEndTests.quickRetry)")
+        for index in 0..<4 { harness.dropPlayOrder("X\(index)", token: tokens[index]) }
+        let daemon = try await harness.startDaemonAndWait()
+        #expect(await harness.waitFor(.finished, count: 4), "\(harness.counts())")
+        #expect(try await harness.playStats().tokensIssued == 1)
+        try await Task.sleep(for: .seconds(4))
+        for index in 4..<24 { harness.dropPlayOrder("X\(index)", token: tokens[index]) }
+        #expect(await harness.waitFor(.finished, count: 24), "\(harness.counts())")
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+        let play = try await harness.playStats()
+        #expect(play.tokensIssued == 2, "\(play.tokensIssued) access tokens for one expiry")
+        #expect(play.unauthorized == 0, "a token was used after the daemon should have replaced it")
+        #expect(play.tokenRequests == 2)
+    }
+
     @Test("an acknowledgement still failing 48 hours after the purchase: one err line with its MESSAGE_ID and one command; after MaxAttempts the action escalates (warning, command with RECONCILE_ACTION); the order stays finished")
     func overdueAndEscalated() async throws {
         let harness = Harness("play-overdue")
