@@ -158,5 +158,21 @@ struct CheckConfigEndToEndTests {
         #expect(check.output.contains("googleplay com.example.game at https://androidpublisher.googleapis.com, acknowledge after finishing"), "\(check.output)")
         #expect(check.output.contains("service account \(account.clientEmail) (key 2048 bits), tokens from https://oauth2.googleapis.com/token"))
         #expect(!check.output.contains(account.keyBody.prefix(40)) && !check.output.contains(account.privateKeyID))
+
+        // The key as a systemd credential: read from $CREDENTIALS_DIRECTORY; outside the unit, a note.
+        harness.configure("[GooglePlay]\nPackageName=com.example.game\nServiceAccountCredential=play-service-account")
+        harness.directory.write("credentials/play-service-account", account.json)
+        let given = try await ChildProcess.run(
+            "reconcilectl", ["--config", harness.configPath, "check-config"],
+            environment: ["CREDENTIALS_DIRECTORY": harness.directory.file("credentials")], directory: harness.directory)
+        #expect(given.status == 0 && given.error.isEmpty, "\(given.error)")
+        #expect(given.output.contains("service account \(account.clientEmail) (key 2048 bits)"), "\(given.output)")
+        let outside = try await harness.ctl(["check-config"])
+        #expect(outside.status == 0 && outside.error.hasPrefix("note: [GooglePlay] ServiceAccountCredential=play-service-account not checked"), "\(outside.error)")
+        harness.directory.write("credentials/play-service-account", "{}")
+        let wrong = try await ChildProcess.run(
+            "reconcilectl", ["--config", harness.configPath, "check-config"],
+            environment: ["CREDENTIALS_DIRECTORY": harness.directory.file("credentials")], directory: harness.directory)
+        #expect(wrong.status == 78 && wrong.error.contains(":9: [GooglePlay] ServiceAccountCredential=: "), "\(wrong.error)")
     }
 }
