@@ -83,7 +83,7 @@ let package = Package(
         .executableTarget(
             name: "reconcile-bench",
             dependencies: [
-                "ReconcileCore", "ReconcileStore", "ReconcileSpool", "ReconcileEngine", "ReconcileHTTP", "ReconcileMock", "ReconcileDaemon",
+                "ReconcileCore", "ReconcileCrypto", "ReconcileStore", "ReconcileSpool", "ReconcileEngine", "ReconcileHTTP", "ReconcileMock", "ReconcileDaemon",
             ],
             swiftSettings: strictSettings
         ),

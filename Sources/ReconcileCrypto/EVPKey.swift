@@ -25,6 +25,16 @@ final class EVPKey: @unchecked Sendable {
         guard curve == "prime256v1" || curve == "P-256" else { throw .wrongCurve(curve) }
     }
 
+    /// Takes over `pointer` (one reference) whatever its type; the caller checks it.
+    init(taking pointer: OpaquePointer) {
+        self.pointer = pointer
+    }
+
+    /// The key's OpenSSL type name (`RSA`, `EC`), for messages.
+    var typeName: String {
+        EVP_PKEY_get0_type_name(pointer).map { String(cString: $0) } ?? "unknown"
+    }
+
     deinit {
         EVP_PKEY_free(pointer)
     }

@@ -16,7 +16,8 @@ final class ControlHandler: Sendable {
     let startedAt = Date()
     /// Changes with each successful reload.
     let generation = Atomic<Int>(1)
-    let verifierKind: Mutex<VerifierKind>
+    /// The verifiers configured now (a retried order's proof must suit one of them).
+    let verifiers: Mutex<ConfiguredVerifiers>
     /// Asks the daemon's main loop to reload and reports the result (the new generation).
     let requestReload: @Sendable () async -> Result<Int, ReloadFailure>
     /// Called after an operator's action changed orders (the status line and the metrics file follow).
@@ -29,14 +30,14 @@ final class ControlHandler: Sendable {
     static let perOrderLogLimit = 10
 
     init(
-        store: SQLiteOrderStore, scheduler: Scheduler, configPath: String, verifierKind: VerifierKind, logger: Logger,
+        store: SQLiteOrderStore, scheduler: Scheduler, configPath: String, verifiers: ConfiguredVerifiers, logger: Logger,
         ordersChanged: @escaping @Sendable () -> Void = {},
         requestReload: @escaping @Sendable () async -> Result<Int, ReloadFailure>
     ) {
         self.store = store
         self.scheduler = scheduler
         self.configPath = configPath
-        self.verifierKind = Mutex(verifierKind)
+        self.verifiers = Mutex(verifiers)
         self.logger = logger
         self.requestReload = requestReload
         self.ordersChanged = ordersChanged
@@ -107,7 +108,7 @@ final class ControlHandler: Sendable {
         let outcome: BulkOutcome
         do {
             outcome = try store.applyInBatches(
-                operatorRequest, verifierKind: verifierKind.withLock { $0 },
+                operatorRequest, verifiers: verifiers.withLock { $0 },
                 shouldStop: { self.stopping.load(ordering: .sequentiallyConsistent) }
             ) { [logger] outcome in
                 if request.state == nil { all.append(outcome) }
@@ -164,6 +165,11 @@ final class ControlHandler: Sendable {
             }))
             object["oldest_pending"] = summary.oldestPendingReceivedAt.map { .string(RFC3339.format($0)) }
             object["next_attempt"] = summary.nextAttemptAt.map { .string(RFC3339.format($0)) }
+            object["outbox"] = .object(JSONObject([
+                "pending": .integer(summary.outbox.pending), "escalated": .integer(summary.outbox.escalated),
+                "oldest_pending": summary.outbox.oldestPendingCreatedAt.map { .string(RFC3339.format($0)) } ?? .null,
+                "next_attempt": summary.outbox.nextAttemptAt.map { .string(RFC3339.format($0)) } ?? .null,
+            ]))
         }
         return ControlResponse.ok(JSONObject(["status": .object(object)]))
     }

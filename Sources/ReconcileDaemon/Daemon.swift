@@ -176,7 +176,7 @@ public final class Daemon {
                 stateChanged()
             })
         control = ControlHandler(
-            store: store, scheduler: scheduler, configPath: configPath, verifierKind: configuration.verifier.kind, logger: logger,
+            store: store, scheduler: scheduler, configPath: configPath, verifiers: configuration.verifiers, logger: logger,
             ordersChanged: stateChanged
         ) { [events] in
             await withCheckedContinuation { continuation in
@@ -195,7 +195,7 @@ public final class Daemon {
     }
 
     static func ingestSettings(_ configuration: Configuration) -> SpoolIngestor.Settings {
-        SpoolIngestor.Settings(verifierKind: configuration.verifier.kind, maxFileSize: configuration.spool.maxFileSize)
+        SpoolIngestor.Settings(verifiers: configuration.verifiers, maxFileSize: configuration.spool.maxFileSize)
     }
 
     /// The daemon's long-running parts, in start order; they stop in reverse order: the control
@@ -262,8 +262,8 @@ public final class Daemon {
         }
         // Orders another Kind= left waiting (changed while the daemon was stopped) are due now
         // when this one can use their proof; a reload does the same.
-        if let promoted = try? store.promoteWaiting(usableBy: configuration.verifier.kind, now: Date()), promoted > 0 {
-            logger.notice("Kind=\(configuration.verifier.kind.rawValue) can verify \(Plural.count(promoted, "waiting order")); they are due now")
+        if let promoted = try? store.promoteWaiting(usableBy: configuration.verifiers, now: Date()), promoted > 0 {
+            logger.notice("\(configuration.verifiers) can verify \(Plural.count(promoted, "waiting order")); they are due now")
         }
         let group = ServiceGroup(services() + alongside, logger: logger)
         let supervising = Task { [events] in
@@ -276,7 +276,7 @@ public final class Daemon {
 
         let counts = (try? store.countsByState()) ?? [:]
         logger.notice(
-            "reconciled \(ReconcileVersion.current) started: spool \(layout.root), store \(store.path) with \(Plural.count(counts.values.reduce(0, +), "order")), Kind=\(configuration.verifier.kind.rawValue) \(configuration.verifier.url.absoluteString)",
+            "reconciled \(ReconcileVersion.current) started: spool \(layout.root), store \(store.path) with \(Plural.count(counts.values.reduce(0, +), "order")), \(Self.verifiersLine(configuration))",
             id: .started)
         notifier.ready(status: await statusLine())
 
@@ -326,6 +326,14 @@ public final class Daemon {
         store.close()
         if status == ExitStatus.success { logger.notice("stopped cleanly") }
         return status
+    }
+
+    /// `Kind=apple https://…` and `[GooglePlay] com.example.app`, for the start-up line.
+    static func verifiersLine(_ configuration: Configuration) -> String {
+        var parts: [String] = []
+        if configuration.hasVerifier { parts.append("Kind=\(configuration.verifier.kind.rawValue) \(configuration.verifier.url.absoluteString)") }
+        if configuration.hasGooglePlay { parts.append("[GooglePlay] \(configuration.googlePlay.packageName ?? "?")") }
+        return parts.joined(separator: ", ")
     }
 
     // MARK: - Status
@@ -395,20 +403,20 @@ public final class Daemon {
             }
             return .failure(.invalid(error.description))
         }
-        let kindChanged = next.verifier.kind != configuration.verifier.kind
+        let verifiersChanged = next.verifiers != configuration.verifiers
         configuration = next
         transport.reloadTrustAnchors()
         await scheduler.apply(settings)
         await escalations.apply(next.escalation)
         await ingestor.apply(Self.ingestSettings(next))
         await metrics.retarget(next.daemon.metricsFile)
-        if kindChanged, let promoted = try? store.promoteWaiting(usableBy: next.verifier.kind, now: Date()), promoted > 0 {
-            logger.notice("Kind=\(next.verifier.kind.rawValue) can verify \(Plural.count(promoted, "waiting order")); they are due now")
+        if verifiersChanged, let promoted = try? store.promoteWaiting(usableBy: next.verifiers, now: Date()), promoted > 0 {
+            logger.notice("\(next.verifiers) can verify \(Plural.count(promoted, "waiting order")); they are due now")
             scheduler.nudge()
         }
         spoolWatch.apply(rescanInterval: next.spool.rescanInterval)
         pruning.apply(keepFinished: next.state.keepFinished)
-        control.verifierKind.withLock { $0 = next.verifier.kind }
+        control.verifiers.withLock { $0 = next.verifiers }
         let generation = control.generation.add(1, ordering: .relaxed).newValue
         logger.notice("reloaded the configuration from \(configPath) (generation \(generation))", id: .reloaded)
         return .success(next)

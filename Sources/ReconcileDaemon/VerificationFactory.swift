@@ -31,8 +31,12 @@ public enum VerificationFactory {
         /// `Kind=appstore`: the In-App Purchase key and the signed-data verifiers built on
         /// `RootCertificates=`.
         public var appStore: AppStoreResources?
+        /// `[GooglePlay]`'s service account (`nil` when not configured, or a credential not
+        /// checked).
+        public var googlePlayAccount: GoogleServiceAccount?
         /// `CAFile=` anchors per section.
         public var verifierAnchors: TrustAnchors?
+        public var googlePlayAnchors: TrustAnchors?
         public var deliveryAnchors: TrustAnchors?
         /// Credentials not checked (``CredentialsDirectory/optional``), as `[Section] Key=name`.
         public var unchecked: [String] = []
@@ -89,12 +93,14 @@ public enum VerificationFactory {
         }
 
         let verifier = configuration.verifier
-        switch verifier.kind {
-        case .apple:
+        switch configuration.hasVerifier ? verifier.kind : nil {
+        case nil:
+            break
+        case .apple?:
             resources.sharedSecret = secret(verifier.sharedSecret, section: "Verifier", prefix: "SharedSecret")
-        case .http:
+        case .http?:
             resources.verifierToken = secret(verifier.token, section: "Verifier", prefix: "Token")
-        case .appstore:
+        case .appstore?:
             let pem = secret(verifier.privateKey, section: "Verifier", prefix: "PrivateKey")
             var key: ES256PrivateKey?
             if let pem, let source = verifier.privateKey {
@@ -110,7 +116,20 @@ public enum VerificationFactory {
                 problems.append(configuration.problem("Verifier.RootCertificates", error.description))
             }
         }
-        resources.verifierAnchors = anchors(verifier.caFile, section: "Verifier")
+        if configuration.hasVerifier { resources.verifierAnchors = anchors(verifier.caFile, section: "Verifier") }
+        if configuration.hasGooglePlay, let source = configuration.googlePlay.serviceAccount {
+            let id = keyID(source, section: "GooglePlay", prefix: "ServiceAccount")
+            do {
+                resources.googlePlayAccount = try serviceAccount(source, key: keyName(id), environment: environment)
+            } catch {
+                if error.credentialsDirectoryMissing, credentials == .optional, case .credential(let name) = source {
+                    resources.unchecked.append("\(keyName(id))\(name)")
+                } else {
+                    problems.append(configuration.problem(id, error.reason))
+                }
+            }
+            resources.googlePlayAnchors = anchors(configuration.googlePlay.caFile, section: "GooglePlay")
+        }
         if configuration.delivery.url != nil {
             resources.deliveryToken = secret(configuration.delivery.token, section: "Delivery", prefix: "Token")
         }
@@ -133,18 +152,20 @@ public enum VerificationFactory {
         }
         let production = endpoint(verifier.url, timeout: verifier.timeout, anchors: resources.verifierAnchors)
         let sandbox = verifier.effectiveSandboxURL.map { endpoint($0, timeout: verifier.timeout, anchors: resources.verifierAnchors) }
-        let orderVerifier: any OrderVerifier
-        switch verifier.kind {
-        case .apple:
+        let orderVerifier: (any OrderVerifier)?
+        switch configuration.hasVerifier ? verifier.kind : nil {
+        case nil:
+            orderVerifier = nil
+        case .apple?:
             guard let secret = resources.sharedSecret else { throw missing("Verifier.SharedSecretCredential") }
             orderVerifier = AppleVerifier(
                 production: production, sandbox: sandbox, bundleID: verifier.bundleID ?? "", allowSandbox: verifier.allowSandbox,
                 sharedSecret: secret, transport: transport)
-        case .http:
+        case .http?:
             var merchant = production
             merchant.bearerToken = resources.verifierToken
             orderVerifier = MerchantVerifier(endpoint: merchant, transport: transport)
-        case .appstore:
+        case .appstore?:
             guard let appStore = resources.appStore, let key = appStore.key, let keyID = verifier.keyID, let issuerID = verifier.issuerID,
                 let bundleID = verifier.bundleID
             else { throw missing("Verifier.PrivateKeyCredential") }
@@ -160,15 +181,51 @@ public enum VerificationFactory {
                 endpoint: endpoint($0, timeout: configuration.delivery.timeout, anchors: resources.deliveryAnchors, token: resources.deliveryToken),
                 transport: transport)
         }
+        var googlePlay: GooglePlaySettings?
+        if configuration.hasGooglePlay {
+            let play = configuration.googlePlay
+            guard let account = resources.googlePlayAccount, let packageName = play.packageName else {
+                throw missing(configuration.googlePlay.serviceAccount.map { keyID($0, section: "GooglePlay", prefix: "ServiceAccount") }
+                    ?? "GooglePlay.ServiceAccountCredential")
+            }
+            let tokenURL = play.tokenURL?.absoluteString ?? account.tokenURI
+            let tokens = PlayAccessTokenCache(
+                account: account,
+                endpoint: EndpointSettings(url: tokenURL, timeout: play.timeout, trustAnchors: resources.googlePlayAnchors, proxy: proxy),
+                transport: transport)
+            let api = endpoint(play.url, timeout: play.timeout, anchors: resources.googlePlayAnchors)
+            googlePlay = GooglePlaySettings(
+                verifier: GooglePlayVerifier(
+                    api: api, packageName: packageName, allowTestPurchases: play.allowTestPurchases, tokens: tokens, transport: transport),
+                maxInFlight: play.maxInFlight, maxRate: play.maxRate, burst: play.burst, circuitThreshold: play.circuitThreshold,
+                circuitCooldown: play.circuitCooldown, circuitMaxCooldown: play.circuitMaxCooldown)
+        }
+        var timeout = max(verifier.timeout, configuration.delivery.timeout)
+        if configuration.hasGooglePlay { timeout = max(timeout, configuration.googlePlay.timeout) }
         var settings = Scheduler.Settings(
             verifier: orderVerifier, delivery: delivery,
-            resolver: AttemptResolver(policy: RetryPolicy(configuration.retry), deliveryConfigured: delivery != nil),
+            resolver: AttemptResolver(
+                policy: RetryPolicy(configuration.retry), deliveryConfigured: delivery != nil, playFollowUp: configuration.googlePlay.followUp),
             maxInFlight: verifier.maxInFlight, maxRate: verifier.maxRate, burst: verifier.burst,
             circuitThreshold: verifier.circuitThreshold, circuitCooldown: verifier.circuitCooldown,
             circuitMaxCooldown: verifier.circuitMaxCooldown,
-            requestTimeout: max(verifier.timeout, configuration.delivery.timeout))
+            requestTimeout: timeout)
         settings.sandboxRateFactor = verifier.sandboxRateFactor
+        settings.googlePlay = googlePlay
         return settings
+    }
+
+    /// `[GooglePlay] ServiceAccountCredential=` / `ServiceAccountFile=`: a service account's JSON
+    /// key with an RS256-capable private key.
+    static func serviceAccount(
+        _ source: CredentialSource, key: String, environment: [String: String]
+    ) throws(CredentialReader.Failure) -> GoogleServiceAccount {
+        let text = try CredentialReader.read(source, key: key, environment: environment)
+        do {
+            return try GoogleServiceAccount(json: Array(text.utf8))
+        } catch {
+            throw CredentialReader.Failure(key: key, reason: "\(source) is not a usable service account key: \(error)")
+        }
     }
 
     /// A problem with a file a key names; its description is the message.

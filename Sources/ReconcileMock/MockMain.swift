@@ -10,7 +10,7 @@ public enum MockMain {
         USAGE: reconcile-mock [--port N] [--port-file PATH] [--host ADDRESS] [--shared-secret S]
                               [--token T] [--faults JSON] [--seed N] [--idle-exit SPAN] [--lifetime SPAN]
                               [--appstore-key PEM --appstore-chain LEAF,INTERMEDIATE,ROOT
-                               --appstore-token-key PEM --bundle-id ID]
+                               --appstore-token-key PEM --bundle-id ID] [--googleplay-key JSON]
 
         Serves, on loopback only:
           POST /verifyReceipt, /sandbox/verifyReceipt   Apple's verifyReceipt (production, sandbox)
@@ -22,6 +22,13 @@ public enum MockMain {
                                                         --appstore-token-key (the public key of
                                                         the daemon's In-App Purchase key)
           POST /_mock/appstore/transactions             register App Store transactions
+          POST /googleplay/token, GET/POST /googleplay/androidpublisher/v3/…
+                                                        Google Play's token endpoint and
+                                                        purchases API, with --googleplay-key (a
+                                                        test service account's JSON key: grants
+                                                        must be signed with it and name its
+                                                        token_uri)
+          POST /_mock/googleplay/{purchases,config,revoke-tokens}   script Google Play
           GET  /_mock/stats, POST /_mock/config, POST /_mock/reset-stats
         Test receipts are base64 of a JSON object saying what to answer (see MockReceipt).
         """
@@ -67,6 +74,13 @@ public enum MockMain {
             case "--appstore-key": appStoreFiles.key = value()
             case "--appstore-chain": appStoreFiles.chain = (value() ?? "").split(separator: ",").map(String.init)
             case "--appstore-token-key": appStoreFiles.tokenKey = value()
+            case "--googleplay-key":
+                guard let path = value() else { return usageError("--googleplay-key needs a key file") }
+                do {
+                    settings.googlePlay = try MockGooglePlay.load(keyFile: path)
+                } catch {
+                    return usageError("cannot load the Google Play key file: \(error)")
+                }
             case "--bundle-id":
                 guard let text = value() else { return usageError("--bundle-id needs a bundle id") }
                 appStoreFiles.bundleID = text

@@ -13,6 +13,8 @@ import Synchronization
 /// | `POST /deliver` | delivery |
 /// | `GET /appstore/production/…`, `/appstore/sandbox/…` | the App Store Server API (``MockAppStore``) |
 /// | `POST /_mock/appstore/transactions` | register App Store transactions |
+/// | `/googleplay/…` | Google Play's token endpoint and Developer API (``MockGooglePlay``) |
+/// | `POST /_mock/googleplay/purchases`, `/config`, `/revoke-tokens` | script Google Play |
 /// | `GET /_mock/stats` | counters, as JSON |
 /// | `POST /_mock/config` | change faults (see ``MockFaults``) |
 /// | `POST /_mock/reset-stats` | zero the counters |
@@ -28,6 +30,8 @@ public final class MockService: Sendable {
         public var seed: UInt64?
         /// The App Store Server API, when the mock was given a signing chain.
         public var appStore: MockAppStore?
+        /// Google Play, when the mock was given a test service account key.
+        public var googlePlay: MockGooglePlay?
 
         public init(sharedSecret: String? = nil, token: String? = nil) {
             self.sharedSecret = sharedSecret
@@ -67,7 +71,12 @@ public final class MockService: Sendable {
         defer { onRequest() }
         switch (request.method, request.path) {
         case ("GET", "/_mock/stats"):
-            return .json(200, state.withLock { $0.stats.json })
+            var stats = state.withLock { $0.stats.json }
+            if let googlePlay = settings.googlePlay, case .object(var object) = stats {
+                object["googleplay"] = googlePlay.stats.json
+                stats = .object(object)
+            }
+            return .json(200, stats)
         case ("POST", "/_mock/reset-stats"):
             state.withLock { $0.stats = MockStats() }
             return .json(200, .object(JSONObject(["ok": .bool(true)])))
@@ -84,6 +93,19 @@ public final class MockService: Sendable {
         case ("POST", "/_mock/appstore/transactions"):
             guard let appStore = settings.appStore else { return Self.noAppStore }
             return appStore.register(request)
+        case ("POST", "/_mock/googleplay/purchases"):
+            guard let googlePlay = settings.googlePlay else { return Self.noGooglePlay }
+            return googlePlay.register(request)
+        case ("POST", "/_mock/googleplay/config"):
+            guard let googlePlay = settings.googlePlay else { return Self.noGooglePlay }
+            return googlePlay.configure(request)
+        case ("POST", "/_mock/googleplay/revoke-tokens"):
+            guard let googlePlay = settings.googlePlay else { return Self.noGooglePlay }
+            return googlePlay.revokeTokens()
+        case (_, let path) where path.hasPrefix("/googleplay/"):
+            guard let googlePlay = settings.googlePlay else { return Self.noGooglePlay }
+            let rest = String(path.dropFirst("/googleplay".count))
+            return withFaults(request, endpoint: rest == "/token" ? "googleplay-token" : "googleplay") { googlePlay.handle(request, path: rest) }
         case (_, let path) where path.hasPrefix("/appstore/production/") || path.hasPrefix("/appstore/sandbox/"):
             guard let appStore = settings.appStore else { return Self.noAppStore }
             let sandbox = path.hasPrefix("/appstore/sandbox/")
@@ -95,6 +117,9 @@ public final class MockService: Sendable {
             return .json(404, .object(JSONObject(["error": .string("no such path \(request.path)")])))
         }
     }
+
+    static let noGooglePlay = ServerReply.json(
+        404, .object(JSONObject(["error": .string("Google Play needs --googleplay-key (a test service account's JSON key)")])))
 
     static let noAppStore = ServerReply.json(
         404, .object(JSONObject(["error": .string("the App Store Server API needs --appstore-key, --appstore-chain and --appstore-token-key")])))
@@ -246,7 +271,10 @@ public final class MockService: Sendable {
         }
         let key = request.header("idempotency-key")
         let receipt = body["receipt"]?.stringValue.flatMap(MockReceipt.init(base64:))
-        let count = state.withLock { $0.stats.countGrantRequest(key: key, orderID: orderID, attempt: request.header("reconcile-attempt")) }
+        let count = state.withLock { state -> Int in
+            if let token = body["purchase_token"]?.stringValue { state.stats.merchantPurchaseTokens[orderID] = MockStats.fingerprint(token) }
+            return state.stats.countGrantRequest(key: key, orderID: orderID, attempt: request.header("reconcile-attempt"))
+        }
         let answers = receipt?.merchantAnswers ?? []
         let answer = answers.isEmpty ? "verified" : answers[min(count - 1, answers.count - 1)]
         switch answer {
@@ -272,7 +300,9 @@ public final class MockService: Sendable {
             return .json(400, .object(JSONObject(["reason": .string("the body is not a delivery")])))
         }
         let status = state.withLock { state -> Int in
-            state.stats.countDelivery(key: request.header("idempotency-key"), orderID: orderID, succeeded: (200...299).contains(state.deliveryStatus))
+            state.stats.countDelivery(
+                key: request.header("idempotency-key"), orderID: orderID, succeeded: (200...299).contains(state.deliveryStatus),
+                store: body["store"]?.stringValue, transactionID: body["transaction_id"]?.stringValue)
             return state.deliveryStatus
         }
         return .json(status, .object(JSONObject(["ok": .bool((200...299).contains(status))])))

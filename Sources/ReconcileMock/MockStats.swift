@@ -20,6 +20,11 @@ public struct MockStats: Sendable, Hashable {
     public var idempotencyMismatches = 0
     /// The Reconcile-Attempt values seen per key.
     public var attemptHeaders: [String: [String]] = [:]
+    /// What the last delivery of each order said: its `store` and `transaction_id`.
+    public var deliveredStores: [String: String] = [:]
+    public var deliveredTransactions: [String: String] = [:]
+    /// Merchant requests that carried a purchase token, per order id: the token's fingerprint.
+    public var merchantPurchaseTokens: [String: String] = [:]
 
     public init() {}
 
@@ -47,10 +52,12 @@ public struct MockStats: Sendable, Hashable {
         grantsSucceeded[orderID, default: 0] += 1
     }
 
-    mutating func countDelivery(key: String?, orderID: String, succeeded: Bool) {
+    mutating func countDelivery(key: String?, orderID: String, succeeded: Bool, store: String? = nil, transactionID: String? = nil) {
         if key != orderID { idempotencyMismatches += 1 }
         deliveries[orderID, default: 0] += 1
         if succeeded { deliveriesSucceeded[orderID, default: 0] += 1 }
+        if let store { deliveredStores[orderID] = store }
+        if let transactionID { deliveredTransactions[orderID] = transactionID }
     }
 
     /// A short, stable fingerprint (FNV-1a 64) of a receipt: counts are keyed by it.
@@ -67,6 +74,9 @@ public struct MockStats: Sendable, Hashable {
         func counts(_ dictionary: [String: Int]) -> JSONValue {
             .object(JSONObject(dictionary.sorted { $0.key < $1.key }.map { JSONObject.Member(key: $0.key, value: .integer($0.value)) }))
         }
+        func texts(_ dictionary: [String: String]) -> JSONValue {
+            .object(JSONObject(dictionary.sorted { $0.key < $1.key }.map { JSONObject.Member(key: $0.key, value: .string($0.value)) }))
+        }
         var seconds = JSONObject()
         for (endpoint, table) in perSecond.sorted(by: { $0.key < $1.key }) {
             seconds[endpoint] = counts(Dictionary(uniqueKeysWithValues: table.map { (String($0.key), $0.value) }))
@@ -80,6 +90,8 @@ public struct MockStats: Sendable, Hashable {
             "per_receipt": counts(perReceipt), "grant_requests": counts(grantRequests), "grants_succeeded": counts(grantsSucceeded),
             "deliveries": counts(deliveries), "deliveries_succeeded": counts(deliveriesSucceeded),
             "idempotency_mismatches": .integer(idempotencyMismatches), "attempt_headers": .object(attempts),
+            "delivered_stores": texts(deliveredStores), "delivered_transactions": texts(deliveredTransactions),
+            "merchant_purchase_tokens": texts(merchantPurchaseTokens),
         ]))
     }
 
@@ -102,5 +114,11 @@ public struct MockStats: Sendable, Hashable {
         for member in json["attempt_headers"]?.objectValue?.members ?? [] {
             attemptHeaders[member.key] = member.value.arrayValue?.compactMap(\.stringValue) ?? []
         }
+        func texts(_ value: JSONValue?) -> [String: String] {
+            Dictionary(uniqueKeysWithValues: (value?.objectValue?.members ?? []).compactMap { member in member.value.stringValue.map { (member.key, $0) } })
+        }
+        deliveredStores = texts(json["delivered_stores"])
+        deliveredTransactions = texts(json["delivered_transactions"])
+        merchantPurchaseTokens = texts(json["merchant_purchase_tokens"])
     }
 }

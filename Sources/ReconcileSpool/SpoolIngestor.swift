@@ -22,15 +22,21 @@ import Synchronization
 public actor SpoolIngestor {
     /// What the ingestor needs from the configuration; reloadable.
     public struct Settings: Sendable, Hashable {
-        public var verifierKind: VerifierKind
+        /// Decide which new orders can be verified now (`pending`) and which wait.
+        public var verifiers: ConfiguredVerifiers
         public var maxFileSize: Int
         /// Files per transaction.
         public var batchSize: Int
 
-        public init(verifierKind: VerifierKind, maxFileSize: Int, batchSize: Int = 512) {
-            self.verifierKind = verifierKind
+        public init(verifiers: ConfiguredVerifiers, maxFileSize: Int, batchSize: Int = 512) {
+            self.verifiers = verifiers
             self.maxFileSize = maxFileSize
             self.batchSize = batchSize
+        }
+
+        /// With `[Verifier] Kind=kind` only.
+        public init(verifierKind: VerifierKind, maxFileSize: Int, batchSize: Int = 512) {
+            self.init(verifiers: ConfiguredVerifiers(kind: verifierKind), maxFileSize: maxFileSize, batchSize: batchSize)
         }
     }
 
@@ -256,7 +262,7 @@ public actor SpoolIngestor {
         let time = now()
         if !reads.isEmpty {
             do {
-                let outcomes = try store.ingest(reads.map(\.candidate), verifierKind: settings.verifierKind, now: time)
+                let outcomes = try store.ingest(reads.map(\.candidate), verifiers: settings.verifiers, now: time)
                 var committed: [Read] = []
                 for (read, outcome) in zip(reads, outcomes) {
                     summary += handle(outcome, of: read, time: time, from: directory)

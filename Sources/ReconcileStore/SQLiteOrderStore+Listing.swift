@@ -8,12 +8,15 @@ public struct OrderFilter: Sendable, Hashable {
     public var productID: String?
     /// Taken in before this time (`--older-than`).
     public var receivedBefore: Date?
+    /// Only orders of this store (`--store`).
+    public var store: PurchaseStore?
     public var limit: Int
 
-    public init(states: [OrderState] = [], productID: String? = nil, receivedBefore: Date? = nil, limit: Int = 100) {
+    public init(states: [OrderState] = [], productID: String? = nil, receivedBefore: Date? = nil, store: PurchaseStore? = nil, limit: Int = 100) {
         self.states = states
         self.productID = productID
         self.receivedBefore = receivedBefore
+        self.store = store
         self.limit = limit
     }
 }
@@ -35,6 +38,11 @@ extension SQLiteOrderStore {
         if let before = filter.receivedBefore {
             conditions.append("received_at < ?")
             parameters.append(.integer(before.epochMilliseconds))
+        }
+        switch filter.store {
+        case .googlePlay?: conditions.append("purchase_token IS NOT NULL")
+        case .appStore?: conditions.append("purchase_token IS NULL")
+        case nil: break
         }
         let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
         return try withConnection { connection in

@@ -2,9 +2,9 @@ import Foundation
 import ReconcileCore
 
 extension SQLiteOrderStore {
-    /// Applies an operator action; `verifierKind` decides whether a retried order has usable
-    /// proof (`nil`: any proof counts).
-    public func apply(_ request: OperatorRequest, verifierKind: VerifierKind?, now: Date) throws -> [OperatorOutcome] {
+    /// Applies an operator action; `verifiers` decide whether a retried order has usable proof
+    /// (`nil`: any proof counts).
+    public func apply(_ request: OperatorRequest, verifiers: ConfiguredVerifiers?, now: Date) throws -> [OperatorOutcome] {
         try write { connection in
             let orderIDs: [String]
             switch request.target {
@@ -16,12 +16,12 @@ extension SQLiteOrderStore {
                 ) { $0.string(0) }
             }
             return try orderIDs.map { orderID in
-                try Self.operate(orderID, request, verifierKind: verifierKind, now: now, connection: connection)
+                try Self.operate(orderID, request, verifiers: verifiers, now: now, connection: connection)
             }
         }
     }
 
-    /// Orders per transaction in ``applyInBatches(_:verifierKind:now:batchSize:sampleSize:shouldStop:each:)``.
+    /// Orders per transaction in ``applyInBatches(_:verifiers:now:batchSize:sampleSize:shouldStop:each:)``.
     public static let operatorBatchSize = 1_000
 
     /// Applies an operator action in batches of `batchSize` orders, one transaction each, so
@@ -33,7 +33,7 @@ extension SQLiteOrderStore {
     /// `shouldStop` is asked before each batch; when it says so, the outcome is `interrupted`
     /// and counts the orders not reached. `each` sees every outcome, after its batch committed.
     public func applyInBatches(
-        _ request: OperatorRequest, verifierKind: VerifierKind?, now: () -> Date = Date.init,
+        _ request: OperatorRequest, verifiers: ConfiguredVerifiers?, now: () -> Date = Date.init,
         batchSize: Int = SQLiteOrderStore.operatorBatchSize, sampleSize: Int = 100,
         shouldStop: () -> Bool = { false }, each: (OperatorOutcome) -> Void = { _ in }
     ) throws -> BulkOutcome {
@@ -69,7 +69,7 @@ extension SQLiteOrderStore {
             let batch = try write { connection -> (outcomes: [OperatorOutcome], skipped: Int) in
                 switch target {
                 case .named(let ids):
-                    return (try ids[start..<end].map { try Self.operate($0, request, verifierKind: verifierKind, now: time, connection: connection) }, 0)
+                    return (try ids[start..<end].map { try Self.operate($0, request, verifiers: verifiers, now: time, connection: connection) }, 0)
                 case .rows(let rows, let state):
                     var outcomes: [OperatorOutcome] = []
                     var skipped = 0
@@ -80,7 +80,7 @@ extension SQLiteOrderStore {
                             skipped += 1
                             continue
                         }
-                        outcomes.append(try Self.operate(orderID, request, verifierKind: verifierKind, now: time, connection: connection))
+                        outcomes.append(try Self.operate(orderID, request, verifiers: verifiers, now: time, connection: connection))
                     }
                     return (outcomes, skipped)
                 }
@@ -97,12 +97,25 @@ extension SQLiteOrderStore {
 
     /// One order's action inside the caller's transaction: read, plan (``OperatorRules``), write.
     static func operate(
-        _ orderID: String, _ request: OperatorRequest, verifierKind: VerifierKind?, now: Date, connection: SQLiteConnection
+        _ orderID: String, _ request: OperatorRequest, verifiers: ConfiguredVerifiers?, now: Date, connection: SQLiteConnection
     ) throws -> OperatorOutcome {
         let record = try record(orderID: orderID, connection: connection)
         let (plan, outcome) = try OperatorRules.plan(
-            request, on: record, orderID: orderID, verifierKind: verifierKind, now: now, lookups: SQLiteRuleLookups(connection: connection))
+            request, on: record, orderID: orderID, verifiers: verifiers, now: now, lookups: SQLiteRuleLookups(connection: connection))
         if let plan { try write(plan, connection: connection) }
         return outcome
+    }
+}
+
+extension SQLiteOrderStore {
+    /// ``applyInBatches(_:verifiers:now:batchSize:sampleSize:shouldStop:each:)`` with `[Verifier] Kind=kind` only.
+    public func applyInBatches(
+        _ request: OperatorRequest, verifierKind: VerifierKind?, now: () -> Date = Date.init,
+        batchSize: Int = SQLiteOrderStore.operatorBatchSize, sampleSize: Int = 100,
+        shouldStop: () -> Bool = { false }, each: (OperatorOutcome) -> Void = { _ in }
+    ) throws -> BulkOutcome {
+        try applyInBatches(
+            request, verifiers: verifierKind.map { ConfiguredVerifiers(kind: $0) }, now: now, batchSize: batchSize, sampleSize: sampleSize,
+            shouldStop: shouldStop, each: each)
     }
 }

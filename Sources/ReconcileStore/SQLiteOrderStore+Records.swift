@@ -45,7 +45,7 @@ extension SQLiteOrderStore {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [
-                    .integer(reference), .integer(attempt.number), .text(attempt.kind.rawValue), .integer(request.startedAt.epochMilliseconds),
+                    .integer(reference), .integer(attempt.number), .text(attempt.kind.recordedKind), .integer(request.startedAt.epochMilliseconds),
                     .text(request.endpoint.rawValue), .text(orNull: request.environment), .integer(orNull: request.httpStatus.map(Int64.init)),
                     .integer(orNull: request.verifierStatus.map(Int64.init)), .integer(request.latency.totalMilliseconds),
                     .text(request.outcome.rawValue), .text(orNull: request.detail),
@@ -62,7 +62,22 @@ extension SQLiteOrderStore {
                 connection, orderRef: reference, at: transition.at, actor: transition.actor, from: transition.from, to: transition.to,
                 reason: transition.reason.code, detail: transition.reason.detail, attemptRef: transition.linksLastAttempt ? attemptRef : nil)
         }
+        for action in plan.outbox {
+            // The idempotency key is unique: a follow-up recorded once is never recorded again.
+            try connection.run(
+                outboxInsertSQL, OutboxColumns.insertValues(action, orderReference: reference).map(SQLiteValue.init))
+        }
         return reference
+    }
+
+    private static let outboxInsertSQL =
+        "INSERT OR IGNORE INTO outbox (\(OutboxColumns.insert.joined(separator: ", "))) VALUES (\(OutboxColumns.insert.map { _ in "?" }.joined(separator: ", ")))"
+
+    private static let outboxUpdateSQL = "UPDATE outbox SET \(OutboxColumns.update.map { "\($0) = ?" }.joined(separator: ", ")) WHERE id = ?"
+
+    /// Writes an outbox action as a rule left it, inside the caller's transaction.
+    static func update(_ action: OutboxAction, connection: SQLiteConnection) throws {
+        try connection.run(outboxUpdateSQL, OutboxColumns.updateValues(action).map(SQLiteValue.init) + [.integer(action.reference)])
     }
 
     /// The columns a plan sets, in the order of ``values(_:)``.

@@ -8,8 +8,8 @@ extension SQLiteOrderStore {
     /// prefers the (state, received_at) index and sorts the whole backlog on every claim.
     static func dueOrdersSQL(_ kind: WorkKind) -> String {
         """
-        SELECT id FROM orders INDEXED BY orders_due_\(kind.rawValue)
-        WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ? AND state = '\(kind.waitingState.rawValue)'
+        SELECT id FROM orders INDEXED BY \(DueOrders.index(kind))
+        WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= ? AND \(DueOrders.condition(kind))
         ORDER BY next_attempt_at
         LIMIT ?
         """
@@ -19,8 +19,8 @@ extension SQLiteOrderStore {
         try withConnection { connection in
             try connection.queryFirst(
                 """
-                SELECT next_attempt_at FROM orders INDEXED BY orders_due_\(kind.rawValue)
-                WHERE next_attempt_at IS NOT NULL AND state = '\(kind.waitingState.rawValue)'
+                SELECT next_attempt_at FROM orders INDEXED BY \(DueOrders.index(kind))
+                WHERE next_attempt_at IS NOT NULL AND \(DueOrders.condition(kind))
                 ORDER BY next_attempt_at LIMIT 1
                 """
             ) { Date(epochMilliseconds: $0.int64(0)) }
@@ -51,6 +51,9 @@ extension SQLiteOrderStore {
             for record in leased {
                 try Self.write(try LeaseRules.end(record, .released, now: now, lookups: lookups), connection: connection)
             }
+            let actions = try connection.query(
+                "SELECT \(OutboxColumns.action) \(OutboxColumns.from) WHERE x.lease_owner IS NOT NULL", [], OutboxColumns.action(from:))
+            for action in actions { try Self.update(OutboxRules.release(action, now: now), connection: connection) }
             return leased.map(\.orderID)
         }
     }
@@ -107,7 +110,7 @@ extension SQLiteOrderStore {
             for kind in kinds {
                 // A range of the partial due index, per kind.
                 try connection.run(
-                    "UPDATE orders INDEXED BY orders_due_\(kind.rawValue) SET next_attempt_at = ? WHERE next_attempt_at IS NOT NULL AND next_attempt_at > ? AND state = '\(kind.waitingState.rawValue)'",
+                    "UPDATE orders INDEXED BY \(DueOrders.index(kind)) SET next_attempt_at = ? WHERE next_attempt_at IS NOT NULL AND next_attempt_at > ? AND \(DueOrders.condition(kind))",
                     [.integer(limit.epochMilliseconds), .integer(limit.epochMilliseconds)])
                 moved += connection.changes
             }
@@ -138,17 +141,18 @@ extension SQLiteOrderStore {
         }
     }
 
-    public func promoteWaiting(usableBy kind: VerifierKind, now: Date) throws -> Int {
+    public func promoteWaiting(usableBy verifiers: ConfiguredVerifiers, now: Date) throws -> Int {
         // Only orders with some proof can be promoted: the rule decides which proof counts.
         try write { connection in
             let waiting = try connection.query(
                 """
                 SELECT \(Self.recordColumns) FROM orders
-                WHERE state = 'waiting' AND (receipt IS NOT NULL OR transaction_id IS NOT NULL OR signed_transaction IS NOT NULL)
+                WHERE state = 'waiting' AND (receipt IS NOT NULL OR transaction_id IS NOT NULL OR signed_transaction IS NOT NULL
+                    OR purchase_token IS NOT NULL)
                 """, [], Self.record(from:))
             var promoted = 0
             for record in waiting {
-                guard let plan = WaitingRules.promote(record, usableBy: kind, now: now) else { continue }
+                guard let plan = WaitingRules.promote(record, usableBy: verifiers, now: now) else { continue }
                 try Self.write(plan, connection: connection)
                 promoted += 1
             }

@@ -8,14 +8,17 @@ public struct StoreSummary: Sendable, Hashable {
     public var oldestPendingReceivedAt: Date?
     /// The earliest next attempt of any order.
     public var nextAttemptAt: Date?
+    /// The outbox's backlog (DESIGN §5a).
+    public var outbox: OutboxSummary
 
     /// The states ``oldestPendingReceivedAt`` looks at.
     public static let pendingStates: [OrderState] = [.pending, .verifying]
 
-    public init(counts: [OrderState: Int], oldestPendingReceivedAt: Date? = nil, nextAttemptAt: Date? = nil) {
+    public init(counts: [OrderState: Int], oldestPendingReceivedAt: Date? = nil, nextAttemptAt: Date? = nil, outbox: OutboxSummary = OutboxSummary()) {
         self.counts = counts
         self.oldestPendingReceivedAt = oldestPendingReceivedAt
         self.nextAttemptAt = nextAttemptAt
+        self.outbox = outbox
     }
 }
 
@@ -42,12 +45,13 @@ extension SQLiteOrderStore {
                 let next = try WorkKind.allCases.compactMap { kind in
                     try connection.queryFirst(
                         """
-                        SELECT next_attempt_at FROM orders INDEXED BY orders_due_\(kind.rawValue)
-                        WHERE next_attempt_at IS NOT NULL AND state = '\(kind.waitingState.rawValue)' ORDER BY next_attempt_at LIMIT 1
+                        SELECT next_attempt_at FROM orders INDEXED BY \(DueOrders.index(kind))
+                        WHERE next_attempt_at IS NOT NULL AND \(DueOrders.condition(kind)) ORDER BY next_attempt_at LIMIT 1
                         """
                     ) { Date(epochMilliseconds: $0.int64(0)) }
                 }.min()
-                return StoreSummary(counts: counts, oldestPendingReceivedAt: oldest, nextAttemptAt: next)
+                return StoreSummary(
+                    counts: counts, oldestPendingReceivedAt: oldest, nextAttemptAt: next, outbox: try Self.outboxSummary(connection))
             }
         }
     }

@@ -74,12 +74,12 @@ public final class SQLiteOrderStore: OrderStore {
             opening = connection
             // Look before touching: a foreign, newer or damaged file is refused before anything
             // (even the journal mode) is written to it.
+            if depth == .full(logBeside: true), (files.databaseSize ?? 0) > 0 {
+                willMigrate("checking the database (PRAGMA quick_check): a write-ahead log from an unclean stop lies beside it")
+            }
             let version = try migrator.currentVersion(of: connection)
             try migrator.refuseNewer(version, path: path)
             if let depth, version > 0 {
-                if depth == .full(logBeside: true) {
-                    willMigrate("checking the database (PRAGMA quick_check): a write-ahead log from an unclean stop lies beside it")
-                }
                 let problems = try StartupCheck.problems(connection, depth: depth, fileSize: files.databaseSize)
                 if !problems.isEmpty {
                     throw StoreError.damaged(path: path, problems: problems, logBeside: depth == .full(logBeside: true))
@@ -108,6 +108,11 @@ public final class SQLiteOrderStore: OrderStore {
             // Refused: closing must not copy a write-ahead log that may not belong to the file
             // into it (nor delete it); both stay as they were found.
             opening?.keepLogOnClose()
+            if let error = error as? SQLiteError, error.isCorrupt, depth == .full(logBeside: true) {
+                // Unreadable only with the write-ahead log beside it: most likely another
+                // database's log (a backup copied over the store after a crash).
+                throw StoreError.damaged(path: path, problems: [error.message], logBeside: true)
+            }
             if let error = error as? SQLiteError, error.isNotADatabase || error.isCorrupt {
                 throw StoreError.unreadable(path: path, reason: error.message)
             }
@@ -244,7 +249,7 @@ public final class SQLiteOrderStore: OrderStore {
         id, order_id, product_id, state, resume_state, receipt, transaction_id, signed_transaction,
         application_username, user_id, amount, currency, created_at, received_at, updated_at, next_attempt_at,
         attempts, delivery_attempts, content_hash, reason, lease_owner, leased_until, finished_by,
-        verified_transaction_id, environment, pruned_at
+        verified_transaction_id, environment, pruned_at, purchase_token, package_name
         """
 
     static func order(from row: SQLiteRow) -> StoredOrder {
@@ -252,7 +257,9 @@ public final class SQLiteOrderStore: OrderStore {
             orderID: row.string(1), productID: row.string(2),
             state: OrderState(rawValue: row.string(3)) ?? .held,
             resumeState: row.optionalString(4).flatMap(OrderState.init(rawValue:)),
-            proof: OrderProof(receipt: row.optionalString(5), transactionID: row.optionalString(6), signedTransaction: row.optionalString(7)),
+            proof: OrderProof(
+                receipt: row.optionalString(5), transactionID: row.optionalString(6), signedTransaction: row.optionalString(7),
+                purchaseToken: row.optionalString(26), packageName: row.optionalString(27)),
             applicationUsername: row.optionalString(8), userID: row.optionalString(9), amount: row.optionalString(10),
             currency: row.optionalString(11), createdAt: row.optionalInt64(12).map(Date.init(epochMilliseconds:)),
             receivedAt: Date(epochMilliseconds: row.int64(13)), updatedAt: Date(epochMilliseconds: row.int64(14)),

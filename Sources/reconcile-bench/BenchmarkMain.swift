@@ -8,6 +8,7 @@ enum BenchmarkMain {
     static let scenarios: [Scenario] = [
         Scenario(name: IngestScenario.name, run: IngestScenario.run),
         Scenario(name: EndToEndScenario.name, run: EndToEndScenario.run),
+        Scenario(name: PlayScenario.name, run: PlayScenario.run),
         Scenario(name: BacklogScenario.name, run: BacklogScenario.run),
         Scenario(name: IdleScenario.name, run: IdleScenario.run),
         Scenario(name: TimerScenario.name, run: TimerScenario.run),
@@ -22,7 +23,8 @@ enum BenchmarkMain {
           --files <n>    ingest: how many files (default 100,000; 5,000 with --quick);
                          backlog: how many orders (default 1,000,000; 20,000 with --quick);
                          idle: how many orders (default 100,000; 10,000 with --quick);
-                         timer: how many orders (default 3,000; 300 with --quick).
+                         timer: how many orders (default 3,000; 300 with --quick);
+                         play: how many Google Play orders (default 6,400; 640 with --quick).
           --dir <path>   Where state and spool live (default: a new directory under /var/tmp,
                          on the real disk, not tmpfs).
         """

@@ -19,4 +19,20 @@ enum Seeding {
             start = end
         }
     }
+
+    /// Inserts one pending Google Play order per purchase token (`[GooglePlay]` configured).
+    static func insertPlayOrders(into store: SQLiteOrderStore, tokens: [String], prefix: String, at dueAt: Date) throws {
+        let parser = OrderFileParser()
+        var start = 0
+        while start < tokens.count {
+            let end = min(start + 5_000, tokens.count)
+            let batch = try (start..<end).map { index -> IngestCandidate in
+                let text = "{\"order_id\":\"\(prefix)\(index)\",\"product_id\":\"gems\",\"purchase_token\":\"\(tokens[index])\"}"
+                let bytes = Array(text.utf8)
+                return IngestCandidate(submission: try parser.parse(bytes), raw: bytes, contentHash: text, fileName: "seed")
+            }
+            _ = try store.ingest(batch, verifiers: ConfiguredVerifiers(kind: nil, googlePlay: true), now: dueAt)
+            start = end
+        }
+    }
 }

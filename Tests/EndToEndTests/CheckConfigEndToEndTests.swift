@@ -120,4 +120,59 @@ struct CheckConfigEndToEndTests {
         #expect(missing.status == 78)
         #expect(missing.error.contains(":10: [Verifier] TokenCredential=: cannot read \(harness.directory.file("elsewhere"))/merchant-token: No such file or directory"))
     }
+
+    @Test("[GooglePlay]: a key file missing, not JSON, or holding a key RS256 cannot use, and a package name that is not one: the daemon and check-config refuse each, naming the line and key; a good key is summarised without its secret")
+    func googlePlayKey() async throws {
+        let harness = Harness("check-play")
+        let account = try await TestServiceAccount.make()
+        harness.directory.write("play-key.json", account.json)
+        harness.directory.write("not-json.json", "private_key=nothing here\n")
+        let directory = try OpenSSLCommand.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        _ = try await OpenSSLCommand.run(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", "ec.pem"], in: directory)
+        let ecKey = try String(contentsOf: directory.appendingPathComponent("ec.pem"), encoding: .utf8)
+        harness.directory.write("ec-key.json", JSONWriter.string(.object(JSONObject([
+            "type": .string("service_account"), "private_key_id": .string("0001"), "private_key": .string(ecKey),
+            "client_email": .string("ec@reconcile-test.iam.gserviceaccount.com"), "token_uri": .string("https://oauth2.googleapis.com/token"),
+        ]))))
+        let refused: [(package: String, keyFile: String, line: Int, problem: String)] = [
+            ("com.example.game", "no-key.json", 9, "[GooglePlay] ServiceAccountFile=: cannot read \(harness.directory.file("no-key.json")): No such file or directory"),
+            ("com.example.game", "not-json.json", 9, "[GooglePlay] ServiceAccountFile=: file \(harness.directory.file("not-json.json")) is not a usable service account key: not a JSON key file"),
+            ("com.example.game", "ec-key.json", 9, "[GooglePlay] ServiceAccountFile=: file \(harness.directory.file("ec-key.json")) is not a usable service account key: the key file's private_key: not an RSA key (type EC); RS256 needs RSA"),
+            ("Com..game", "play-key.json", 8, "[GooglePlay] PackageName=: \"Com..game\" is not an Android package name"),
+        ]
+        for (package, keyFile, line, problem) in refused {
+            harness.configure("[GooglePlay]\nPackageName=\(package)\nServiceAccountFile=\(keyFile)")
+            let expected = "\(harness.configPath):\(line): \(problem)"
+            let daemon = try harness.startDaemon()
+            #expect(await daemon.wait(timeout: .seconds(15)) == 78, "\(daemon.standardError)")
+            #expect(daemon.standardError.contains(expected), "\(daemon.standardError)")
+            let check = try await harness.ctl(["check-config"])
+            #expect(check.status == 78 && check.output.isEmpty)
+            #expect(check.error.hasPrefix(expected) && check.error.hasSuffix("Error: 1 problem in the configuration\n"), "\(check.error)")
+            #expect(!check.error.contains(account.keyBody.prefix(40)) && !check.error.contains("BEGIN PRIVATE KEY"))
+        }
+        harness.configure("[GooglePlay]\nPackageName=com.example.game\nServiceAccountFile=play-key.json")
+        let check = try await harness.ctl(["check-config"])
+        #expect(check.status == 0, "\(check.error)")
+        #expect(check.output.contains("googleplay com.example.game at https://androidpublisher.googleapis.com, acknowledge after finishing"), "\(check.output)")
+        #expect(check.output.contains("service account \(account.clientEmail) (key 2048 bits), tokens from https://oauth2.googleapis.com/token"))
+        #expect(!check.output.contains(account.keyBody.prefix(40)) && !check.output.contains(account.privateKeyID))
+
+        // The key as a systemd credential: read from $CREDENTIALS_DIRECTORY; outside the unit, a note.
+        harness.configure("[GooglePlay]\nPackageName=com.example.game\nServiceAccountCredential=play-service-account")
+        harness.directory.write("credentials/play-service-account", account.json)
+        let given = try await ChildProcess.run(
+            "reconcilectl", ["--config", harness.configPath, "check-config"],
+            environment: ["CREDENTIALS_DIRECTORY": harness.directory.file("credentials")], directory: harness.directory)
+        #expect(given.status == 0 && given.error.isEmpty, "\(given.error)")
+        #expect(given.output.contains("service account \(account.clientEmail) (key 2048 bits)"), "\(given.output)")
+        let outside = try await harness.ctl(["check-config"])
+        #expect(outside.status == 0 && outside.error.hasPrefix("note: [GooglePlay] ServiceAccountCredential=play-service-account not checked"), "\(outside.error)")
+        harness.directory.write("credentials/play-service-account", "{}")
+        let wrong = try await ChildProcess.run(
+            "reconcilectl", ["--config", harness.configPath, "check-config"],
+            environment: ["CREDENTIALS_DIRECTORY": harness.directory.file("credentials")], directory: harness.directory)
+        #expect(wrong.status == 78 && wrong.error.contains(":9: [GooglePlay] ServiceAccountCredential=: "), "\(wrong.error)")
+    }
 }

@@ -103,6 +103,82 @@ struct SecretsEndToEndTests {
         }
     }
 
+    @Test("Google Play: the service account's private_key, the JWT grant, the access token and the purchase tokens appear nowhere the daemon or the CLI writes, nor in any store column but the order's own token")
+    func playNothingLeaks() async throws {
+        let harness = Harness("secrets-play")
+        let account = try await harness.startPlayMock()
+        let tokens = (1...5).map { playToken("S\($0)") }
+        try await harness.registerPurchases([
+            (tokens[0], "gems", "\"orderId\":\"GPA.7001\""),
+            (tokens[1], "gems", "\"status\":410"),
+            (tokens[2], "gems", "\"orderId\":\"GPA.7003\",\"obfuscatedExternalAccountId\":\"someone-else\""),
+            (tokens[3], "gems", "\"orderId\":\"GPA.7004\",\"purchaseType\":0"),
+        ])
+        let captured = harness.directory.file("escalation.env")
+        let script = harness.directory.write("bin/page", "#!/bin/sh\nenv >> \(captured)\n")
+        chmod(script, 0o755)
+        harness.configure("""
+            \(harness.playSection())
+            \(VerificationEndToEndTests.quickRetry)
+            MaxAttempts=3
+            [Escalation]
+            Command=bin/page
+            CommandRate=100
+            """)
+        for (index, token) in tokens.enumerated() { harness.dropPlayOrder("S\(index + 1)", token: token, extra: "\"user_id\":\"user-7\"") }
+        // The access token is refused once mid-run: the daemon asks for another.
+        let daemon = try harness.startDaemon()
+        #expect(await harness.waitFor(.finished, count: 1), "\(harness.counts())")
+        try await harness.postMock("/_mock/googleplay/revoke-tokens", "{}")
+        harness.dropPlayOrder("S6", token: tokens[0])
+        #expect(await eventually(timeout: .seconds(30)) {
+            let counts = harness.counts()
+            return counts[.rejected] == 3 && counts[.escalated] == 2
+        }, "410, a test purchase and an unknown token rejected, an account mismatch and a replayed token escalated: \(harness.counts())")
+        #expect(await eventually(timeout: .seconds(10)) { (harness.directory.read("escalation.env") ?? "").components(separatedBy: "RECONCILE_ORDER_ID=").count >= 3 })
+        var cliOutput = ""
+        for arguments in [["status"], ["status", "--json"], ["list"], ["list", "--json"], ["list", "--store", "google_play", "--json"], ["list", "--actions-due", "--json"],
+                          ["show", "S1"], ["show", "S1", "--json"], ["show", "S3", "--json"], ["show", "S6"], ["check-config"]] {
+            let result = try await harness.ctl(arguments)
+            cliOutput += result.output + result.error
+        }
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+        let play = try await harness.playStats()
+        #expect(play.tokensIssued == 2 && play.unauthorized >= 1, "the access token was not refreshed: the test proves less than it says")
+
+        var written: [(String, String)] = [("stderr", daemon.standardError), ("reconcilectl", cliOutput)]
+        written.append(("escalation environment", harness.directory.read("escalation.env") ?? ""))
+        let store = try harness.store()
+        let tables = try store.withConnection { try $0.query("SELECT name FROM sqlite_master WHERE type = 'table'") { $0.string(0) } }
+        #expect(tables.contains("outbox"))
+        for table in tables {
+            let columns = try store.withConnection { try $0.query("SELECT name FROM pragma_table_info('\(table)')") { $0.string(0) } }
+            // The order's own proof: its token, and the order file as it came.
+            for column in columns where !(table == "orders" && ["purchase_token", "raw"].contains(column)) {
+                let values = try store.withConnection { try $0.query("SELECT CAST(\(column) AS TEXT) FROM \(table)") { $0.optionalString(0) ?? "" } }
+                written.append(("store \(table).\(column)", values.joined(separator: "\n")))
+            }
+        }
+        #expect(daemon.standardError.contains("finished"), "the scenario did not run: \(daemon.standardError.suffix(400))")
+        let key = account.keyBody
+        // A JWT signed with RS256 starts with this header, whatever its claims.
+        let jwtHeader = "eyJhbGciOiJSUzI1NiIs"
+        for (place, text) in written {
+            for start in stride(from: 0, to: key.count - 32, by: 256) {
+                let slice = key.dropFirst(start).prefix(32)
+                #expect(!text.contains(slice), "part of the private key is in \(place)")
+            }
+            #expect(!text.contains("PRIVATE KEY"), "a PEM key is in \(place)")
+            #expect(!text.contains(jwtHeader), "a JWT is in \(place)")
+            #expect(!text.contains("ya29.mock-"), "an access token is in \(place)")
+            for token in tokens {
+                #expect(!text.contains(token.prefix(24)), "the start of a purchase token is in \(place)")
+                #expect(!text.contains(token.suffix(24)), "the end of a purchase token is in \(place)")
+            }
+        }
+    }
+
     @Test("a spool file swapped for a symlink to a secret, again and again while the daemon ingests: the secret is never read")
     func symlinkSwaps() async throws {
         let harness = Harness("swaps")

@@ -38,7 +38,7 @@ struct ControlHandlerTests {
         let logger = Logger(handler: log, minimumLevel: .debug)
         let handler = ControlHandler(
             store: store, scheduler: Scheduler(store: store, settings: settings, logger: .discarding), configPath: "/x.conf",
-            verifierKind: .http, logger: logger, requestReload: { .success(1) })
+            verifiers: ConfiguredVerifiers(kind: .http), logger: logger, requestReload: { .success(1) })
         return (handler, store)
     }
 

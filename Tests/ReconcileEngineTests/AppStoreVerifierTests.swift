@@ -177,3 +177,12 @@ struct AppStoreVerifierTests {
         }
     }
 }
+
+extension AppStoreVerifierTests {
+    @Test("ids in a path: unreserved ASCII kept, every other byte of their UTF-8 escaped")
+    func pathComponent() {
+        #expect(AppStoreVerifier.pathComponent("2000000123456789") == "2000000123456789")
+        #expect(AppStoreVerifier.pathComponent("é+ /") == "%C3%A9%2B%20%2F")
+        #expect(AppStoreVerifier.pathComponent("") == "")
+    }
+}

@@ -17,11 +17,11 @@ final class SpyStore: OrderIngesting {
 
     init(_ inner: any OrderStore) { self.inner = inner }
 
-    func ingest(_ candidates: [IngestCandidate], verifierKind: VerifierKind, now: Date) throws -> [IngestOutcome] {
+    func ingest(_ candidates: [IngestCandidate], verifiers: ConfiguredVerifiers, now: Date) throws -> [IngestOutcome] {
         batches.withLock { $0.append(candidates.count) }
         if let error = failure.withLock({ $0 }) { throw error }
         duringIngest.withLock { $0 }?()
-        return try inner.ingest(candidates, verifierKind: verifierKind, now: now)
+        return try inner.ingest(candidates, verifiers: verifiers, now: now)
     }
 
     func order(id orderID: String) throws -> StoredOrder? { try inner.order(id: orderID) }

@@ -25,7 +25,7 @@ public func fuzzSpoolName(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 final class RecordingStore: OrderIngesting {
     let candidates = Mutex<[IngestCandidate]>([])
 
-    func ingest(_ candidates: [IngestCandidate], verifierKind: VerifierKind, now: Date) throws -> [IngestOutcome] {
+    func ingest(_ candidates: [IngestCandidate], verifiers: ConfiguredVerifiers, now: Date) throws -> [IngestOutcome] {
         self.candidates.withLock { $0 += candidates }
         return candidates.map { _ in .accepted(.pending) }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileCrypto
 import ReconcileDaemon
 import ReconcileSystem
 
@@ -50,13 +51,13 @@ enum CheckConfigCommand {
                 "note: \(key) not checked: $CREDENTIALS_DIRECTORY is not set here (the service manager sets it for the unit, from LoadCredential=)\n")
         }
         if !arguments.flag("quiet") {
-            context.output.out(summary(configuration))
+            context.output.out(summary(configuration, googlePlayAccount: resources.googlePlayAccount))
         }
         return ExitStatus.success
     }
 
     /// What the configuration means, one line per section.
-    static func summary(_ configuration: Configuration) -> String {
+    static func summary(_ configuration: Configuration, googlePlayAccount: GoogleServiceAccount? = nil) -> String {
         let main = configuration.sourcePaths.first ?? "(none)"
         var lines = ["\(main): configuration OK"]
         func line(_ label: String, _ text: String) {
@@ -69,13 +70,29 @@ enum CheckConfigCommand {
         line("spool", "\(spool.directory) (MaxFileSize=\(ByteSize.format(spool.maxFileSize)), rescan \(spool.rescanInterval.map(TimeSpan.format) ?? "off"))")
         line("store", "\(configuration.state.database) (KeepFinished=\(configuration.state.keepFinished.map(TimeSpan.format) ?? "infinity"))")
         let verifier = configuration.verifier
-        var verifierText = "Kind=\(verifier.kind.rawValue) \(verifier.url.absoluteString)"
-        if verifier.kind == .apple {
-            verifierText += ", bundle \(verifier.bundleID ?? "?"), sandbox \(verifier.allowSandbox ? "allowed" : "refused")"
+        if configuration.hasVerifier {
+            var verifierText = "Kind=\(verifier.kind.rawValue) \(verifier.url.absoluteString)"
+            if verifier.kind == .apple {
+                verifierText += ", bundle \(verifier.bundleID ?? "?"), sandbox \(verifier.allowSandbox ? "allowed" : "refused")"
+            }
+            line("verifier", verifierText)
+            let rate = verifier.maxRate.map { "\(format($0))/s" } ?? "unlimited"
+            line("limits", "\(verifier.maxInFlight) in flight, \(rate) (burst \(verifier.burst)), circuit after \(verifier.circuitThreshold) failures")
+        } else {
+            line("verifier", "none ([GooglePlay] only: App Store orders wait)")
         }
-        line("verifier", verifierText)
-        let rate = verifier.maxRate.map { "\(format($0))/s" } ?? "unlimited"
-        line("limits", "\(verifier.maxInFlight) in flight, \(rate) (burst \(verifier.burst)), circuit after \(verifier.circuitThreshold) failures")
+        if configuration.hasGooglePlay {
+            let play = configuration.googlePlay
+            let followUp = play.consume ? "consume" : play.acknowledge ? "acknowledge" : "neither acknowledge nor consume"
+            line("googleplay", "\(play.packageName ?? "?") at \(play.url.absoluteString), \(followUp) after finishing, test purchases \(play.allowTestPurchases ? "allowed" : "refused")")
+            if let account = googlePlayAccount {
+                line("", "service account \(account.clientEmail) (key \(account.key.bits) bits), tokens from \(play.tokenURL?.absoluteString ?? account.tokenURI)")
+            }
+            let rate = play.maxRate.map { "\(format($0))/s" } ?? "unlimited"
+            line("", "\(play.maxInFlight) in flight, \(rate) (burst \(play.burst)), circuit after \(play.circuitThreshold) failures")
+        } else {
+            line("googleplay", "none (Google Play orders \(configuration.hasVerifier && verifier.kind == .http ? "go to the merchant endpoint" : "wait"))")
+        }
         line("delivery", configuration.delivery.url?.absoluteString ?? "none (verified orders finish at once)")
         line("proxy", configuration.daemon.proxy?.absoluteString ?? "none (http_proxy and the like are ignored)")
         let retry = configuration.retry

@@ -7,14 +7,19 @@ enum ListCommand {
     static var spec: CommandSpec {
         CommandSpec(
             name: "list", abstract: "List orders, soonest next attempt first.",
-            usage: "list [--state <state>]... [--product <id>] [--older-than <span>] [--limit <n>] [--json]",
+            usage: "list [--state <state>]... [--product <id>] [--store <store>] [--older-than <span>] [--limit <n>] [--json] | --actions-due [--json]",
             discussion: """
                 Reads the store (read-only; the daemon may run). States: waiting, pending,
                 verifying, verified, finished, rejected, escalated, held, cancelled, expired.
+                Stores: app_store, google_play (orders with a purchase token).
+                --actions-due lists the outbox actions still owed (a Google Play
+                acknowledgement, for example), soonest next attempt first.
                 """,
             options: [
                 OptionSpec(long: "state", short: "s", valueName: "state", help: "Only orders in this state; repeat for several.", repeatable: true),
                 OptionSpec(long: "product", short: "p", valueName: "id", help: "Only orders of this product."),
+                OptionSpec(long: "store", short: nil, valueName: "store", help: "Only orders of this store: app_store or google_play."),
+                OptionSpec(long: "actions-due", short: nil, valueName: nil, help: "List the outbox actions still owed instead of orders."),
                 OptionSpec(long: "older-than", short: nil, valueName: "span", help: "Only orders taken in longer ago than this (e.g. 1h, 3d)."),
                 OptionSpec(long: "limit", short: "n", valueName: "n", help: "Show at most this many (default 100)."),
                 OptionSpec(long: "json", short: nil, valueName: nil, help: "Print JSON (see README, \"JSON output\")."),
@@ -24,7 +29,19 @@ enum ListCommand {
 
     static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
         try ArgumentChecks.noPositionals(arguments, command: "list")
+        if arguments.flag("actions-due") {
+            for option in ["state", "product", "store", "older-than"] where !arguments.allValues(option).isEmpty {
+                throw CommandLineError.usage("'--\(option)' does not apply to '--actions-due'", command: "list")
+            }
+            return try actions(arguments, context)
+        }
         var filter = OrderFilter()
+        if let store = arguments.value("store") {
+            guard let value = PurchaseStore(rawValue: store) else {
+                throw CommandLineError.usage("Invalid value '\(store)' for '--store <store>'; use app_store or google_play", command: "list")
+            }
+            filter.store = value
+        }
         filter.states = try arguments.allValues("state").map { try ArgumentChecks.state($0, command: "list") }
         filter.productID = arguments.value("product")
         if let span = arguments.value("older-than") {
@@ -69,6 +86,43 @@ enum ListCommand {
             text += "(showing \(Number.grouped(orders.count)) of \(Number.grouped(total)); use --limit to see more)\n"
         }
         context.output.out(text)
+        return ExitStatus.success
+    }
+
+    /// `list --actions-due`: the outbox actions still owed, soonest first.
+    static func actions(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
+        var limit = 100
+        if let text = arguments.value("limit") {
+            guard let number = Int(text), number > 0, number <= 1_000_000 else {
+                throw CommandLineError.usage("Invalid value '\(text)' for '--limit <n>'; use a number from 1 to 1000000", command: "list")
+            }
+            limit = number
+        }
+        let environment = try CommandEnvironment(context)
+        let actions = try environment.readStore().pendingActions(dueBy: nil, limit: limit)
+        let now = context.now()
+        if arguments.flag("json") {
+            let list = JSONValue.array(actions.map { .object(OrderJSON.action($0)) })
+            context.output.out(JSONWriter.string(.object(JSONObject(["version": .integer(1), "actions": list]))) + "\n")
+            return ExitStatus.success
+        }
+        guard !actions.isEmpty else {
+            context.output.out("no outbox actions are owed\n")
+            return ExitStatus.success
+        }
+        var table = TextTable([
+            .init(title: "ORDER", maximum: 20), .init(title: "ACTION", maximum: 16), .init(title: "ATT", maximum: 4, alignRight: true),
+            .init(title: "NEXT", maximum: 8), .init(title: "DEADLINE", maximum: 8), .init(title: "REASON", maximum: 40, flexible: true),
+        ])
+        for action in actions {
+            table.add([
+                action.orderID, action.kind.rawValue, String(action.attempts),
+                action.nextAttemptAt.map { RelativeTime.describe($0, now: now) } ?? "now",
+                action.deadline.map { RelativeTime.describe($0, now: now) } ?? "-", action.reason ?? "",
+            ])
+        }
+        let style = TerminalStyle(output: context.output, environment: context.environment)
+        context.output.out(table.render(style: style))
         return ExitStatus.success
     }
 }

@@ -142,7 +142,7 @@ enum OperatorCommand {
         guard let operatorRequest = request.operatorRequest(actor: .operator(environment.operatorName)) else { return (BulkOutcome(matched: 0), []) }
         var all: [OperatorOutcome] = []
         let bulk = try store.applyInBatches(
-            operatorRequest, verifierKind: environment.configuration.verifier.kind, now: environment.context.now,
+            operatorRequest, verifiers: environment.configuration.verifiers, now: environment.context.now,
             each: { outcome in if request.state == nil { all.append(outcome) } })
         return (bulk, all)
     }

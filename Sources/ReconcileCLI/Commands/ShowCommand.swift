@@ -9,7 +9,7 @@ enum ShowCommand {
         CommandSpec(
             name: "show", abstract: "Show an order: its fields, next attempt and whole history.",
             usage: "show <order-id> [--json]",
-            discussion: "Receipts are shown as their length and a short SHA-256, never in full.",
+            discussion: "Receipts and purchase tokens are shown as their length and a short SHA-256, never in full. Its outbox actions follow its history.",
             arguments: [ArgumentSpec(name: "order-id", help: "The merchant's order id.")],
             options: [OptionSpec(long: "json", short: nil, valueName: nil, help: "Print JSON (see README, \"JSON output\").")],
             run: run)
@@ -23,8 +23,9 @@ enum ShowCommand {
             throw CommandLineError.failure("no order \(orderID) in \(environment.databasePath)")
         }
         let history = try store.history(orderID: orderID)
+        let actions = try store.actions(orderID: orderID)
         if arguments.flag("json") {
-            context.output.out(JSONWriter.string(.object(OrderJSON.detail(order, history: history))) + "\n")
+            context.output.out(JSONWriter.string(.object(OrderJSON.detail(order, history: history, actions: actions))) + "\n")
             return ExitStatus.success
         }
         let now = context.now()
@@ -47,6 +48,10 @@ enum ShowCommand {
             field("signed", "\(Number.grouped(signed.utf8.count)) bytes, sha256 \(SHA256.fingerprint(signed))")
         }
         field("transaction", order.proof.transactionID.map { "\($0) (from the order)" })
+        if let token = order.proof.purchaseToken {
+            field("purchase token", "\(Number.grouped(token.utf8.count)) bytes, sha256 \(SHA256.fingerprint(token)) (Google Play)")
+        }
+        field("package", order.proof.packageName)
         field("user", [order.userID, order.applicationUsername.map { "application username \($0)" }].compactMap { $0 }.joined(separator: " · "))
         if let amount = order.amount { field("amount", [amount, order.currency].compactMap { $0 }.joined(separator: " ")) }
         field("created", order.createdAt.map { RelativeTime.both($0, now: now) })
@@ -84,7 +89,24 @@ enum ShowCommand {
                 "\(record.from?.rawValue ?? "–") → \(record.to.rawValue)", answer,
             ])
         }
-        context.output.out(lines.joined(separator: "\n") + "\n" + table.render(style: style))
+        var text = lines.joined(separator: "\n") + "\n" + table.render(style: style)
+        if !actions.isEmpty {
+            var outbox = TextTable([
+                .init(title: "ACTION", maximum: 18), .init(title: "STATE", maximum: 9), .init(title: "ATT", maximum: 4, alignRight: true),
+                .init(title: "NEXT", maximum: 20), .init(title: "REASON", maximum: 200, flexible: true),
+            ])
+            outbox.width = 200
+            for action in actions {
+                let next = action.nextAttemptAt.map { RelativeTime.both($0, now: now) }
+                    ?? (action.lease != nil ? "in flight" : "-")
+                var reason = action.reason ?? ""
+                if let detail = action.detail { reason += ": " + detail }
+                if let deadline = action.deadline, action.state == .pending { reason += " (deadline \(RFC3339.format(deadline)))" }
+                outbox.add([action.kind.rawValue, action.state.rawValue, String(action.attempts), next, reason])
+            }
+            text += "\n" + style.bold("Outbox") + "\n" + outbox.render(style: style)
+        }
+        context.output.out(text)
         return ExitStatus.success
     }
 }

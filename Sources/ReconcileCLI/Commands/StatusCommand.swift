@@ -37,10 +37,12 @@ enum StatusCommand {
         var counts: [String: Int] = [:]
         var oldest: Date?
         var next: Date?
+        var outbox = OutboxSummary()
         if let daemon {
             for member in daemon["counts"]?.objectValue?.members ?? [] { counts[member.key] = Int(member.value.int64Value ?? 0) }
             oldest = daemon["oldest_pending"]?.stringValue.flatMap(RFC3339.parse)
             next = daemon["next_attempt"]?.stringValue.flatMap(RFC3339.parse)
+            if let object = daemon["outbox"] { outbox = OrderJSON.outboxSummary(object) }
         } else {
             // No daemon: the store tells what it can; if it cannot be read, that is said too.
             do {
@@ -48,6 +50,7 @@ enum StatusCommand {
                 for (state, count) in summary.counts { counts[state.rawValue] = count }
                 oldest = summary.oldestPendingReceivedAt
                 next = summary.nextAttemptAt
+                outbox = summary.outbox
             } catch {
                 context.output.err("cannot read the store: \((error as? CommandLineError)?.message ?? String(describing: error))\n")
             }
@@ -62,6 +65,7 @@ enum StatusCommand {
             object["oldest_pending"] = oldest.map { .string(RFC3339.format($0)) } ?? .null
             object["next_attempt"] = next.map { .string(RFC3339.format($0)) } ?? .null
             object["circuits"] = daemon?["circuits"] ?? .array([])
+            object["outbox"] = .object(OrderJSON.outboxSummary(outbox))
             context.output.out(JSONWriter.string(.object(object)) + "\n")
             return running ? ExitStatus.success : notRunning
         }
@@ -81,6 +85,12 @@ enum StatusCommand {
         lines += wrapped("orders", shown.isEmpty ? ["none"] : shown)
         lines.append(row("oldest pending", oldest.map { RelativeTime.both($0, now: now) } ?? "none"))
         lines.append(row("next attempt", next.map { RelativeTime.both($0, now: now) } ?? "none"))
+        if outbox.pending > 0 || outbox.escalated > 0 {
+            var text = "\(Number.grouped(outbox.pending)) pending"
+            if let oldestAction = outbox.oldestPendingCreatedAt { text += " (oldest \(RelativeTime.describe(oldestAction, now: now)))" }
+            if outbox.escalated > 0 { text += " · " + style.paint("\(Number.grouped(outbox.escalated)) escalated", .red) }
+            lines.append(row("outbox", text))
+        }
         if let circuits = daemon?["circuits"]?.arrayValue, !circuits.isEmpty {
             let text = circuits.compactMap { value -> String? in
                 guard let circuit = value.objectValue, let endpoint = circuit["endpoint"]?.stringValue, let state = circuit["state"]?.stringValue else { return nil }

@@ -19,7 +19,7 @@ enum OrderJSON {
     }
 
     /// `show --json`: the order's fields and its history.
-    static func detail(_ order: StoredOrder, history: [TransitionRecord]) -> JSONObject {
+    static func detail(_ order: StoredOrder, history: [TransitionRecord], actions: [OutboxAction] = []) -> JSONObject {
         var object = JSONObject(["version": .integer(1)])
         for member in summary(order).members { object[member.key] = member.value }
         object["delivery_attempts"] = .integer(order.deliveryAttempts)
@@ -31,6 +31,11 @@ enum OrderJSON {
             .object(JSONObject(["length": .integer(signed.utf8.count), "sha256": .string(SHA256.fingerprint(signed))]))
         } ?? .null
         object["transaction_id"] = .string(orNull: order.proof.transactionID)
+        object["store"] = .string(PurchaseStore(order.proof).rawValue)
+        object["purchase_token"] = order.proof.purchaseToken.map { token in
+            .object(JSONObject(["length": .integer(token.utf8.count), "sha256": .string(SHA256.fingerprint(token))]))
+        } ?? .null
+        object["package_name"] = .string(orNull: order.proof.packageName)
         object["application_username"] = .string(orNull: order.applicationUsername)
         object["user_id"] = .string(orNull: order.userID)
         object["amount"] = .string(orNull: order.amount)
@@ -50,6 +55,33 @@ enum OrderJSON {
                 "endpoint": .string(orNull: record.endpoint), "latency_ms": record.latencyMilliseconds.map(JSONValue.integer) ?? .null,
             ]))
         })
+        object["actions"] = .array(actions.map { .object(action($0)) })
         return object
+    }
+
+    /// One outbox action (`show`'s `actions`, `list --actions-due`).
+    static func action(_ action: OutboxAction) -> JSONObject {
+        JSONObject([
+            "order_id": .string(action.orderID), "kind": .string(action.kind.rawValue), "endpoint": .string(action.endpoint.rawValue),
+            "state": .string(action.state.rawValue), "attempts": .integer(action.attempts), "next_attempt": time(action.nextAttemptAt),
+            "created_at": time(action.createdAt), "updated_at": time(action.updatedAt), "deadline": time(action.deadline),
+            "warned_at": time(action.warnedAt), "reason": .string(orNull: action.reason), "detail": .string(orNull: action.detail),
+        ])
+    }
+
+    /// The outbox's backlog in `status --json` (and the daemon's status answer).
+    static func outboxSummary(_ summary: OutboxSummary) -> JSONObject {
+        JSONObject([
+            "pending": .integer(summary.pending), "escalated": .integer(summary.escalated),
+            "oldest_pending": time(summary.oldestPendingCreatedAt), "next_attempt": time(summary.nextAttemptAt),
+        ])
+    }
+
+    /// Reads ``outboxSummary(_:)-swift.type.method`` back.
+    static func outboxSummary(_ value: JSONValue) -> OutboxSummary {
+        OutboxSummary(
+            pending: Int(value["pending"]?.int64Value ?? 0), escalated: Int(value["escalated"]?.int64Value ?? 0),
+            oldestPendingCreatedAt: value["oldest_pending"]?.stringValue.flatMap(RFC3339.parse),
+            nextAttemptAt: value["next_attempt"]?.stringValue.flatMap(RFC3339.parse))
     }
 }

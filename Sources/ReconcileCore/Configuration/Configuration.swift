@@ -8,6 +8,12 @@ public struct Configuration: Sendable, Hashable {
     public var spool = SpoolSettings()
     public var state = StateSettings()
     public var verifier = VerifierSettings()
+    /// Whether `[Verifier]` is configured (`Kind=` set). Without it only `[GooglePlay]` verifies.
+    public var hasVerifier = true
+    /// `[GooglePlay]`'s keys (defaults unless ``hasGooglePlay``).
+    public var googlePlay = GooglePlaySettings()
+    /// Whether `[GooglePlay]` is configured (any of its keys set).
+    public var hasGooglePlay = false
     public var delivery = DeliverySettings()
     public var retry = RetrySettings()
     public var escalation = EscalationSettings()
@@ -99,6 +105,39 @@ public struct Configuration: Sendable, Hashable {
         /// The sandbox's share of `MaxRate=`: Apple gives the App Store Server API's sandbox a
         /// tenth of production's limits; verifyReceipt publishes none.
         public var sandboxRateFactor: Double { kind == .appstore ? 0.1 : 1 }
+    }
+
+    /// The verifiers this configuration has, for deciding which orders can be verified.
+    public var verifiers: ConfiguredVerifiers {
+        ConfiguredVerifiers(kind: hasVerifier ? verifier.kind : nil, googlePlay: hasGooglePlay)
+    }
+
+    /// `[GooglePlay]`: Google Play orders (DESIGN §5 "Google Play").
+    public struct GooglePlaySettings: Sendable, Hashable {
+        /// For orders without `package_name`.
+        public var packageName: String?
+        /// The service account's JSON key.
+        public var serviceAccount: CredentialSource?
+        public var url = URL(string: "https://androidpublisher.googleapis.com")!
+        /// Where grants are posted; `nil`: the key's `token_uri`.
+        public var tokenURL: URL?
+        public var timeout: Duration = .seconds(10)
+        public var maxInFlight = 16
+        public var maxRate: Double? = 50
+        public var burst = 10
+        public var circuitThreshold = 10
+        public var circuitCooldown: Duration = .seconds(5)
+        public var circuitMaxCooldown: Duration = .seconds(300)
+        public var caFile: String?
+        public var acknowledge = true
+        public var consume = false
+        public var allowTestPurchases = false
+        public init() {}
+
+        /// What a finished order owes Google under these settings.
+        public var followUp: PlayFollowUp {
+            PlayFollowUp(acknowledge: acknowledge, consume: consume, packageName: packageName)
+        }
     }
 
     /// `[Delivery]`: where verified grants are delivered (DESIGN §5).

@@ -26,7 +26,7 @@ public enum ConfigurationKeys {
     }
 
     /// Sections in the order the documentation lists them.
-    public static let sectionOrder = ["Spool", "State", "Verifier", "Delivery", "Retry", "Escalation", "Control", "Daemon"]
+    public static let sectionOrder = ["Spool", "State", "Verifier", "GooglePlay", "Delivery", "Retry", "Escalation", "Control", "Daemon"]
 
     /// All keys, section by section, in documentation order.
     static var all: [Key] {
@@ -79,6 +79,25 @@ public enum ConfigurationKeys {
         integer("Verifier", "CircuitThreshold", \.verifier.circuitThreshold, range: 1...100_000),
         span("Verifier", "CircuitCooldown", \.verifier.circuitCooldown, minimum: .milliseconds(10)),
         span("Verifier", "CircuitMaxCooldown", \.verifier.circuitMaxCooldown, minimum: .milliseconds(10)),
+
+        optionalText("GooglePlay", "PackageName", \.googlePlay.packageName, rule: { text in
+            AndroidPackageName.problem(text).map { "\(quote(text)) \($0)" }
+        }),
+        credentialName("GooglePlay", "ServiceAccountCredential", \.googlePlay.serviceAccount),
+        credentialFile("GooglePlay", "ServiceAccountFile", \.googlePlay.serviceAccount),
+        url("GooglePlay", "URL", \.googlePlay.url),
+        optionalURL("GooglePlay", "TokenURL", \.googlePlay.tokenURL),
+        span("GooglePlay", "Timeout", \.googlePlay.timeout, minimum: .milliseconds(10)),
+        integer("GooglePlay", "MaxInFlight", \.googlePlay.maxInFlight, range: 1...4096),
+        rate("GooglePlay", "MaxRate", \.googlePlay.maxRate),
+        integer("GooglePlay", "Burst", \.googlePlay.burst, range: 1...100_000),
+        integer("GooglePlay", "CircuitThreshold", \.googlePlay.circuitThreshold, range: 1...100_000),
+        span("GooglePlay", "CircuitCooldown", \.googlePlay.circuitCooldown, minimum: .milliseconds(10)),
+        span("GooglePlay", "CircuitMaxCooldown", \.googlePlay.circuitMaxCooldown, minimum: .milliseconds(10)),
+        optionalPath("GooglePlay", "CAFile", \.googlePlay.caFile),
+        bool("GooglePlay", "Acknowledge", \.googlePlay.acknowledge),
+        bool("GooglePlay", "Consume", \.googlePlay.consume),
+        bool("GooglePlay", "AllowTestPurchases", \.googlePlay.allowTestPurchases),
 
         optionalURL("Delivery", "URL", \.delivery.url),
         credentialName("Delivery", "TokenCredential", \.delivery.token),

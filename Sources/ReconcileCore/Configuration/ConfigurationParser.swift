@@ -61,6 +61,8 @@ public enum ConfigurationParser {
             }
         }
         configuration.keyLocations = KeyLocations(assigned)
+        configuration.hasGooglePlay = assigned.keys.contains { $0.hasPrefix("GooglePlay.") }
+        configuration.hasVerifier = assigned["Verifier.Kind"] != nil || !configuration.hasGooglePlay
         if problems.isEmpty {
             problems += crossChecks(configuration, assigned: assigned, mainPath: sources.first?.path ?? "(none)")
         }
@@ -100,17 +102,36 @@ public enum ConfigurationParser {
             }
         }
 
-        if assigned["Verifier.Kind"] == nil {
-            missing("Verifier", "Kind", "required key is missing (apple, http or appstore)")
+        // [Verifier] may be left out when [GooglePlay] verifies (a Google Play-only daemon); a
+        // [Verifier] with keys but no Kind= is still incomplete.
+        let verifierKeys = assigned.keys.filter { $0.hasPrefix("Verifier.") }
+        let verifierWanted = !configuration.hasGooglePlay || !verifierKeys.isEmpty
+        if assigned["Verifier.Kind"] == nil && verifierWanted {
+            missing(
+                "Verifier", "Kind",
+                configuration.hasGooglePlay
+                    ? "required when [Verifier] is there (apple, http or appstore); a Google Play-only daemon leaves the section out"
+                    : "required key is missing (apple, http or appstore), or configure [GooglePlay] for a Google Play-only daemon")
         }
-        if assigned["Verifier.URL"] == nil && configuration.verifier.kind != .appstore {
+        if assigned["Verifier.URL"] == nil && configuration.verifier.kind != .appstore && verifierWanted {
             missing("Verifier", "URL", "required key is missing")
+        }
+        if configuration.hasGooglePlay {
+            if configuration.googlePlay.packageName == nil {
+                missing("GooglePlay", "PackageName", "required for [GooglePlay] (the app's Android package name, e.g. com.example.app)")
+            }
+            if configuration.googlePlay.serviceAccount == nil {
+                missing(
+                    "GooglePlay", "ServiceAccountCredential",
+                    "[GooglePlay] needs the service account's JSON key: set ServiceAccountCredential= or ServiceAccountFile=")
+            }
         }
         for (credential, file) in [
             ("Verifier.SharedSecretCredential", "Verifier.SharedSecretFile"),
             ("Verifier.TokenCredential", "Verifier.TokenFile"),
             ("Delivery.TokenCredential", "Delivery.TokenFile"),
             ("Verifier.PrivateKeyCredential", "Verifier.PrivateKeyFile"),
+            ("GooglePlay.ServiceAccountCredential", "GooglePlay.ServiceAccountFile"),
         ] where assigned[credential] != nil && assigned[file] != nil {
             let fileKey = file.split(separator: ".")[1]
             let credentialKey = credential.split(separator: ".")[1]
@@ -138,8 +159,10 @@ public enum ConfigurationParser {
                         ? "Verifier.SharedSecretCredential" : "Verifier.SharedSecretFile",
                        "a shared secret is used only with Kind=apple")
                 }
-                if configuration.delivery.url != nil {
-                    at("Delivery.URL", "delivery is used with Kind=apple and Kind=appstore, not Kind=http: the merchant endpoint grants in the same step")
+                if configuration.delivery.url != nil && !configuration.hasGooglePlay {
+                    at(
+                        "Delivery.URL",
+                        "delivery is used with Kind=apple, Kind=appstore and [GooglePlay], not Kind=http alone: the merchant endpoint grants in the same step")
                 }
             case .appstore:
                 let required: [(String, Bool, String)] = [
@@ -170,6 +193,10 @@ public enum ConfigurationParser {
         }
         if verifier.circuitCooldown > verifier.circuitMaxCooldown {
             at("Verifier.CircuitCooldown", "must not be longer than CircuitMaxCooldown= (\(TimeSpan.format(verifier.circuitMaxCooldown)))")
+        }
+        let play = configuration.googlePlay
+        if play.circuitCooldown > play.circuitMaxCooldown {
+            at("GooglePlay.CircuitCooldown", "must not be longer than CircuitMaxCooldown= (\(TimeSpan.format(play.circuitMaxCooldown)))")
         }
         let retry = configuration.retry
         if retry.initialDelay > retry.maxDelay {

@@ -51,6 +51,8 @@ public struct LogField: RawRepresentable, Sendable, Hashable, Comparable, Custom
     public static let path = LogField("PATH")
     /// The operator or daemon that caused a transition.
     public static let actor = LogField("ACTOR")
+    /// An outbox action's kind (`play_acknowledge`).
+    public static let action = LogField("ACTION")
     /// In a "suppressed N" summary: the message id held back.
     public static let suppressedMessageID = LogField("SUPPRESSED_MESSAGE_ID")
     /// In a "suppressed N" summary of messages without an id: where in the code they come from.

@@ -47,9 +47,14 @@ public struct MessageID: RawRepresentable, Sendable, Hashable, CustomStringConve
     /// An operator's action on many orders (`retry --state`): one summary line.
     public static let operatorBulkAction = MessageID("operator-bulk-action", "6b43fc98cd7f4ffdbbe4eb6851b4da8b")
 
+    /// An outbox action (a Google Play acknowledgement) failed `MaxAttempts` times or was refused.
+    public static let actionEscalated = MessageID("action-escalated", "df4c3164a8764d4fb89a55f7831e3df7")
+    /// A Google Play acknowledgement or consumption still fails 48 hours after the purchase.
+    public static let actionOverdue = MessageID("action-overdue", "6ed3934759bd4c628e591a5f509e56d2")
+
     public static let all: [MessageID] = [
         started, stopping, reloaded, configurationError, fileRejected, ordersAccepted, finished, rejected,
         escalated, expired, circuitOpened, circuitClosed, suppressed, suppressedLines, storeUnavailable, duplicateIgnored, startFailed,
-        spoolDirectoryRefused, storeLost, operatorBulkAction,
+        spoolDirectoryRefused, storeLost, operatorBulkAction, actionEscalated, actionOverdue,
     ]
 }

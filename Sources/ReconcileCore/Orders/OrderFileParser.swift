@@ -19,6 +19,8 @@ public struct OrderFileParser: Sendable {
     public static let textFieldMaximumLength = 255
     /// In UTF-8 bytes.
     public static let transactionIDMaximumLength = 128
+    /// In bytes (printable ASCII).
+    public static let purchaseTokenMaximumLength = 4096
 
     public init() {}
 
@@ -65,6 +67,12 @@ public struct OrderFileParser: Sendable {
         }
         let signedTransaction = try fields.optional("signed_transaction")
         if let signedTransaction { try Self.validateCompactJWS(signedTransaction) }
+        let purchaseToken = try fields.optional("purchase_token")
+        if let purchaseToken { try Self.validatePurchaseToken(purchaseToken) }
+        let packageName = try fields.optional("package_name")
+        if let packageName, let problem = AndroidPackageName.problem(packageName) {
+            throw OrderFileProblem(.invalidField, "\"package_name\" \(problem), got \(Self.quoted(packageName))")
+        }
 
         let applicationUsername = try fields.optional("application_username")
         if let applicationUsername {
@@ -97,7 +105,9 @@ public struct OrderFileParser: Sendable {
         }
         return OrderSubmission(
             orderID: orderID, productID: productID,
-            proof: OrderProof(receipt: receipt, transactionID: transactionID, signedTransaction: signedTransaction),
+            proof: OrderProof(
+                receipt: receipt, transactionID: transactionID, signedTransaction: signedTransaction, purchaseToken: purchaseToken,
+                packageName: packageName),
             applicationUsername: applicationUsername, userID: userID, amount: amount, currency: currency,
             createdAt: createdAt)
     }
@@ -226,6 +236,22 @@ public struct OrderFileParser: Sendable {
                         .invalidField, "\"signed_transaction\" part \(index + 1) is not base64url")
                 }
             }
+        }
+    }
+
+    /// A purchase token is 1–4096 printable ASCII characters (space to `~`). Like a receipt, its
+    /// content never appears in a reason: only the position of what is wrong.
+    static func validatePurchaseToken(_ text: String) throws(OrderFileProblem) {
+        let bytes = text.utf8.count
+        guard bytes >= 1 else { throw OrderFileProblem(.invalidField, "\"purchase_token\" is empty") }
+        guard bytes <= purchaseTokenMaximumLength else {
+            throw OrderFileProblem(
+                .invalidField, "\"purchase_token\" is \(bytes) bytes long; at most \(purchaseTokenMaximumLength) are allowed")
+        }
+        for (offset, byte) in text.utf8.enumerated() where !(0x20...0x7E).contains(byte) {
+            throw OrderFileProblem(
+                .invalidField,
+                "\"purchase_token\" holds a character that is not printable ASCII at position \(scalarPosition(ofByte: offset + 1, in: text))")
         }
     }
 

@@ -8,8 +8,11 @@ public enum CompletionRules {
     /// The transaction ids whose claims ``plan(_:for:owner:now:lookups:)`` asks about: a store
     /// may read them ahead, for several completions at once.
     public static func claimLookups(for completion: AttemptCompletion) -> [String] {
-        guard case .match(let items, _, _) = completion.resolution else { return [] }
-        return ReceiptMatcher.candidates(in: items, for: completion.order.matchKey).map(\.transactionID)
+        switch completion.resolution {
+        case .match(let items, _, _): ReceiptMatcher.candidates(in: items, for: completion.order.matchKey).map(\.transactionID)
+        case .playMatch(let match, _): [match.claimKey]
+        default: []
+        }
     }
 
     /// The plan for `completion` on the order as the store holds it now.
@@ -34,7 +37,7 @@ public enum CompletionRules {
 
         // New proof during the attempt: a verdict against the old proof does not stand.
         let newProof = record.lease?.proofRevision.map { $0 != record.proofRevision } ?? false
-        if newProof, order.kind == .verify {
+        if newProof, order.kind.isVerification {
             switch decision.event {
             case .definitiveReject, .limitsHit, .transientFailure:
                 decision.event = .transientFailure
@@ -64,11 +67,18 @@ public enum CompletionRules {
         after.reason = decision.reason.code
         after.updatedAt = now
         after.lease = nil
-        if order.kind == .verify { after.attempts -= refund } else { after.deliveryAttempts -= refund }
+        if order.kind.isVerification { after.attempts -= refund } else { after.deliveryAttempts -= refund }
         if decision.countMalformed { after.malformedAnswers += 1 }
         if let grant = decision.grant { after.grant = Self.merged(grant, over: record.grant) }
         if let finisher = decision.finishedBy { after.finishedBy = finisher }
+        // The package Google was asked about is the one the follow-ups name.
+        if after.proof.packageName == nil, let packageName = decision.packageName { after.proof.packageName = packageName }
         plan.record = after
+        // A Google Play order Google verified owes it an acknowledgement (or a consumption),
+        // written with `finished` (DESIGN §5a).
+        if state == .finished && record.state != .finished {
+            plan.outbox = OutboxRules.playActions(for: after, followUp: completion.playFollowUp, now: now)
+        }
 
         var transitionReason = decision.reason
         if let nextAttempt, state == .pending || (state == .verified && order.kind == .deliver) {
@@ -107,6 +117,8 @@ public enum CompletionRules {
         var countMalformed = false
         /// A transaction id the order takes.
         var claim: String?
+        /// Google Play: the package the purchase was read for.
+        var packageName: String?
     }
 
     static func decide(_ completion: AttemptCompletion, now: Date, lookups: some RuleLookups) throws -> Decision {
@@ -150,6 +162,19 @@ public enum CompletionRules {
                     reason: Reason(
                         "no_matching_purchase", detail: "the receipt holds no unclaimed purchase of \(order.productID) for this order"))
             }
+        case .playMatch(let match, let finishes):
+            let claims = try lookups.claimants(of: [match.claimKey])
+            switch PlayMatcher.match(claimKey: match.claimKey, orderID: order.orderID, claims: claims) {
+            case .matched(let key):
+                return Decision(
+                    event: .verified(finishesOrder: finishes), reason: Reason(ReasonCode.verified, detail: "Google: \(match.purchase.summary)"),
+                    grant: Grant(match.purchase, productID: order.productID), finishedBy: finishes ? .verifier : nil, claim: key,
+                    packageName: match.packageName)
+            case .duplicateTransaction(let key, let claimant):
+                return Decision(
+                    event: .definitiveReject(escalate: true),
+                    reason: Reason(ReasonCode.duplicateTransaction, detail: "purchase \(key) is claimed by order \(claimant)"))
+            }
         }
     }
 
@@ -160,6 +185,7 @@ public enum CompletionRules {
             originalTransactionID: grant.originalTransactionID ?? old?.originalTransactionID,
             productID: grant.productID ?? old?.productID, quantity: grant.quantity ?? old?.quantity,
             purchaseDateMilliseconds: grant.purchaseDateMilliseconds ?? old?.purchaseDateMilliseconds,
-            environment: grant.environment ?? old?.environment)
+            environment: grant.environment ?? old?.environment, acknowledgementState: grant.acknowledgementState ?? old?.acknowledgementState,
+            consumptionState: grant.consumptionState ?? old?.consumptionState)
     }
 }

@@ -3,20 +3,27 @@
 /// the `pending_action` column has always held).
 public struct DeferredAction: Sendable, Hashable {
     public var request: OperatorRequest
-    /// The verifier kind when it was asked (decides whether a retried order has usable proof).
-    public var verifierKind: VerifierKind?
+    /// The verifiers configured when it was asked (decide whether a retried order has usable proof).
+    public var verifiers: ConfiguredVerifiers?
 
-    public init(request: OperatorRequest, verifierKind: VerifierKind?) {
+    public init(request: OperatorRequest, verifiers: ConfiguredVerifiers?) {
         self.request = request
-        self.verifierKind = verifierKind
+        self.verifiers = verifiers
     }
 
-    /// The stored form: `{"action", "actor", "note", "reset_attempts", "force", "transaction_id", "kind"}`.
+    /// With `[Verifier] Kind=kind` only.
+    public init(request: OperatorRequest, verifierKind: VerifierKind?) {
+        self.init(request: request, verifiers: verifierKind.map { ConfiguredVerifiers(kind: $0) })
+    }
+
+    /// The stored form: `{"action", "actor", "note", "reset_attempts", "force", "transaction_id", "kind", "google_play"}`
+    /// (`kind` null with `google_play` true: a Google Play-only configuration).
     public var storedForm: String {
         JSONWriter.string(.object(JSONObject([
             "action": .string(request.action.rawValue), "actor": .string(request.actor.description),
             "note": request.note.map(JSONValue.string), "reset_attempts": .bool(request.resetAttempts), "force": .bool(request.force),
-            "transaction_id": request.transactionID.map(JSONValue.string), "kind": verifierKind.map { .string($0.rawValue) },
+            "transaction_id": request.transactionID.map(JSONValue.string), "kind": verifiers?.kind.map { .string($0.rawValue) },
+            "google_play": verifiers.map { .bool($0.googlePlay) },
         ])))
     }
 
@@ -30,6 +37,9 @@ public struct DeferredAction: Sendable, Hashable {
             action: action, target: .orders([orderID]), actor: actor, note: object["note"]?.stringValue,
             resetAttempts: object["reset_attempts"]?.boolValue ?? false, force: object["force"]?.boolValue ?? false,
             transactionID: object["transaction_id"]?.stringValue)
-        verifierKind = object["kind"]?.stringValue.flatMap(VerifierKind.init(rawValue:))
+        let kind = object["kind"]?.stringValue.flatMap(VerifierKind.init(rawValue:))
+        let googlePlay = object["google_play"]?.boolValue
+        // Stored before Google Play: the kind alone.
+        verifiers = kind == nil && googlePlay == nil ? nil : ConfiguredVerifiers(kind: kind, googlePlay: googlePlay ?? false)
     }
 }

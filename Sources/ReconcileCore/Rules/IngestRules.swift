@@ -9,8 +9,16 @@ public enum IngestRules {
     public static func plan(
         _ candidate: IngestCandidate, existing record: OrderRecord?, verifierKind: VerifierKind, now: Date
     ) -> (plan: OrderPlan?, outcome: IngestOutcome) {
+        plan(candidate, existing: record, verifiers: ConfiguredVerifiers(kind: verifierKind), now: now)
+    }
+
+    /// The decision and, when something is written, the plan; `verifiers` decide whether the
+    /// order's proof is usable now (`pending`) or it waits (`waiting`, with the section it needs).
+    public static func plan(
+        _ candidate: IngestCandidate, existing record: OrderRecord?, verifiers: ConfiguredVerifiers, now: Date
+    ) -> (plan: OrderPlan?, outcome: IngestOutcome) {
         let submission = candidate.submission
-        guard let record else { return insert(candidate, verifierKind: verifierKind, now: now) }
+        guard let record else { return insert(candidate, verifiers: verifiers, now: now) }
         if record.contentHash == candidate.contentHash {
             return (nil, .unchanged)
         }
@@ -28,7 +36,9 @@ public enum IngestRules {
         let merged = OrderProof(
             receipt: submission.proof.receipt ?? record.proof.receipt,
             transactionID: submission.proof.transactionID ?? record.proof.transactionID,
-            signedTransaction: submission.proof.signedTransaction ?? record.proof.signedTransaction)
+            signedTransaction: submission.proof.signedTransaction ?? record.proof.signedTransaction,
+            purchaseToken: submission.proof.purchaseToken ?? record.proof.purchaseToken,
+            packageName: submission.proof.packageName ?? record.proof.packageName)
         guard !submission.proof.isEmpty, merged != record.proof else {
             return duplicate(record, why: "no new proof", candidate, now: now)
         }
@@ -36,7 +46,7 @@ public enum IngestRules {
         // "Proof arrives" when the verifier can use the proof; otherwise it is kept and the
         // state stays.
         var after = record
-        if merged.isUsable(by: verifierKind) {
+        if merged.isUsable(by: verifiers) {
             switch record.state {
             case .verified:
                 break  // granted already: the proof is kept, delivery goes on
@@ -81,11 +91,12 @@ public enum IngestRules {
         return (.historyOnly(record, [transition]), .duplicateIgnored(state: record.state, why: why))
     }
 
-    static func insert(_ candidate: IngestCandidate, verifierKind: VerifierKind, now: Date) -> (plan: OrderPlan?, outcome: IngestOutcome) {
+    static func insert(_ candidate: IngestCandidate, verifiers: ConfiguredVerifiers, now: Date) -> (plan: OrderPlan?, outcome: IngestOutcome) {
         let submission = candidate.submission
-        let usable = submission.proof.isUsable(by: verifierKind)
+        let usable = submission.proof.isUsable(by: verifiers)
         let state: OrderState = usable ? .pending : .waiting
-        let reason = usable ? "ingested" : "no_usable_proof"
+        let waiting = verifiers.waitingReason(for: submission.proof)
+        let reason = usable ? "ingested" : waiting.code
         let record = OrderRecord(
             reference: 0, orderID: submission.orderID, productID: submission.productID, state: state, reason: reason,
             proof: submission.proof, applicationUsername: submission.applicationUsername, userID: submission.userID,
@@ -93,7 +104,7 @@ public enum IngestRules {
             contentHash: candidate.contentHash, receivedAt: now, updatedAt: now, nextAttemptAt: usable ? now : nil)
         let detail = usable
             ? "from spool file \(candidate.fileName)"
-            : "from spool file \(candidate.fileName); Kind=\(verifierKind.rawValue) cannot verify the proof it carries"
+            : "from spool file \(candidate.fileName); \(waiting.detail ?? waiting.code)"
         let transition = PlannedTransition(at: now, actor: .daemon, from: nil, to: state, reason: Reason(reason, detail: detail))
         return (OrderPlan(record: record, raw: candidate.raw, transitions: [transition]), .accepted(state))
     }

@@ -10,13 +10,13 @@ public enum LeaseRules {
         let kind = request.kind
         let charge = request.charge
         var after = record
-        after.state = kind == .verify ? .verifying : .verified
+        after.state = kind.isVerification ? .verifying : .verified
         after.lease = OrderRecord.Lease(owner: owner, until: request.leaseUntil, proofRevision: record.proofRevision)
         after.nextAttemptAt = nil
         after.updatedAt = now
-        if charge { if kind == .verify { after.attempts += 1 } else { after.deliveryAttempts += 1 } }
+        if charge { if kind.isVerification { after.attempts += 1 } else { after.deliveryAttempts += 1 } }
         var plan = OrderPlan(record: after)
-        if kind == .verify {
+        if kind.isVerification {
             plan.transitions.append(PlannedTransition(
                 at: now, actor: .daemon, from: record.state, to: after.state,
                 reason: charge ? Reason("attempt", detail: "attempt \(after.attempts)") : Reason("probe", detail: "circuit probe (not charged)")))

@@ -7,22 +7,22 @@ import Foundation
 public enum OperatorRules {
     /// The plan and the outcome of `request` on the order (`nil`: no such order).
     ///
-    /// - Parameter verifierKind: decides whether a retried order has usable proof (`nil`: any
-    ///   proof counts).
+    /// - Parameter verifiers: decide whether a retried order has usable proof (`nil`: any proof
+    ///   counts).
     public static func plan(
-        _ request: OperatorRequest, on record: OrderRecord?, orderID: String, verifierKind: VerifierKind?, now: Date,
+        _ request: OperatorRequest, on record: OrderRecord?, orderID: String, verifiers: ConfiguredVerifiers?, now: Date,
         lookups: some RuleLookups
     ) throws -> (plan: OrderPlan?, outcome: OperatorOutcome) {
         guard let record else { return (nil, OperatorOutcome(orderID: orderID, result: .notFound)) }
-        guard record.lease == nil else { return deferUntilAttemptEnds(request, on: record, verifierKind: verifierKind, now: now) }
+        guard record.lease == nil else { return deferUntilAttemptEnds(request, on: record, verifiers: verifiers, now: now) }
         var plan = OrderPlan(record: record, changesRecord: false)
-        let result = try perform(request, verifierKind: verifierKind, on: &plan, now: now, lookups: lookups)
+        let result = try perform(request, verifiers: verifiers, on: &plan, now: now, lookups: lookups)
         return (plan.changesRecord || !plan.transitions.isEmpty ? plan : nil, OperatorOutcome(orderID: orderID, result: result))
     }
 
     /// The attempt in flight ends first; its completion applies the action (DESIGN §4).
     static func deferUntilAttemptEnds(
-        _ request: OperatorRequest, on record: OrderRecord, verifierKind: VerifierKind?, now: Date
+        _ request: OperatorRequest, on record: OrderRecord, verifiers: ConfiguredVerifiers?, now: Date
     ) -> (plan: OrderPlan?, outcome: OperatorOutcome) {
         let orderID = record.orderID
         guard request.action != .release else {
@@ -37,7 +37,7 @@ public enum OperatorRules {
                     "an earlier \(waiting.request.action.rawValue) by \(waiting.request.actor) waits for the attempt in flight to end; try again once it has")))
         }
         var after = record
-        after.deferredAction = DeferredAction(request: request, verifierKind: verifierKind)
+        after.deferredAction = DeferredAction(request: request, verifiers: verifiers)
         let transition = PlannedTransition(
             at: now, actor: request.actor, from: record.state, to: record.state,
             reason: Reason("\(request.action.rawValue)_requested", detail: Reason.joined("applied when the attempt in flight ends", request.note)))
@@ -51,7 +51,7 @@ public enum OperatorRules {
     ) throws -> OperatorOutcome {
         plan.record.deferredAction = nil
         let before = plan.record.state
-        let result = try perform(deferred.request, verifierKind: deferred.verifierKind, on: &plan, now: now, lookups: lookups)
+        let result = try perform(deferred.request, verifiers: deferred.verifiers, on: &plan, now: now, lookups: lookups)
         if case .refused(let why) = result {
             plan.transitions.append(PlannedTransition(
                 at: now, actor: deferred.request.actor, from: before, to: before,
@@ -62,7 +62,7 @@ public enum OperatorRules {
 
     /// Applies the action to an order that is not leased, on `plan.record`.
     static func perform(
-        _ request: OperatorRequest, verifierKind: VerifierKind?, on plan: inout OrderPlan, now: Date, lookups: some RuleLookups
+        _ request: OperatorRequest, verifiers: ConfiguredVerifiers?, on plan: inout OrderPlan, now: Date, lookups: some RuleLookups
     ) throws -> OperatorOutcome.Result {
         let record = plan.record
         if request.action == .retry && record.state == .escalated && record.reason == "duplicate_transaction" && !request.force {
@@ -70,7 +70,7 @@ public enum OperatorRules {
             return .refused(
                 "the order was escalated as a duplicate (\(claimant ?? "its transaction is claimed by another order")); retry with --force to verify it again")
         }
-        let usable = verifierKind.map { record.proof.isUsable(by: $0) } ?? !record.proof.isEmpty
+        let usable = verifiers.map { record.proof.isUsable(by: $0) } ?? !record.proof.isEmpty
         let context = OrderLifecycle.Context(resumeState: record.resumeState, hasUsableProof: usable)
         let next: OrderState
         do {
@@ -147,5 +147,16 @@ public enum OperatorRules {
             return planned.reason.detail
         }
         return try lookups.latestDetail(orderReference: plan.record.reference, reason: "duplicate_transaction")
+    }
+}
+
+extension OperatorRules {
+    /// ``plan(_:on:orderID:verifiers:now:lookups:)`` with `[Verifier] Kind=kind` only.
+    public static func plan(
+        _ request: OperatorRequest, on record: OrderRecord?, orderID: String, verifierKind: VerifierKind?, now: Date,
+        lookups: some RuleLookups
+    ) throws -> (plan: OrderPlan?, outcome: OperatorOutcome) {
+        try plan(
+            request, on: record, orderID: orderID, verifiers: verifierKind.map { ConfiguredVerifiers(kind: $0) }, now: now, lookups: lookups)
     }
 }

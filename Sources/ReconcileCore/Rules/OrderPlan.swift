@@ -16,10 +16,13 @@ public struct OrderPlan: Sendable, Hashable {
     public var transitions: [PlannedTransition]
     /// Transaction claims to take for this order (a claim the order already holds is kept).
     public var claims: [PlannedClaim]
+    /// Outbox actions to insert with the change (DESIGN §5a); one whose idempotency key is
+    /// stored already is not inserted again.
+    public var outbox: [OutboxAction]
 
     public init(
         record: OrderRecord, changesRecord: Bool = true, raw: [UInt8]? = nil, attempts: [PlannedAttempt] = [],
-        transitions: [PlannedTransition] = [], claims: [PlannedClaim] = []
+        transitions: [PlannedTransition] = [], claims: [PlannedClaim] = [], outbox: [OutboxAction] = []
     ) {
         self.record = record
         self.changesRecord = changesRecord
@@ -27,6 +30,7 @@ public struct OrderPlan: Sendable, Hashable {
         self.attempts = attempts
         self.transitions = transitions
         self.claims = claims
+        self.outbox = outbox
     }
 
     /// A plan that only records history: the record stays as it was read.

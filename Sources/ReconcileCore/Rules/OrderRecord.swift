@@ -96,7 +96,7 @@ public struct OrderRecord: Sendable, Hashable {
 
     /// Attempts of `kind` so far.
     public func attempts(_ kind: WorkKind) -> Int {
-        kind == .verify ? attempts : deliveryAttempts
+        kind.isVerification ? attempts : deliveryAttempts
     }
 
     /// The order as `reconcilectl show` and the store's readers see it.

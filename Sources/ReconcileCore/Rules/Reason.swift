@@ -55,4 +55,11 @@ public enum ReasonCode {
     public static let maxAge = "max_age"
     public static let maxAttempts = "max_attempts"
     public static let newProof = "new_proof"
+    public static let noUsableProof = "no_usable_proof"
+    /// A Google Play order waits: no `[GooglePlay]` (and no `Kind=http`) is configured.
+    public static let noGooglePlaySection = "no_google_play_section"
+    /// An App Store order waits: no `[Verifier]` is configured (a Google Play-only daemon).
+    public static let noVerifierSection = "no_verifier_section"
+    public static let verifierChanged = "verifier_changed"
+    public static let accountMismatch = "account_mismatch"
 }

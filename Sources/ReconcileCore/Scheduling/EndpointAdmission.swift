@@ -15,14 +15,53 @@ public struct EndpointAdmission: Sendable {
         public var burst: Int
         /// Requests per second per endpoint; `nil` (or absent) is unlimited.
         public var rates: [VerificationEndpoint: Double]
+        /// Circuit and burst limits of endpoints whose section sets its own (`[GooglePlay]`);
+        /// the others use the limits above.
+        public var perEndpoint: [VerificationEndpoint: EndpointLimits]
 
-        public init(circuitThreshold: Int, circuitCooldown: Double, circuitMaxCooldown: Double, burst: Int, rates: [VerificationEndpoint: Double]) {
+        public init(
+            circuitThreshold: Int, circuitCooldown: Double, circuitMaxCooldown: Double, burst: Int, rates: [VerificationEndpoint: Double],
+            perEndpoint: [VerificationEndpoint: EndpointLimits] = [:]
+        ) {
             self.circuitThreshold = circuitThreshold
             self.circuitCooldown = circuitCooldown
             self.circuitMaxCooldown = circuitMaxCooldown
             self.burst = burst
             self.rates = rates
+            self.perEndpoint = perEndpoint
         }
+
+        /// The limits that apply to `endpoint`.
+        public func of(_ endpoint: VerificationEndpoint) -> EndpointLimits {
+            perEndpoint[endpoint]
+                ?? EndpointLimits(circuitThreshold: circuitThreshold, circuitCooldown: circuitCooldown, circuitMaxCooldown: circuitMaxCooldown, burst: burst)
+        }
+    }
+
+    /// One endpoint's circuit and burst limits (seconds).
+    public struct EndpointLimits: Sendable, Hashable {
+        public var circuitThreshold: Int
+        public var circuitCooldown: Double
+        public var circuitMaxCooldown: Double
+        public var burst: Int
+
+        public init(circuitThreshold: Int, circuitCooldown: Double, circuitMaxCooldown: Double, burst: Int) {
+            self.circuitThreshold = circuitThreshold
+            self.circuitCooldown = circuitCooldown
+            self.circuitMaxCooldown = circuitMaxCooldown
+            self.burst = burst
+        }
+    }
+
+    /// Whether a verifier that needs another endpoint first (Google's token endpoint) may be
+    /// given orders, as far as that endpoint's circuit is concerned.
+    public enum Dependency: Sendable, Hashable {
+        /// Its circuit is closed.
+        case allowed
+        /// Half-open (or due to be): lease one order, whose request will be the probe.
+        case probeOnly
+        /// Open until this time (`nil`: a probe is in flight; its completion wakes the loop).
+        case blocked(until: Double?)
     }
 
     /// What a turn may lease for an endpoint.
@@ -91,10 +130,11 @@ public struct EndpointAdmission: Sendable {
     public mutating func reconfigure(_ limits: Limits, endpoints: [VerificationEndpoint], now: Double) {
         self.limits = limits
         for endpoint in circuits.keys {
-            circuits[endpoint]!.threshold = max(1, limits.circuitThreshold)
-            circuits[endpoint]!.cooldown = limits.circuitCooldown
-            circuits[endpoint]!.maxCooldown = max(limits.circuitCooldown, limits.circuitMaxCooldown)
-            buckets[endpoint]!.reconfigure(rate: limits.rates[endpoint], burst: limits.burst, now: now)
+            let own = limits.of(endpoint)
+            circuits[endpoint]!.threshold = max(1, own.circuitThreshold)
+            circuits[endpoint]!.cooldown = own.circuitCooldown
+            circuits[endpoint]!.maxCooldown = max(own.circuitCooldown, own.circuitMaxCooldown)
+            buckets[endpoint]!.reconfigure(rate: limits.rates[endpoint], burst: own.burst, now: now)
         }
         for endpoint in endpoints { add(endpoint, now: now) }
     }
@@ -189,7 +229,7 @@ public struct EndpointAdmission: Sendable {
     /// `CircuitMaxCooldown` — a Retry-After of centuries must not stall the endpoint for good.
     public mutating func pause(_ endpoint: VerificationEndpoint, retryAfter: Double?, now: Double) -> Pause {
         add(endpoint, now: now)
-        let cap = max(1, limits.circuitMaxCooldown)
+        let cap = max(1, limits.of(endpoint).circuitMaxCooldown)
         let asked = max(retryAfter ?? 1, 1)
         let seconds = min(asked, cap)
         buckets[endpoint]!.pause(until: now + seconds, now: now)
@@ -197,6 +237,17 @@ public struct EndpointAdmission: Sendable {
     }
 
     // MARK: - Reading
+
+    /// What `endpoint`'s circuit allows a verifier that depends on it (it is not charged or
+    /// changed here: the dependent request itself takes the token and, when half-open, is the
+    /// probe).
+    public func dependency(_ endpoint: VerificationEndpoint, now: Double) -> Dependency {
+        switch circuits[endpoint]?.state {
+        case nil, .closed?: return .allowed
+        case .open(let until)?: return now >= until ? .probeOnly : .blocked(until: until)
+        case .halfOpen(let probeInFlight)?: return probeInFlight ? .blocked(until: nil) : .probeOnly
+        }
+    }
 
     /// Whether the endpoint's circuit is closed (orders age only then).
     public func isClosed(_ endpoint: VerificationEndpoint) -> Bool {
@@ -207,7 +258,7 @@ public struct EndpointAdmission: Sendable {
     /// while open, else after the first cool-down.
     public func retryTime(_ endpoint: VerificationEndpoint, now: Double) -> Double {
         if case .open(let until)? = circuits[endpoint]?.state { return max(now, until) }
-        return now + limits.circuitCooldown
+        return now + limits.of(endpoint).circuitCooldown
     }
 
     /// Every known endpoint, in declaration order.
@@ -222,8 +273,8 @@ public struct EndpointAdmission: Sendable {
 
     private mutating func add(_ endpoint: VerificationEndpoint, now: Double) {
         guard circuits[endpoint] == nil else { return }
-        circuits[endpoint] = CircuitBreaker(
-            threshold: limits.circuitThreshold, cooldown: limits.circuitCooldown, maxCooldown: limits.circuitMaxCooldown)
-        buckets[endpoint] = TokenBucket(rate: limits.rates[endpoint], burst: limits.burst, now: now)
+        let own = limits.of(endpoint)
+        circuits[endpoint] = CircuitBreaker(threshold: own.circuitThreshold, cooldown: own.circuitCooldown, maxCooldown: own.circuitMaxCooldown)
+        buckets[endpoint] = TokenBucket(rate: limits.rates[endpoint], burst: own.burst, now: now)
     }
 }

@@ -10,12 +10,17 @@ public struct AttemptCompletion: Sendable, Hashable {
     /// Whether the attempt counts: false for a circuit probe and for configuration errors
     /// (DESIGN §6: an outage or our own mistake charges no order).
     public var charged: Bool
+    /// What a Google Play order that finishes owes Google (the settings in force now).
+    public var playFollowUp: PlayFollowUp
 
-    public init(order: ClaimedOrder, records: [AttemptRecord], resolution: Resolution, charged: Bool) {
+    public init(
+        order: ClaimedOrder, records: [AttemptRecord], resolution: Resolution, charged: Bool, playFollowUp: PlayFollowUp = PlayFollowUp()
+    ) {
         self.order = order
         self.records = records
         self.resolution = resolution
         self.charged = charged
+        self.playFollowUp = playFollowUp
     }
 
     /// What the attempt decided.
@@ -31,6 +36,9 @@ public struct AttemptCompletion: Sendable, Hashable {
         /// Apple answered `status 0`: match the order against these items inside the
         /// transaction (claims are checked and taken there), then verified or a §5 outcome.
         case match(items: [AppleReceiptItem], environment: String?, finishes: Bool)
+        /// Google Play says the purchase is paid: claim it inside the transaction, then
+        /// verified (or a duplicate).
+        case playMatch(PlayMatch, finishes: Bool)
         /// The delivery endpoint acknowledged the grant.
         case delivered
         /// No delivery URL is configured (any more): the verified order finishes as verified,

@@ -57,3 +57,10 @@ public struct ClaimedOrder: Sendable, Hashable {
             applicationUsername: applicationUsername, referenceTime: createdAt ?? receivedAt)
     }
 }
+
+extension ClaimedOrder {
+    /// What Google Play's answer is judged against.
+    public var playKey: PlayMatcher.OrderKey {
+        PlayMatcher.OrderKey(orderID: orderID, productID: productID, applicationUsername: applicationUsername, userID: userID)
+    }
+}

@@ -6,11 +6,18 @@ public protocol OrderIngesting: Sendable {
     /// order (a later candidate sees an earlier one of the same batch).
     ///
     /// - Parameters:
-    ///   - verifierKind: decides whether an order's proof is usable (`pending`) or not (`waiting`).
+    ///   - verifiers: decide whether an order's proof is usable (`pending`) or not (`waiting`).
     /// - Returns: one outcome per candidate, in order.
     /// - Throws: when nothing could be committed (disk full, read-only, busy); then no spool
     ///   file may be deleted.
-    func ingest(_ candidates: [IngestCandidate], verifierKind: VerifierKind, now: Date) throws -> [IngestOutcome]
+    func ingest(_ candidates: [IngestCandidate], verifiers: ConfiguredVerifiers, now: Date) throws -> [IngestOutcome]
+}
+
+extension OrderIngesting {
+    /// ``ingest(_:verifiers:now:)`` with `[Verifier] Kind=kind` only.
+    public func ingest(_ candidates: [IngestCandidate], verifierKind: VerifierKind, now: Date) throws -> [IngestOutcome] {
+        try ingest(candidates, verifiers: ConfiguredVerifiers(kind: verifierKind), now: now)
+    }
 }
 
 /// The durable home of orders (DESIGN §7), as the daemon and `reconcilectl` see it.
@@ -18,7 +25,7 @@ public protocol OrderIngesting: Sendable {
 /// SQLite serves it today (`SQLiteOrderStore`); the protocol is what a PostgreSQL store with
 /// `FOR UPDATE SKIP LOCKED` leases would implement to serve several daemons. Every method is
 /// one transaction: it commits entirely or not at all.
-public protocol OrderStore: OrderIngesting {
+public protocol OrderStore: OrderIngesting, OutboxStore {
     /// The order with this id, if stored.
     func order(id orderID: String) throws -> StoredOrder?
 
@@ -29,21 +36,23 @@ public protocol OrderStore: OrderIngesting {
     func countsByState() throws -> [OrderState: Int]
 
     /// Drops receipts and raw files of `finished` and `cancelled` orders last changed before
-    /// `cutoff`; rows, history and claims stay (`KeepFinished=`).
+    /// `cutoff`; rows, history, claims and Google Play purchase tokens (what the purchase is read
+    /// by, for its outbox actions and refunds) stay (`KeepFinished=`).
     ///
     /// - Returns: how many orders were pruned.
     func pruneFinished(before cutoff: Date, now: Date) throws -> Int
 
     /// Applies an operator's action (DESIGN §4): to orders whose attempt is in flight it is
     /// recorded and applied when the attempt ends; a forbidden action is refused with the
-    /// order's state named. `verifierKind` decides whether a retried order has proof the
-    /// verifier can use (`nil`: any proof counts). One transaction.
-    func apply(_ request: OperatorRequest, verifierKind: VerifierKind?, now: Date) throws -> [OperatorOutcome]
+    /// order's state named. `verifiers` decide whether a retried order has proof a verifier can
+    /// use (`nil`: any proof counts). One transaction.
+    func apply(_ request: OperatorRequest, verifiers: ConfiguredVerifiers?, now: Date) throws -> [OperatorOutcome]
 
     // MARK: - Scheduling
 
     /// Releases every lease (at start-up: one daemon per store, so any lease is a crash's).
-    /// Orders left `verifying` go back to `pending`, due now.
+    /// Orders left `verifying` go back to `pending`, due now; outbox actions in flight are due
+    /// again now.
     ///
     /// - Returns: the ids of the orders released.
     func releaseLeases(now: Date) throws -> [String]
@@ -75,12 +84,22 @@ public protocol OrderStore: OrderIngesting {
     /// - Returns: how many orders moved.
     func clampNextAttempts(of kinds: [WorkKind], notAfter limit: Date) throws -> Int
 
-    /// Makes `waiting` orders whose proof the verifier kind can use `pending` (after a reload
-    /// changed `Kind=`). Returns how many.
-    func promoteWaiting(usableBy kind: VerifierKind, now: Date) throws -> Int
+    /// Makes `waiting` orders whose proof one of the verifiers can use `pending` (after a reload
+    /// changed `Kind=` or added a section). Returns how many.
+    func promoteWaiting(usableBy verifiers: ConfiguredVerifiers, now: Date) throws -> Int
 }
 
 extension OrderStore {
+    /// ``apply(_:verifiers:now:)`` with `[Verifier] Kind=kind` only.
+    public func apply(_ request: OperatorRequest, verifierKind: VerifierKind?, now: Date) throws -> [OperatorOutcome] {
+        try apply(request, verifiers: verifierKind.map { ConfiguredVerifiers(kind: $0) }, now: now)
+    }
+
+    /// ``promoteWaiting(usableBy:now:)`` with `[Verifier] Kind=kind` only.
+    public func promoteWaiting(usableBy kind: VerifierKind, now: Date) throws -> Int {
+        try promoteWaiting(usableBy: ConfiguredVerifiers(kind: kind), now: now)
+    }
+
     /// Brings every next attempt, of every kind, later than `limit` forward to `limit`.
     public func clampNextAttempts(notAfter limit: Date) throws -> Int {
         try clampNextAttempts(of: WorkKind.allCases, notAfter: limit)

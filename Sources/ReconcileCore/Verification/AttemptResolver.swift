@@ -9,10 +9,13 @@ public struct AttemptResolver: Sendable {
     public var deliveryConfigured: Bool
     /// `21002` answers before `malformed_receipt`.
     public var malformedLimit = 3
+    /// What a Google Play order that finishes owes Google (`[GooglePlay] Acknowledge=`, `Consume=`).
+    public var playFollowUp: PlayFollowUp
 
-    public init(policy: RetryPolicy, deliveryConfigured: Bool) {
+    public init(policy: RetryPolicy, deliveryConfigured: Bool, playFollowUp: PlayFollowUp = PlayFollowUp()) {
         self.policy = policy
         self.deliveryConfigured = deliveryConfigured
+        self.playFollowUp = playFollowUp
     }
 
     /// - Parameters:
@@ -22,7 +25,7 @@ public struct AttemptResolver: Sendable {
         _ outcome: VerifierOutcome, for order: ClaimedOrder, now: Date, circuitClosed: Bool, retryAt: Date, random: inout R
     ) -> AttemptCompletion {
         func completion(_ resolution: AttemptCompletion.Resolution, charged: Bool = order.charged) -> AttemptCompletion {
-            AttemptCompletion(order: order, records: outcome.records, resolution: resolution, charged: charged)
+            AttemptCompletion(order: order, records: outcome.records, resolution: resolution, charged: charged, playFollowUp: playFollowUp)
         }
         func afterFailure(_ reason: Reason, retryAfter: Duration?, malformed: Bool = false) -> AttemptCompletion {
             guard order.charged else {
@@ -59,6 +62,11 @@ public struct AttemptResolver: Sendable {
                     "apple_internal_error", detail: "the App Store Server API answered 5000000 \(malformedLimit) times")))
             }
             return afterFailure("appstore_5000000", retryAfter: nil, malformed: true)
+        case .limitedTransient(let reason, let final):
+            if order.malformedAnswers + 1 >= malformedLimit {
+                return completion(.reject(final.adding("after \(malformedLimit) such answers")))
+            }
+            return afterFailure(reason, retryAfter: nil, malformed: true)
         case .configuration(let reason):
             return completion(.retry(at: max(retryAt, now), reason: reason), charged: false)
         case .reject(let reason):
@@ -69,6 +77,8 @@ public struct AttemptResolver: Sendable {
             return completion(.verified(grant, finishes: true, finishedBy: finishedBy))
         case .match(let items, let environment):
             return completion(.match(items: items, environment: environment, finishes: !deliveryConfigured))
+        case .playPurchase(let match):
+            return completion(.playMatch(match, finishes: !deliveryConfigured))
         case .delivered:
             return completion(.delivered)
         }

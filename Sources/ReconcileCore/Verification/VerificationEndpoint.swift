@@ -8,4 +8,11 @@ public enum VerificationEndpoint: String, CaseIterable, Sendable, Hashable, Coda
     case merchant
     /// The delivery endpoint (`[Delivery] URL=`).
     case delivery
+    /// The Google Play Developer API (`[GooglePlay] URL=`): purchases, acknowledge, consume.
+    case googlePlay = "googleplay"
+    /// Google's OAuth token endpoint (`[GooglePlay] TokenURL=`, the key's `token_uri`).
+    case googlePlayToken = "googleplay-token"
+
+    /// Whether `[GooglePlay]`'s limits (`MaxRate=`, `Burst=`, `Circuit*=`) apply to it.
+    public var isGooglePlay: Bool { self == .googlePlay || self == .googlePlayToken }
 }

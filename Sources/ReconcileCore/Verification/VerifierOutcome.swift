@@ -18,6 +18,9 @@ public struct VerifierOutcome: Sendable, Hashable {
         /// The App Store Server API's 5000000 (an unknown error, not called retryable): transient
         /// up to three answers (counted with 21002s), then the order goes to a person.
         case internalError
+        /// Transient up to three answers (counted with 21002s), then rejected with `then`
+        /// (Google's "token not found": a fresh purchase may not be visible at once).
+        case limitedTransient(Reason, then: Reason)
         case reject(Reason)
         case escalate(Reason)
         /// Our configuration is wrong: the order is not charged and waits for the circuit.
@@ -26,6 +29,9 @@ public struct VerifierOutcome: Sendable, Hashable {
         case granted(Grant, finishedBy: Finisher)
         /// Apple's status 0: match inside the store transaction.
         case match(items: [AppleReceiptItem], environment: String?)
+        /// Google Play says the purchase is paid and the order's: claim it inside the store
+        /// transaction.
+        case playPurchase(PlayMatch)
         /// The delivery endpoint acknowledged the grant.
         case delivered
         /// No request could be sent (an endpoint's circuit opened meanwhile).

@@ -15,22 +15,31 @@ public actor EscalationRunner {
         public var reason: String
         public var attempts: Int
         public var transactionID: String?
+        /// For an outbox action (DESIGN §5a): its kind (`play_acknowledge`); the order's state is
+        /// where the order is, the attempts the action's.
+        public var action: String?
 
-        public init(orderID: String, productID: String, state: OrderState, reason: String, attempts: Int, transactionID: String?) {
+        public init(
+            orderID: String, productID: String, state: OrderState, reason: String, attempts: Int, transactionID: String?, action: String? = nil
+        ) {
             self.orderID = orderID
             self.productID = productID
             self.state = state
             self.reason = reason
             self.attempts = attempts
             self.transactionID = transactionID
+            self.action = action
         }
 
-        /// The command's environment: exactly these variables (DESIGN §6).
+        /// The command's environment: exactly these variables (DESIGN §6), and
+        /// `RECONCILE_ACTION` for an outbox action (§5a).
         public var environment: [String: String] {
-            [
+            var variables = [
                 "RECONCILE_ORDER_ID": orderID, "RECONCILE_PRODUCT_ID": productID, "RECONCILE_STATE": state.rawValue,
                 "RECONCILE_REASON": reason, "RECONCILE_ATTEMPTS": String(attempts), "RECONCILE_TRANSACTION_ID": transactionID ?? "",
             ]
+            if let action { variables["RECONCILE_ACTION"] = action }
+            return variables
         }
     }
 

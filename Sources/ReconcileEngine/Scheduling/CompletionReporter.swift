@@ -20,7 +20,7 @@ struct CompletionReporter {
         case .retry: completion.charged ? "transient" : "uncharged"
         case .reject: "reject"
         case .escalate: "escalate"
-        case .verified, .match, .finishedWithoutDelivery: "verified"
+        case .verified, .match, .playMatch, .finishedWithoutDelivery: "verified"
         case .delivered: "delivered"
         }
     }
@@ -91,5 +91,55 @@ struct CompletionReporter {
         default:
             logger.debug("order \(result.orderID) is \(result.to) (\(result.reason.code))", fields)
         }
+    }
+
+    // MARK: - Outbox
+
+    /// Counts and reports the results of committed outbox completions (DESIGN §5a): done and
+    /// skipped at `debug`, an escalation at `warning` with its own MESSAGE_ID, and an action
+    /// still failing past its deadline at `err` with its own (each also to the escalation
+    /// command, with `RECONCILE_ACTION`).
+    mutating func committed(_ completions: [OutboxCompletion], _ results: [OutboxResult]) {
+        for (completion, result) in zip(completions, results) {
+            report(result, productID: completion.claimed.productID)
+        }
+    }
+
+    mutating func report(_ result: OutboxResult, productID: String) {
+        guard result.applied else {
+            logger.warning(
+                "the lease on the \(result.kind.rawValue) of order \(result.orderID) was lost; its outcome was not applied", [.orderID: result.orderID])
+            return
+        }
+        counters.actions[result.state.rawValue, default: 0] += 1
+        let fields: KeyValuePairs<LogField, String?> = [
+            .orderID: result.orderID, .productID: productID, .action: result.kind.rawValue, .reason: result.reason.code,
+            .attempt: String(result.attempts), .nextAttempt: result.nextAttemptAt.map(RFC3339.format), .endpoint: result.endpoint.rawValue,
+        ]
+        if result.deadlineWarning {
+            counters.actionsOverdue += 1
+            let deadline = result.deadline.map { " (deadline \(RFC3339.format($0)))" } ?? ""
+            logger.error(
+                "the \(result.kind.rawValue) of order \(result.orderID) still fails 48 hours after the purchase\(deadline): Google refunds purchases not acknowledged within three days (\(result.reason))",
+                id: .actionOverdue, fields)
+            announce(result, productID: productID, reason: "\(result.kind.rawValue)_overdue")
+        }
+        switch result.state {
+        case .escalated:
+            logger.warning("the \(result.kind.rawValue) of order \(result.orderID) escalated: \(result.reason)", id: .actionEscalated, fields)
+            announce(result, productID: productID, reason: result.reason.code)
+        case .done, .skipped:
+            logger.debug("the \(result.kind.rawValue) of order \(result.orderID) is \(result.state.rawValue) (\(result.reason))", fields)
+        case .pending:
+            logger.debug("the \(result.kind.rawValue) of order \(result.orderID) will be sent again (\(result.reason.code))", fields)
+        }
+    }
+
+    /// Hands an outbox action to the escalation command.
+    func announce(_ result: OutboxResult, productID: String, reason: String) {
+        let notice = EscalationRunner.Notice(
+            orderID: result.orderID, productID: productID, state: .finished, reason: reason, attempts: result.attempts, transactionID: nil,
+            action: result.kind.rawValue)
+        Task { [escalations] in await escalations?.enqueue(notice) }
     }
 }

@@ -11,9 +11,12 @@ import ReconcileSystem
 public actor Scheduler {
     /// What the scheduler needs from the configuration; replaced on reload.
     public struct Settings: Sendable {
-        public var verifier: any OrderVerifier
+        /// `[Verifier]`'s verifier; `nil` for a Google Play-only daemon.
+        public var verifier: (any OrderVerifier)?
         /// The delivery client, when `[Delivery] URL=` is set.
         public var delivery: DeliveryClient?
+        /// `[GooglePlay]`, when configured: Google Play orders and their outbox actions.
+        public var googlePlay: GooglePlaySettings?
         public var resolver: AttemptResolver
         public var maxInFlight: Int
         /// Requests per second per endpoint; `nil` is unlimited.
@@ -29,11 +32,23 @@ public actor Scheduler {
 
         /// Requests per second for `endpoint`; `nil` is unlimited.
         public func rate(for endpoint: VerificationEndpoint) -> Double? {
-            endpoint == .sandbox ? maxRate.map { max(0.001, $0 * sandboxRateFactor) } : maxRate
+            if endpoint.isGooglePlay, let googlePlay { return googlePlay.maxRate }
+            return endpoint == .sandbox ? maxRate.map { max(0.001, $0 * sandboxRateFactor) } : maxRate
+        }
+
+        /// What verifies orders of `kind`: `[Verifier]`'s verifier, the delivery client, or for
+        /// Google Play orders `[GooglePlay]` — or, without it, a `Kind=http` merchant endpoint.
+        /// `nil`: nothing configured can (deliveries: none is needed).
+        public func verifier(for kind: WorkKind) -> (any OrderVerifier)? {
+            switch kind {
+            case .verify: verifier
+            case .deliver: delivery
+            case .verifyPlay: googlePlay?.verifier ?? (verifier is MerchantVerifier ? verifier : nil)
+            }
         }
 
         public init(
-            verifier: any OrderVerifier, delivery: DeliveryClient?, resolver: AttemptResolver, maxInFlight: Int, maxRate: Double?,
+            verifier: (any OrderVerifier)?, delivery: DeliveryClient?, resolver: AttemptResolver, maxInFlight: Int, maxRate: Double?,
             burst: Int, circuitThreshold: Int, circuitCooldown: Duration, circuitMaxCooldown: Duration, requestTimeout: Duration
         ) {
             self.verifier = verifier
@@ -66,12 +81,17 @@ public actor Scheduler {
     var admission: EndpointAdmission
     var reporter: CompletionReporter
     var bundleMismatches = BundleMismatchStreak()
-    var inFlight = 0
-    /// Orders leased ahead of a free slot (a few), so that a finished attempt's slot is refilled
-    /// at once instead of after the next commit. Their tokens and circuit permission are taken
-    /// when they start; if they cannot start, they go back uncharged.
-    var ready: [ReadyOrder] = []
+    /// Attempts in flight per pool (each section's `MaxInFlight=` bounds its own).
+    var inFlightByPool: [Pool: Int] = [:]
+    /// Attempts in flight, every pool.
+    var inFlight: Int { inFlightByPool.values.reduce(0, +) }
+    /// Work leased ahead of a free slot (a few per pool), so that a finished attempt's slot is
+    /// refilled at once instead of after the next commit. Their tokens and circuit permission
+    /// are taken when they start; if they cannot start, they go back uncharged.
+    var ready: [ReadyItem] = []
     var pendingCompletions: [AttemptCompletion] = []
+    /// Outbox attempts that ended, committed by the next turn.
+    var pendingActionCompletions: [OutboxCompletion] = []
     var stopping = false
     var stopped = false
     var stopWaiters: [CheckedContinuation<Void, Never>] = []
@@ -94,6 +114,11 @@ public actor Scheduler {
         public var retried = 0
         /// Attempt outcomes by class (`transient`, `uncharged`, …; ``MetricsSnapshot/outcomeClasses``).
         public var outcomes: [String: Int] = [:]
+        /// Outbox attempts by the state they left their action in (`done`, `skipped`,
+        /// `pending` for a retry, `escalated`).
+        public var actions: [String: Int] = [:]
+        /// Outbox actions that still failed past their deadline (warned once each).
+        public var actionsOverdue = 0
 
         public init() {}
     }
@@ -156,6 +181,7 @@ public actor Scheduler {
         for leased in ready { giveBack(leased, reason: "stopping") }
         ready.removeAll()
         flush()
+        flushActions()
     }
 
     /// One turn: expire, then in one transaction commit the outcomes of finished attempts and
@@ -169,13 +195,16 @@ public actor Scheduler {
         let mono = clock.uptime()
         var wakeTimes: [Double] = []
         var claims: [Claim] = []
+        var actionClaim: ActionClaim?
+        commitActions(wakeTimes: &wakeTimes)
         let completions = pendingCompletions
         pendingCompletions.removeAll()
         do {
             if let time = try expireWaitingOrders(now: now) { wakeTimes.append(mono + time.timeIntervalSince(now)) }
             if !stopping {
-                claims = try planClaims(now: now, mono: mono, wakeTimes: &wakeTimes)
+                (claims, actionClaim) = try planClaims(now: now, mono: mono, wakeTimes: &wakeTimes)
             }
+            if let actionClaim { try claimActions(actionClaim, now: now, mono: mono, wakeTimes: &wakeTimes) }
             guard !completions.isEmpty || !claims.isEmpty else {
                 // Orders leased ahead may wait for a token: look again when it comes.
                 if let nextToken = startReady() { wakeTimes.append(nextToken) }
@@ -195,6 +224,7 @@ public actor Scheduler {
         } catch {
             pendingCompletions = completions + pendingCompletions
             for claim in claims where claim.probe { admission.probeAbandoned(claim.endpoint) }
+            if let actionClaim, actionClaim.probe { admission.probeAbandoned(actionClaim.endpoint) }
             logger.error(
                 "the store failed while scheduling: \(error); retrying in 1s", id: .storeUnavailable,
                 [.reason: StoreFailure.of(error).rawValue])
@@ -209,34 +239,85 @@ public actor Scheduler {
         for order in claimed {
             guard let verifier = claim.verifier else {
                 // No delivery URL: finished as verified, nothing sent, no attempt charged.
-                pendingCompletions.append(AttemptCompletion(order: order, records: [], resolution: .finishedWithoutDelivery, charged: false))
+                pendingCompletions.append(AttemptCompletion(
+                    order: order, records: [], resolution: .finishedWithoutDelivery, charged: false,
+                    playFollowUp: settings.resolver.playFollowUp))
                 continue
             }
-            guard claim.probe else {
-                ready.append(ReadyOrder(order: order, verifier: verifier, endpoint: claim.endpoint))
-                continue
-            }
-            // A probe is a request like any other: it goes with a token or not at all.
-            guard admission.sendProbe(claim.endpoint, now: mono) else {
-                giveBack(ReadyOrder(order: order, verifier: verifier, endpoint: claim.endpoint), reason: "rate_limited")
-                continue
-            }
-            logger.info(
-                "probing \(claim.endpoint.rawValue) with order \(order.orderID) (not charged)",
-                [.orderID: order.orderID, .endpoint: claim.endpoint.rawValue])
-            start(order, with: verifier)
+            dispatch(ReadyItem(work: .order(order, verifier), endpoint: claim.endpoint, pool: claim.pool), probe: claim.probe, mono: mono)
         }
     }
 
-    /// An order leased ahead, and what to verify it with.
-    struct ReadyOrder {
-        var order: ClaimedOrder
-        var verifier: any OrderVerifier
-        var endpoint: VerificationEndpoint
+    /// Queues leased work for a slot, or sends a circuit's probe at once (with a token, or not
+    /// at all).
+    func dispatch(_ item: ReadyItem, probe: Bool, mono: Double) {
+        guard probe else {
+            ready.append(item)
+            return
+        }
+        guard admission.sendProbe(item.endpoint, now: mono) else {
+            giveBack(item, reason: "rate_limited")
+            return
+        }
+        logger.info(
+            "probing \(item.endpoint.rawValue) with \(item.what) (not charged)", [.orderID: item.orderID, .endpoint: item.endpoint.rawValue])
+        start(item)
     }
 
-    /// How many orders may wait leased for a slot.
-    var readyLimit: Int { min(8, max(1, settings.maxInFlight / 8)) }
+    /// Which `MaxInFlight=` an attempt counts against: `[Verifier]`'s, or `[GooglePlay]`'s for
+    /// Google Play orders and outbox actions verified there.
+    enum Pool: Hashable {
+        case main
+        case googlePlay
+    }
+
+    /// Work leased ahead: an order and what to verify it with, or an outbox action and its sender.
+    struct ReadyItem {
+        enum Work {
+            case order(ClaimedOrder, any OrderVerifier)
+            case action(ClaimedAction, any OutboxSender)
+        }
+
+        var work: Work
+        var endpoint: VerificationEndpoint
+        var pool: Pool
+
+        var orderID: String {
+            switch work {
+            case .order(let order, _): order.orderID
+            case .action(let action, _): action.action.orderID
+            }
+        }
+
+        /// For log lines: `order A1` or `play_acknowledge of order A1`.
+        var what: String {
+            switch work {
+            case .order(let order, _): "order \(order.orderID)"
+            case .action(let action, _): "\(action.action.kind.rawValue) of order \(action.action.orderID)"
+            }
+        }
+    }
+
+    /// The most attempts of `pool` in flight at once.
+    func maxInFlight(_ pool: Pool) -> Int {
+        switch pool {
+        case .main: settings.maxInFlight
+        case .googlePlay: settings.googlePlay?.maxInFlight ?? settings.maxInFlight
+        }
+    }
+
+    /// How many orders of `pool` may wait leased for a slot.
+    func readyLimit(_ pool: Pool) -> Int { min(8, max(1, maxInFlight(pool) / 8)) }
+
+    /// Slots of `pool` free now: room in flight and in the queue of work leased ahead.
+    func freeSlots(_ pool: Pool) -> Int {
+        maxInFlight(pool) - inFlightByPool[pool, default: 0] + readyLimit(pool) - ready.count(where: { $0.pool == pool })
+    }
+
+    /// The pool orders of `kind` count against.
+    func pool(for kind: WorkKind) -> Pool {
+        kind == .verifyPlay && settings.googlePlay != nil ? .googlePlay : .main
+    }
 
     /// A claim the turn will make, and for what.
     struct Claim {
@@ -245,18 +326,25 @@ public actor Scheduler {
         var verifier: (any OrderVerifier)?
         var endpoint: VerificationEndpoint
         var probe: Bool
+        var pool: Pool = .main
     }
 
     /// What may be claimed now: per kind, as many due orders as free slots, tokens and the
-    /// endpoint's circuit allow (delivery first: those orders are paid and granted already).
-    func planClaims(now: Date, mono: Double, wakeTimes: inout [Double]) throws -> [Claim] {
+    /// endpoint's circuit allow (delivery first: those orders are paid and granted already), and
+    /// how many due outbox actions (before Google Play verifications: an acknowledgement owed
+    /// has a deadline).
+    func planClaims(now: Date, mono: Double, wakeTimes: inout [Double]) throws -> (orders: [Claim], actions: ActionClaim?) {
         var claims: [Claim] = []
-        var slots = settings.maxInFlight - inFlight + readyLimit - ready.count
+        var slots: [Pool: Int] = [.main: freeSlots(.main), .googlePlay: freeSlots(.googlePlay)]
         let lease = now.addingTimeInterval(settings.requestTimeout.inSeconds * 2 + 60)
-        for kind in [WorkKind.deliver, .verify] {
-            // `nil` only for deliveries without a delivery URL, which need no slot.
-            let candidate: (any OrderVerifier)? = kind == .verify ? settings.verifier : settings.delivery
-            if candidate != nil && slots <= 0 { continue }  // a completion wakes the loop
+        let actions = try planActionClaim(slots: &slots, now: now, mono: mono, wakeTimes: &wakeTimes)
+        for kind in [WorkKind.deliver, .verify, .verifyPlay] {
+            // `nil` for deliveries without a delivery URL (they need no slot), and for orders no
+            // configured section can verify (they wait for one: `reconcilectl status` tells).
+            let candidate = settings.verifier(for: kind)
+            if candidate == nil && kind != .deliver { continue }
+            let pool = pool(for: kind)
+            if candidate != nil && slots[pool, default: 0] <= 0 { continue }  // a completion wakes the loop
             guard let due = try store.nextDueTime(kind) else { continue }
             if due > now {
                 wakeTimes.append(mono + due.timeIntervalSince(now))
@@ -269,18 +357,37 @@ public actor Scheduler {
                     verifier: nil, endpoint: .delivery, probe: false))
                 continue
             }
+            guard let cap = dependencyCap(verifier.gatingEndpoints, mono: mono, wakeTimes: &wakeTimes) else { continue }
             let endpoint = verifier.firstEndpoint
-            switch admission.admit(endpoint, slots: slots, now: mono) {
+            if actions?.probe == true && actions?.endpoint == endpoint { continue }  // one probe at a time
+            switch admission.admit(endpoint, slots: min(slots[pool, default: 0], cap), now: mono) {
             case .wait(let until):
                 if let until { wakeTimes.append(until) }
             case .claim(let limit, let probe):
-                slots -= limit
+                slots[pool, default: 0] -= limit
                 claims.append(Claim(
                     request: ClaimRequest(kind: kind, limit: limit, charge: !probe, leaseUntil: lease), verifier: verifier,
-                    endpoint: endpoint, probe: probe))
+                    endpoint: endpoint, probe: probe, pool: pool))
             }
         }
-        return claims
+        return (claims, actions)
+    }
+
+    /// How many orders a verifier whose requests need `endpoints` first (Google's token
+    /// endpoint) may be given now: unlimited, one (that endpoint's probe), or none (`nil`; its
+    /// probe time is a wake time).
+    func dependencyCap(_ endpoints: [VerificationEndpoint], mono: Double, wakeTimes: inout [Double]) -> Int? {
+        var cap = Int.max
+        for endpoint in endpoints {
+            switch admission.dependency(endpoint, now: mono) {
+            case .allowed: continue
+            case .probeOnly: cap = 1
+            case .blocked(let until):
+                if let until { wakeTimes.append(until) }
+                return nil
+            }
+        }
+        return cap
     }
 
     /// Expires waiting orders past MaxAge; returns when the next one will.
@@ -295,20 +402,24 @@ public actor Scheduler {
         return expired.count == 500 ? now : try store.oldestWaitingReceivedAt().map { $0.addingTimeInterval(maxAge) }
     }
 
-    /// Starts leased orders while slots, tokens and circuits allow; orders whose endpoint closed
-    /// meanwhile go back uncharged. Returns when the next token comes for an order left waiting
-    /// for one (the loop must wake then: nothing else may be due).
+    /// Starts leased work while slots, tokens and circuits allow; work whose endpoint closed
+    /// meanwhile goes back uncharged. Returns when the next token comes for work left waiting for
+    /// one (the loop must wake then: nothing else may be due).
     @discardableResult
     func startReady() -> Double? {
         let mono = clock.uptime()
         var nextToken: Double?
         var index = 0
-        while index < ready.count && inFlight < settings.maxInFlight {
+        while index < ready.count {
             let next = ready[index]
+            guard inFlightByPool[next.pool, default: 0] < maxInFlight(next.pool) else {
+                index += 1
+                continue
+            }
             switch admission.start(next.endpoint, now: mono) {
             case .go:
                 ready.remove(at: index)
-                start(next.order, with: next.verifier)
+                start(next)
             case .waitForToken(let until):
                 nextToken = min(nextToken ?? until, until)
                 index += 1
@@ -321,13 +432,20 @@ public actor Scheduler {
         return nextToken
     }
 
-    /// Hands a leased, unsent order back to the next turn: due again at its circuit's probe
-    /// time, the attempt not charged.
-    func giveBack(_ leased: ReadyOrder, reason: String) {
-        let completion = settings.resolver.resolve(
-            VerifierOutcome(records: [], verdict: .notSent(Reason(reason))), for: leased.order, now: clock.now(),
-            circuitClosed: false, retryAt: retryTime(leased.endpoint), random: &random)
-        pendingCompletions.append(completion)
+    /// Hands leased, unsent work back to the next turn: due again at its circuit's probe time,
+    /// the attempt not charged.
+    func giveBack(_ leased: ReadyItem, reason: String) {
+        switch leased.work {
+        case .order(let order, _):
+            let completion = settings.resolver.resolve(
+                VerifierOutcome(records: [], verdict: .notSent(Reason(reason))), for: order, now: clock.now(),
+                circuitClosed: false, retryAt: retryTime(leased.endpoint), random: &random)
+            pendingCompletions.append(completion)
+        case .action(let action, _):
+            pendingActionCompletions.append(outboxResolver.resolve(
+                OutboxOutcome(records: [], verdict: .notSent(Reason(reason))), for: action, now: clock.now(),
+                retryAt: retryTime(leased.endpoint), random: &random))
+        }
         wake.signal()
     }
 
@@ -337,18 +455,27 @@ public actor Scheduler {
         return clock.now().addingTimeInterval(admission.retryTime(endpoint, now: mono) - mono)
     }
 
-    func start(_ order: ClaimedOrder, with verifier: any OrderVerifier) {
-        inFlight += 1
+    func start(_ item: ReadyItem) {
+        inFlightByPool[item.pool, default: 0] += 1
         reporter.attemptStarted()
+        let pool = item.pool
         // Off the scheduler's queue: building bodies and parsing answers run in parallel.
-        Task.detached { [self] in
-            let outcome = await verifier.verify(order, gate: self)
-            await self.finished(order, outcome, endpoint: verifier.firstEndpoint)
+        switch item.work {
+        case .order(let order, let verifier):
+            Task.detached { [self] in
+                let outcome = await verifier.verify(order, gate: self)
+                await self.finished(order, outcome, endpoint: verifier.firstEndpoint, pool: pool)
+            }
+        case .action(let action, let sender):
+            Task.detached { [self] in
+                let outcome = await sender.send(action, gate: self)
+                await self.finished(action, outcome, endpoint: sender.endpoint, pool: pool)
+            }
         }
     }
 
-    func finished(_ order: ClaimedOrder, _ outcome: VerifierOutcome, endpoint: VerificationEndpoint) {
-        inFlight -= 1
+    func finished(_ order: ClaimedOrder, _ outcome: VerifierOutcome, endpoint: VerificationEndpoint, pool: Pool) {
+        inFlightByPool[pool, default: 0] -= 1
         reporter.requestsSent(outcome.records.count)
         for record in outcome.records {
             requestDurations[record.endpoint, default: LatencyHistogram()].record(record.latency)
@@ -387,16 +514,28 @@ public actor Scheduler {
     static func limits(_ settings: Settings) -> EndpointAdmission.Limits {
         var rates: [VerificationEndpoint: Double] = [:]
         for endpoint in VerificationEndpoint.allCases { rates[endpoint] = settings.rate(for: endpoint) }
+        var perEndpoint: [VerificationEndpoint: EndpointAdmission.EndpointLimits] = [:]
+        if let play = settings.googlePlay {
+            for endpoint in [VerificationEndpoint.googlePlay, .googlePlayToken] {
+                perEndpoint[endpoint] = EndpointAdmission.EndpointLimits(
+                    circuitThreshold: play.circuitThreshold, circuitCooldown: play.circuitCooldown.inSeconds,
+                    circuitMaxCooldown: play.circuitMaxCooldown.inSeconds, burst: play.burst)
+            }
+        }
         return EndpointAdmission.Limits(
             circuitThreshold: settings.circuitThreshold, circuitCooldown: settings.circuitCooldown.inSeconds,
-            circuitMaxCooldown: settings.circuitMaxCooldown.inSeconds, burst: settings.burst, rates: rates)
+            circuitMaxCooldown: settings.circuitMaxCooldown.inSeconds, burst: settings.burst, rates: rates, perEndpoint: perEndpoint)
     }
 
     /// The endpoints a configuration talks to.
     static func endpoints(of settings: Settings) -> [VerificationEndpoint] {
-        var used = [settings.verifier.firstEndpoint]
-        if settings.verifier.firstEndpoint == .production { used.append(.sandbox) }
+        var used: [VerificationEndpoint] = []
+        if let verifier = settings.verifier {
+            used.append(verifier.firstEndpoint)
+            if verifier.firstEndpoint == .production { used.append(.sandbox) }
+        }
         if let delivery = settings.delivery { used.append(delivery.firstEndpoint) }
+        if settings.googlePlay != nil { used += [.googlePlay, .googlePlayToken] }
         return used
     }
 }

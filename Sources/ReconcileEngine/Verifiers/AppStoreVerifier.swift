@@ -346,8 +346,23 @@ public struct AppStoreVerifier: OrderVerifier {
         (base.hasSuffix("/") ? String(base.dropLast()) : base) + path
     }
 
-    /// An id as one path segment (or a query value): anything but unreserved characters escaped.
+    /// An id as one path segment (or a query value): every byte of its UTF-8 but RFC 3986's
+    /// unreserved ASCII (`A-Z a-z 0-9 - . _ ~`) escaped as `%XX`. (Foundation's
+    /// `addingPercentEncoding` with `.alphanumerics` kept non-ASCII letters as they were, and
+    /// building that character set for every request cost more than the rest of the path.)
     static func pathComponent(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? text
+        let hex = Array("0123456789ABCDEF".utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                bytes.append(byte)
+            default:
+                bytes += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
 import ReconcileCore
 
-/// Delivers verified grants to the merchant's backend (`[Delivery] URL=`, DESIGN §5): Apple's
-/// product, quantity and transaction, never the client's amount. 2xx or 409 (already
+/// Delivers verified grants to the merchant's backend (`[Delivery] URL=`, DESIGN §5): the store's
+/// product, quantity and transaction (Apple's transaction id, Google's `orderId`), never the
+/// client's amount, and which store it was (`app_store`, `google_play`). 2xx or 409 (already
 /// delivered) finish the order.
 public struct DeliveryClient: OrderVerifier {
     public var endpoint: EndpointSettings
@@ -23,6 +24,7 @@ public struct DeliveryClient: OrderVerifier {
             "quantity": .integer(grant.quantity ?? 1), "purchase_date_ms": grant.purchaseDateMilliseconds.map(JSONValue.integer) ?? .null,
             "environment": .string(orNull: grant.environment), "user_id": .string(orNull: order.userID),
             "application_username": .string(orNull: order.applicationUsername),
+            "store": .string(PurchaseStore(order.proof).rawValue),
         ])))
     }
 

@@ -15,15 +15,20 @@ public struct MerchantVerifier: OrderVerifier {
 
     public var firstEndpoint: VerificationEndpoint { .merchant }
 
-    /// The request body: the order as the merchant's clients send it today.
+    /// The request body: the order as the merchant's clients send it today (DESIGN §5: absent
+    /// proofs omitted, so that a merchant reading only `receipt` sees what it always saw).
     static func body(_ order: ClaimedOrder) -> [UInt8] {
-        JSONWriter.bytes(.object(JSONObject([
+        var object = JSONObject([
             "order_id": .string(order.orderID), "product_id": .string(order.productID),
             "receipt": .string(orNull: order.proof.receipt), "transaction_id": .string(orNull: order.proof.transactionID),
             "application_username": .string(orNull: order.applicationUsername), "user_id": .string(orNull: order.userID),
             "amount": .string(orNull: order.amount), "currency": .string(orNull: order.currency),
             "created_at": .string(orNull: order.createdAt.map(RFC3339.format)),
-        ])))
+        ])
+        if let signed = order.proof.signedTransaction { object["signed_transaction"] = .string(signed) }
+        if let token = order.proof.purchaseToken { object["purchase_token"] = .string(token) }
+        if let package = order.proof.packageName { object["package_name"] = .string(package) }
+        return JSONWriter.bytes(.object(object))
     }
 
     public func verify(_ order: ClaimedOrder, gate: any EndpointGate) async -> VerifierOutcome {

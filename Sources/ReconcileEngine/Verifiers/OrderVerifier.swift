@@ -8,7 +8,15 @@ public protocol OrderVerifier: Sendable {
     /// Where the attempt's first request goes (the scheduler takes its token before the claim).
     var firstEndpoint: VerificationEndpoint { get }
 
+    /// Endpoints an attempt may need before its first request (Google's token endpoint): while
+    /// one's circuit is open, the scheduler leases nothing for this verifier.
+    var gatingEndpoints: [VerificationEndpoint] { get }
+
     func verify(_ order: ClaimedOrder, gate: any EndpointGate) async -> VerifierOutcome
+}
+
+extension OrderVerifier {
+    public var gatingEndpoints: [VerificationEndpoint] { [] }
 }
 
 /// What a verifier asks of the scheduler between requests of one attempt.

@@ -5,7 +5,7 @@ extension PostgreSQLOrderStore {
     /// Commits a batch of spool files (DESIGN §3) under ``IngestRules``. Idempotent across nodes:
     /// two nodes taking in the same file store one order (the second finds it `unchanged`), and
     /// two taking in different files of one order apply both, one after the other.
-    public func ingest(_ candidates: [IngestCandidate], verifierKind: VerifierKind, now: Date) throws -> [IngestOutcome] {
+    public func ingest(_ candidates: [IngestCandidate], verifiers: ConfiguredVerifiers, now: Date) throws -> [IngestOutcome] {
         guard !candidates.isEmpty else { return [] }
         return try write { connection in
             // The stored orders of the batch, locked in key order up front (no deadlock with a
@@ -25,7 +25,7 @@ extension PostgreSQLOrderStore {
                 // Read again for each file: a later file of the batch sees an earlier one.
                 outcomes[index] = try Self.planAndWrite("ingest of order \(orderID)", connection: connection) {
                     let existing = try Self.record(orderID: orderID, connection: connection)
-                    let decided = IngestRules.plan(candidate, existing: existing, verifierKind: verifierKind, now: now)
+                    let decided = IngestRules.plan(candidate, existing: existing, verifiers: verifiers, now: now)
                     return (decided.plan, decided.outcome)
                 }.outcome
             }

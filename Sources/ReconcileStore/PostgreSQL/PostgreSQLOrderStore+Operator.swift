@@ -5,7 +5,7 @@ extension PostgreSQLOrderStore {
     /// Applies an operator's action (DESIGN §4) under ``OperatorRules``, from any node: the orders
     /// are locked first, so that the same action asked of two nodes at once applies once (the
     /// second finds the order already moved, and the rules answer for that state).
-    public func apply(_ request: OperatorRequest, verifierKind: VerifierKind?, now: Date) throws -> [OperatorOutcome] {
+    public func apply(_ request: OperatorRequest, verifiers: ConfiguredVerifiers?, now: Date) throws -> [OperatorOutcome] {
         try write { connection in
             var records: [String: OrderRecord]
             let orderIDs: [String]
@@ -25,7 +25,7 @@ extension PostgreSQLOrderStore {
             return try orderIDs.map { orderID in
                 let (outcome, written) = try Self.planAndWrite("\(request.action.rawValue) of order \(orderID)", connection: connection) {
                     let decided = try OperatorRules.plan(
-                        request, on: records[orderID], orderID: orderID, verifierKind: verifierKind, now: now, lookups: lookups)
+                        request, on: records[orderID], orderID: orderID, verifiers: verifiers, now: now, lookups: lookups)
                     return (decided.plan, decided.outcome)
                 }
                 // The same order named twice sees the first action's result.

@@ -92,7 +92,7 @@ extension PostgreSQLOrderStore {
                 RETURNING id
                 """,
                 [
-                    .integer(reference), .integer(attempt.number), .text(attempt.kind.rawValue), .integer(request.startedAt.epochMilliseconds),
+                    .integer(reference), .integer(attempt.number), .text(attempt.kind.recordedKind), .integer(request.startedAt.epochMilliseconds),
                     .text(request.endpoint.rawValue), .text(orNull: request.environment), .integer(orNull: request.httpStatus.map(Int64.init)),
                     .integer(orNull: request.verifierStatus.map(Int64.init)), .integer(request.latency.totalMilliseconds),
                     .text(request.outcome.rawValue), .text(orNull: request.detail),
@@ -130,7 +130,27 @@ extension PostgreSQLOrderStore {
                     .text(orNull: transition.reason.detail), .integer(orNull: transition.linksLastAttempt ? attemptRef : nil),
                 ])
         }
+        for action in plan.outbox {
+            // The idempotency key is unique: a follow-up recorded once is never recorded again.
+            try connection.run(outboxInsertSQL, OutboxColumns.insertValues(action, orderReference: reference).map(PostgreSQLValue.init))
+        }
         return reference
+    }
+
+    private static let outboxInsertSQL = """
+        INSERT INTO outbox (\(OutboxColumns.insert.joined(separator: ", ")))
+        VALUES (\((1...OutboxColumns.insert.count).map { "$\($0)" }.joined(separator: ", ")))
+        ON CONFLICT (idempotency_key) DO NOTHING
+        """
+
+    private static let outboxUpdateSQL = """
+        UPDATE outbox SET \(OutboxColumns.update.enumerated().map { "\($0.element) = $\($0.offset + 1)" }.joined(separator: ", "))
+        WHERE id = $\(OutboxColumns.update.count + 1)
+        """
+
+    /// Writes an outbox action as a rule left it, inside the caller's transaction.
+    static func update(_ action: OutboxAction, connection: PostgreSQLConnection) throws {
+        try connection.run(outboxUpdateSQL, OutboxColumns.updateValues(action).map(PostgreSQLValue.init) + [.integer(action.reference)])
     }
 
     private static let insertSQL = """

@@ -13,7 +13,7 @@ extension PostgreSQLOrderStore {
     static func dueOrdersSQL(_ kind: WorkKind) -> String {
         """
         \(selectRecords)
-        WHERE state = '\(kind.waitingState.rawValue)' AND next_attempt_at IS NOT NULL AND next_attempt_at <= $1
+        WHERE \(DueOrders.condition(kind)) AND next_attempt_at IS NOT NULL AND next_attempt_at <= $1
         ORDER BY next_attempt_at
         LIMIT $2
         FOR UPDATE SKIP LOCKED
@@ -23,7 +23,7 @@ extension PostgreSQLOrderStore {
     static func nextDueSQL(_ kind: WorkKind) -> String {
         """
         SELECT next_attempt_at FROM orders
-        WHERE state = '\(kind.waitingState.rawValue)' AND next_attempt_at IS NOT NULL
+        WHERE \(DueOrders.condition(kind)) AND next_attempt_at IS NOT NULL
         ORDER BY next_attempt_at
         LIMIT 1
         """
@@ -51,6 +51,10 @@ extension PostgreSQLOrderStore {
                     (try LeaseRules.end(record, .released, now: now, lookups: lookups), ())
                 }
             }
+            let actions = try connection.query(
+                "SELECT \(OutboxColumns.action) \(OutboxColumns.from) WHERE x.lease_owner IS NOT NULL ORDER BY x.id FOR UPDATE OF x", [],
+                OutboxColumns.action(from:))
+            for action in actions { try Self.update(OutboxRules.release(action, now: now), connection: connection) }
             return leased.map(\.orderID)
         }
     }
@@ -122,7 +126,7 @@ extension PostgreSQLOrderStore {
                 moved + (try connection.run(
                     """
                     UPDATE orders SET next_attempt_at = $1
-                    WHERE state = '\(kind.waitingState.rawValue)' AND next_attempt_at IS NOT NULL AND next_attempt_at > $1
+                    WHERE \(DueOrders.condition(kind)) AND next_attempt_at IS NOT NULL AND next_attempt_at > $1
                     """, [.integer(limit.epochMilliseconds)]))
             }
         }
@@ -153,14 +157,14 @@ extension PostgreSQLOrderStore {
         }
     }
 
-    public func promoteWaiting(usableBy kind: VerifierKind, now: Date) throws -> Int {
+    public func promoteWaiting(usableBy verifiers: ConfiguredVerifiers, now: Date) throws -> Int {
         try write { connection in
             let waiting = try connection.query(
                 "\(Self.selectRecords) WHERE state = 'waiting' ORDER BY id FOR UPDATE", [], OrderColumns.record(from:))
             var promoted = 0
             for record in waiting {
                 let (_, written) = try Self.planAndWrite("promotion of order \(record.orderID)", connection: connection) {
-                    (WaitingRules.promote(record, usableBy: kind, now: now), ())
+                    (WaitingRules.promote(record, usableBy: verifiers, now: now), ())
                 }
                 if written != nil { promoted += 1 }
             }

@@ -11,7 +11,7 @@ enum OrderColumns {
         signed_transaction, proof_revision, application_username, user_id, amount, currency, created_at, content_hash,
         received_at, updated_at, next_attempt_at, attempts, delivery_attempts, malformed_answers, lease_owner, leased_until,
         lease_proof_revision, pending_action, verified_transaction_id, original_transaction_id, verified_product_id, quantity,
-        purchase_date, environment, finished_by, pruned_at
+        purchase_date, environment, finished_by, pruned_at, purchase_token, package_name, acknowledgement_state, consumption_state
         """
 
     /// An order's record from a row selected with ``record``.
@@ -19,15 +19,18 @@ enum OrderColumns {
         func state(_ index: Int32) -> OrderState? { row.optionalString(index).flatMap(OrderState.init(rawValue:)) }
         func date(_ index: Int32) -> Date? { row.optionalInt64(index).map(Date.init(epochMilliseconds:)) }
         let orderID = row.string(1)
-        let grant: Grant? = (28...33).allSatisfy { row.isNull(Int32($0)) }
+        let grant: Grant? = (Array(28...33) + [38, 39]).allSatisfy { row.isNull(Int32($0)) }
             ? nil
             : Grant(
                 transactionID: row.optionalString(28), originalTransactionID: row.optionalString(29), productID: row.optionalString(30),
-                quantity: row.optionalInt64(31).map(Int.init), purchaseDateMilliseconds: row.optionalInt64(32), environment: row.optionalString(33))
+                quantity: row.optionalInt64(31).map(Int.init), purchaseDateMilliseconds: row.optionalInt64(32), environment: row.optionalString(33),
+                acknowledgementState: row.optionalInt64(38).map(Int.init), consumptionState: row.optionalInt64(39).map(Int.init))
         return OrderRecord(
             reference: row.int64(0), orderID: orderID, productID: row.string(2), state: state(3) ?? .held, resumeState: state(4),
             heldResumeState: state(5), heldReason: row.optionalString(6), reason: row.optionalString(7),
-            proof: OrderProof(receipt: row.optionalString(8), transactionID: row.optionalString(9), signedTransaction: row.optionalString(10)),
+            proof: OrderProof(
+                receipt: row.optionalString(8), transactionID: row.optionalString(9), signedTransaction: row.optionalString(10),
+                purchaseToken: row.optionalString(36), packageName: row.optionalString(37)),
             proofRevision: row.int64(11), applicationUsername: row.optionalString(12), userID: row.optionalString(13),
             amount: row.optionalString(14), currency: row.optionalString(15), createdAt: date(16), contentHash: row.string(17),
             receivedAt: date(18) ?? .distantPast, updatedAt: date(19) ?? .distantPast, nextAttemptAt: date(20), attempts: row.int(21),
@@ -43,7 +46,7 @@ enum OrderColumns {
         "proof_revision", "application_username", "user_id", "amount", "currency", "created_at", "content_hash", "received_at",
         "updated_at", "next_attempt_at", "attempts", "delivery_attempts", "malformed_answers", "lease_owner", "leased_until",
         "lease_proof_revision", "pending_action", "verified_transaction_id", "original_transaction_id", "verified_product_id", "quantity",
-        "purchase_date", "environment", "finished_by",
+        "purchase_date", "environment", "finished_by", "purchase_token", "package_name", "acknowledgement_state", "consumption_state",
     ]
 
     /// The values of ``plan`` for `record`.
@@ -61,7 +64,8 @@ enum OrderColumns {
             .integer(orNull: record.lease?.proofRevision), .text(orNull: record.deferredAction?.storedForm),
             .text(orNull: grant?.transactionID), .text(orNull: grant?.originalTransactionID), .text(orNull: grant?.productID),
             .integer(orNull: grant?.quantity.map(Int64.init)), .integer(orNull: grant?.purchaseDateMilliseconds), .text(orNull: grant?.environment),
-            .text(orNull: record.finishedBy?.rawValue),
+            .text(orNull: record.finishedBy?.rawValue), .text(orNull: record.proof.purchaseToken), .text(orNull: record.proof.packageName),
+            .integer(orNull: grant?.acknowledgementState.map(Int64.init)), .integer(orNull: grant?.consumptionState.map(Int64.init)),
         ]
     }
 }

@@ -2,8 +2,10 @@
 ///
 /// Times are integer milliseconds since 1970 UTC. An order waits for an attempt exactly when
 /// `next_attempt_at` is set (cleared while it is leased), so the partial indexes
-/// `orders_due_verify` (pending orders) and `orders_due_deliver` (verified orders) hold only
-/// claimable orders, and due-order selection is a range scan whatever the backlog.
+/// `orders_due_verify` (pending orders without a purchase token), `orders_due_verify_play` (pending
+/// Google Play orders) and `orders_due_deliver` (verified orders) hold only claimable orders, and
+/// due-order selection is a range scan whatever the backlog. The `outbox` (version 3) holds the
+/// follow-up requests owed after a change (DESIGN §5a), with a partial due index of its own.
 ///
 /// A held order keeps, in `held_resume_state` and `held_reason`, the `resume_state` and `reason`
 /// it had when it was held; `release` restores them (so an order escalated during delivery, or as
@@ -102,6 +104,44 @@ public enum StoreSchema {
             sql: """
                 ALTER TABLE orders ADD COLUMN held_resume_state TEXT;
                 ALTER TABLE orders ADD COLUMN held_reason TEXT;
+                """),
+        Migration(
+            version: 3, name: "Google Play orders; the outbox of follow-up requests",
+            sql: """
+                ALTER TABLE orders ADD COLUMN purchase_token TEXT;
+                ALTER TABLE orders ADD COLUMN package_name TEXT;
+                ALTER TABLE orders ADD COLUMN acknowledgement_state INTEGER;
+                ALTER TABLE orders ADD COLUMN consumption_state INTEGER;
+                DROP INDEX orders_due_verify;
+                CREATE INDEX orders_due_verify ON orders(next_attempt_at)
+                    WHERE next_attempt_at IS NOT NULL AND state = 'pending' AND purchase_token IS NULL;
+                CREATE INDEX orders_due_verify_play ON orders(next_attempt_at)
+                    WHERE next_attempt_at IS NOT NULL AND state = 'pending' AND purchase_token IS NOT NULL;
+
+                CREATE TABLE outbox (
+                    id INTEGER PRIMARY KEY,
+                    order_ref INTEGER NOT NULL REFERENCES orders(id),
+                    kind TEXT NOT NULL,
+                    endpoint TEXT NOT NULL,
+                    idempotency_key TEXT NOT NULL UNIQUE,
+                    payload TEXT NOT NULL,
+                    state TEXT NOT NULL CHECK (state IN ('pending', 'done', 'skipped', 'escalated')),
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    next_attempt_at INTEGER,
+                    lease_owner TEXT,
+                    leased_until INTEGER,
+                    created_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL,
+                    deadline INTEGER,
+                    warned_at INTEGER,
+                    reason TEXT,
+                    detail TEXT
+                );
+                CREATE INDEX outbox_due ON outbox(endpoint, next_attempt_at)
+                    WHERE state = 'pending' AND next_attempt_at IS NOT NULL;
+                CREATE INDEX outbox_pending ON outbox(created_at) WHERE state = 'pending';
+                CREATE INDEX outbox_order ON outbox(order_ref, id);
+                CREATE INDEX outbox_leased ON outbox(lease_owner) WHERE lease_owner IS NOT NULL;
                 """),
     ]
 

@@ -250,7 +250,7 @@ struct ConfigurationParserTests {
             ("[Retry]\nMultiplier=0.5", "2: [Retry] Multiplier=: 0.5 is out of range; use 1–100"),
             ("[Retry]\nJitter=some", "2: [Retry] Jitter=: \"some\" is not a jitter mode; use full, equal or none"),
             ("[Escalation]\nCommand=/bin/page \"open", "2: [Escalation] Command=: cannot split the command line: a quote is not closed"),
-            ("[Bogus]\nKey=1", "1: [Bogus]: unknown section; known sections are [Spool], [State], [Verifier], [Delivery], [Retry], [Escalation], [Control], [Daemon]"),
+            ("[Bogus]\nKey=1", "1: [Bogus]: unknown section; known sections are [Spool], [State], [Verifier], [GooglePlay], [Delivery], [Retry], [Escalation], [Control], [Daemon]"),
             ("[Retry]\nMaxAttempt=3", "2: [Retry] MaxAttempt=: unknown key; did you mean MaxAttempts=?"),
             ("[Verifier\nKind=apple", "1: malformed section header \"[Verifier\"; expected [Section]"),
             ("[Verifier]\njust words", "2: [Verifier]: expected Key=Value, a [Section] header or a comment, found \"just words\""),
@@ -272,7 +272,7 @@ struct ConfigurationParserTests {
     @Test("missing required keys are named")
     func requiredKeys() {
         #expect(problems("") == [
-            "\(Self.path): [Verifier] Kind=: required key is missing (apple, http or appstore)",
+            "\(Self.path): [Verifier] Kind=: required key is missing (apple, http or appstore), or configure [GooglePlay] for a Google Play-only daemon",
             "\(Self.path): [Verifier] URL=: required key is missing",
         ])
         #expect(problems("[Verifier]\nKind=apple\nURL=https://buy.itunes.apple.com/verifyReceipt") == [
@@ -293,7 +293,7 @@ struct ConfigurationParserTests {
         #expect(problems("[Verifier]\nKind=http\nURL=https://m.example/v\nSharedSecretCredential=s").contains(
             "\(Self.path):4: [Verifier] SharedSecretCredential=: a shared secret is used only with Kind=apple"))
         #expect(problems("[Verifier]\nKind=http\nURL=https://m.example/v\n[Delivery]\nURL=https://m.example/d").contains(
-            "\(Self.path):5: [Delivery] URL=: delivery is used with Kind=apple and Kind=appstore, not Kind=http: the merchant endpoint grants in the same step"))
+            "\(Self.path):5: [Delivery] URL=: delivery is used with Kind=apple, Kind=appstore and [GooglePlay], not Kind=http alone: the merchant endpoint grants in the same step"))
         #expect(problems(Self.minimalApple + "\nTokenCredential=t").contains(
             "\(Self.path):6: [Verifier] TokenCredential=: a bearer token is used only with Kind=http"))
         #expect(problems(Self.minimalApple + "\nIssuerID=57246542-96fe-1a63-e053-0824d011072a").contains(

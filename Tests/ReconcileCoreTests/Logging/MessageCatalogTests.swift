@@ -9,7 +9,7 @@ struct MessageCatalogTests {
     /// Fields an entry may substitute: the ones the daemon sets on its records.
     static let knownFields: Set<String> = [
         LogField.orderID, .orderState, .productID, .transactionID, .attempt, .nextAttempt, .verifierStatus, .endpoint,
-        .reason, .spoolFile, .count, .errno, .httpStatus, .path, .actor, .suppressedMessageID, .suppressedCodeFile, .suppressedCodeLine,
+        .reason, .spoolFile, .count, .errno, .httpStatus, .path, .actor, .action, .suppressedMessageID, .suppressedCodeFile, .suppressedCodeLine,
     ].reduce(into: []) { $0.insert($1.rawValue) }
 
     @Test("every MessageID has exactly one entry, and every entry a known MessageID")

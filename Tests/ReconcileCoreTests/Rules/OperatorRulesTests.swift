@@ -122,7 +122,7 @@ struct OperatorRulesTests {
         let (plan, result) = try apply(request(.cancel, note: "fraud"), to: record)
         #expect(result == .deferred(state: .verifying))
         let deferred = try #require(plan?.record.deferredAction)
-        #expect(deferred.request.action == .cancel && deferred.verifierKind == .apple && plan?.record.state == .verifying)
+        #expect(deferred.request.action == .cancel && deferred.verifiers == ConfiguredVerifiers(kind: .apple) && plan?.record.state == .verifying)
         #expect(plan?.transitions.only?.reason == Reason("cancel_requested", detail: "applied when the attempt in flight ends; fraud"))
         let (second, refused) = try apply(request(.hold), to: plan?.record)
         #expect(second == nil && refused == .refused("an earlier cancel by operator:alice waits for the attempt in flight to end; try again once it has"))

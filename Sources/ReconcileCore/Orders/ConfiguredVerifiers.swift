@@ -1,0 +1,46 @@
+/// The verifiers a configuration has (DESIGN §3, §5): `[Verifier]` with its `Kind=`, and
+/// whether `[GooglePlay]` is there. Decides which orders can be verified now and, for those that
+/// cannot, which section they wait for.
+public struct ConfiguredVerifiers: Sendable, Hashable, CustomStringConvertible {
+    /// `[Verifier] Kind=`; `nil` when there is no `[Verifier]` (a Google Play-only daemon).
+    public var kind: VerifierKind?
+    /// Whether `[GooglePlay]` is configured.
+    public var googlePlay: Bool
+
+    public init(kind: VerifierKind?, googlePlay: Bool = false) {
+        self.kind = kind
+        self.googlePlay = googlePlay
+    }
+
+    /// The section an order with `proof` needs and this configuration lacks, or `nil` when the
+    /// section is there (its kind may still be unable to use the proof).
+    public func missingSection(for proof: OrderProof) -> String? {
+        if proof.isGooglePlay {
+            return googlePlay || kind == .http ? nil : "[GooglePlay]"
+        }
+        return kind == nil ? "[Verifier]" : nil
+    }
+
+    /// Why an order with `proof` waits: `no_google_play_section` or `no_verifier_section` when its
+    /// section is missing, else `no_usable_proof` (the kind cannot use what it carries).
+    public func waitingReason(for proof: OrderProof) -> Reason {
+        switch missingSection(for: proof) {
+        case "[GooglePlay]"?:
+            Reason(ReasonCode.noGooglePlaySection, detail: "no [GooglePlay] section is configured: the order waits until a reload adds one")
+        case "[Verifier]"?:
+            Reason(ReasonCode.noVerifierSection, detail: "no [Verifier] section is configured: the order waits until a reload adds one")
+        default:
+            Reason(ReasonCode.noUsableProof, detail: "Kind=\(kind?.rawValue ?? "?") cannot verify the proof it carries")
+        }
+    }
+
+    /// `Kind=apple`, `Kind=http and [GooglePlay]`, `[GooglePlay]`.
+    public var description: String {
+        switch (kind, googlePlay) {
+        case (let kind?, true): "Kind=\(kind.rawValue) and [GooglePlay]"
+        case (let kind?, false): "Kind=\(kind.rawValue)"
+        case (nil, true): "[GooglePlay]"
+        case (nil, false): "no verifier"
+        }
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+@testable import ReconcileCore
+
+@Suite("Outbox resolver: a sender's verdict turned into what the store applies")
+struct OutboxResolverTests {
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+    let resolver = OutboxResolver(
+        policy: RetryPolicy(
+            backoff: Backoff(initialDelay: .seconds(30), multiplier: 2, maxDelay: .seconds(3600), jitter: .none),
+            maxAttempts: 3, maxAge: .seconds(86_400)))
+
+    func claimed(attempts: Int = 1, charged: Bool = true) -> ClaimedAction {
+        ClaimedAction(
+            action: OutboxAction(
+                orderID: "A1", kind: .playAcknowledge, endpoint: .googlePlay, idempotencyKey: "A1:play_acknowledge", payload: "{}",
+                attempts: attempts, createdAt: now, updatedAt: now),
+            productID: "gems", proof: OrderProof(purchaseToken: "tok"), charged: charged)
+    }
+
+    func resolve(_ verdict: OutboxOutcome.Verdict, _ claimed: ClaimedAction) -> OutboxCompletion {
+        var random = SeededRandomSource(seed: 1)
+        return resolver.resolve(OutboxOutcome(records: [], verdict: verdict), for: claimed, now: now, retryAt: now + 5, random: &random)
+    }
+
+    @Test("done, skipped and escalate pass through, charged as claimed")
+    func terminal() {
+        #expect(resolve(.done("acknowledged"), claimed()).resolution == .done("acknowledged"))
+        #expect(resolve(.skipped("already_acknowledged"), claimed()).resolution == .skipped("already_acknowledged"))
+        #expect(resolve(.escalate("play_410"), claimed()).resolution == .escalate("play_410"))
+        #expect(resolve(.done("acknowledged"), claimed()).charged)
+        #expect(!resolve(.done("acknowledged"), claimed(charged: false)).charged)
+    }
+
+    @Test("transient: the endpoint's backoff, then MaxAttempts escalates; Retry-After is honoured")
+    func transient() {
+        #expect(resolve(.transient("play_http_503"), claimed(attempts: 1)).resolution == .retry(at: now + 30, reason: "play_http_503"))
+        #expect(resolve(.transient("play_http_503"), claimed(attempts: 2)).resolution == .retry(at: now + 60, reason: "play_http_503"))
+        guard case .escalate(let reason) = resolve(.transient("play_http_503"), claimed(attempts: 3)).resolution else {
+            Issue.record("the third failure escalates")
+            return
+        }
+        #expect(reason.code == ReasonCode.maxAttempts)
+        if case .retry(let at, _) = resolve(.transient("play_429", retryAfter: .seconds(600)), claimed(attempts: 1)).resolution {
+            #expect(at >= now + 600)
+        } else {
+            Issue.record("429 retries")
+        }
+    }
+
+    @Test("configuration errors, requests never sent and probes charge nothing and wait for the circuit's probe time, whatever the attempts")
+    func uncharged() {
+        for verdict in [OutboxOutcome.Verdict.configuration("token_http_400_invalid_grant"), .notSent("circuit_open")] {
+            let completion = resolve(verdict, claimed(attempts: 3))
+            #expect(!completion.charged)
+            guard case .retry(let at, _) = completion.resolution else {
+                Issue.record("\(verdict) is retried")
+                continue
+            }
+            #expect(at == now + 5)
+        }
+        // A probe's transient failure never escalates.
+        #expect(resolve(.transient("play_http_503"), claimed(attempts: 3, charged: false)).resolution == .retry(at: now + 5, reason: "play_http_503"))
+    }
+}
