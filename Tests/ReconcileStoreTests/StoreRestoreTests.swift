@@ -67,7 +67,7 @@ struct StoreRestoreTests {
     @Test("an interrupted restore keeps the daemon and the CLI's writes out until it is run again")
     func interrupted() throws {
         _ = try fixture.open()
-        FileManager.default.createFile(atPath: fixture.path + ".restoring", contents: Data("restoring x\n".utf8))
+        _ = FileManager.default.createFile(atPath: fixture.path + ".restoring", contents: Data("restoring x\n".utf8))
         #expect(throws: StoreError.restoreInterrupted(path: fixture.path, marker: fixture.path + ".restoring")) { _ = try fixture.open() }
         #expect(throws: StoreError.restoreInterrupted(path: fixture.path, marker: fixture.path + ".restoring")) { _ = try fixture.open(.operatorWrite) }
         _ = try fixture.open(.readOnly)
