@@ -111,6 +111,7 @@ public enum ConfigurationParser {
             ("Verifier.TokenCredential", "Verifier.TokenFile"),
             ("Delivery.TokenCredential", "Delivery.TokenFile"),
             ("Verifier.PrivateKeyCredential", "Verifier.PrivateKeyFile"),
+            ("State.PasswordCredential", "State.PasswordFile"),
         ] where assigned[credential] != nil && assigned[file] != nil {
             let fileKey = file.split(separator: ".")[1]
             let credentialKey = credential.split(separator: ".")[1]
@@ -170,6 +171,14 @@ public enum ConfigurationParser {
         }
         if verifier.circuitCooldown > verifier.circuitMaxCooldown {
             at("Verifier.CircuitCooldown", "must not be longer than CircuitMaxCooldown= (\(TimeSpan.format(verifier.circuitMaxCooldown)))")
+        }
+        if !configuration.state.isShared {
+            for key in ["PasswordCredential", "PasswordFile", "LeaseTime"] where assigned["State.\(key)"] != nil {
+                at("State.\(key)", "used only with a PostgreSQL store (Database=postgresql://…)")
+            }
+        }
+        if configuration.state.isShared && configuration.state.leaseTime < configuration.verifier.timeout * 2 {
+            at("State.LeaseTime", "must be at least twice the verifier's Timeout= (\(TimeSpan.format(configuration.verifier.timeout))): an attempt renews its lease at half of it")
         }
         let retry = configuration.retry
         if retry.initialDelay > retry.maxDelay {

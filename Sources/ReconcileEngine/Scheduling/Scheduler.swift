@@ -26,6 +26,9 @@ public actor Scheduler {
         public var requestTimeout: Duration
         /// The sandbox's share of `maxRate` (a tenth for the App Store Server API).
         public var sandboxRateFactor = 1.0
+        /// `[State] LeaseTime=` for a shared store: how long a lease lasts (renewed while the
+        /// attempt runs); `nil` (SQLite) leases for twice the request time-out plus a minute.
+        public var leaseTime: Duration?
 
         /// Requests per second for `endpoint`; `nil` is unlimited.
         public func rate(for endpoint: VerificationEndpoint) -> Double? {
@@ -82,6 +85,15 @@ public actor Scheduler {
     var changeObserver: (@Sendable () -> Void)?
     /// How long the requests to each endpoint took, since start (for metrics).
     var requestDurations: [VerificationEndpoint: LatencyHistogram] = [:]
+    /// The store when several nodes share it; `nil` for SQLite.
+    let shared: (any SharedOrderStore)?
+    /// This node's part in the cluster: share, heartbeats, renewals, rescues.
+    var cluster = ClusterState()
+    /// Orders this scheduler holds leases on, by reference: started, or finished and not yet
+    /// committed (renewed while the store is shared).
+    var held: Set<Int64> = []
+    /// While the store fails: since when, why, and how long the next retry waits.
+    var storeTrouble: StoreTrouble?
 
     /// What happened since start.
     public struct Counters: Sendable, Hashable {
@@ -111,7 +123,8 @@ public actor Scheduler {
         self.clock = clock
         self.reporter = CompletionReporter(logger: logger, escalations: escalations)
         let host = ProcessInfo.processInfo.hostName
-        self.owner = "\(host):\(getpid()):\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
+        self.shared = store as? any SharedOrderStore
+        self.owner = shared?.leaseOwner ?? "\(host):\(getpid()):\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
         self.wallOffset = clock.now().timeIntervalSince1970 - clock.uptime()
         self.admission = EndpointAdmission(limits: Self.limits(settings), endpoints: Self.endpoints(of: settings), now: clock.uptime())
     }
@@ -121,7 +134,7 @@ public actor Scheduler {
     /// Runs until ``stop(drainTimeout:)``. Releases the leases a crash left first.
     public func run() async {
         do {
-            let released = try store.releaseLeases(now: clock.now())
+            let released = try store.releaseLeases(now: storeNow())
             if !released.isEmpty {
                 logger.notice("released the leases of \(Plural.count(released.count, "order")) left by an earlier stop; they are due again")
             }
@@ -129,6 +142,7 @@ public actor Scheduler {
             logger.error("cannot release leases: \(error)", [.reason: StoreFailure.of(error).rawValue])
         }
         finishUndeliverable()
+        cluster.startedAt = clock.now()
         // After a stop, the loop goes on committing outcomes (without claiming) until nothing is
         // in flight or the drain time is up.
         while !stopping || (inFlight > 0 && clock.uptime() < drainDeadline ?? 0) {
@@ -142,6 +156,7 @@ public actor Scheduler {
             await wake.wait(until: deadline.map(clock.instant(atUptime:)))
         }
         drain()
+        leaveCluster()
         stopped = true
         for waiter in stopWaiters { waiter.resume() }
         stopWaiters.removeAll()
@@ -165,23 +180,27 @@ public actor Scheduler {
         // A step the kernel did not announce (no timerfd clock-set notice here, or a clock
         // faked for a process) is seen at the next turn.
         if abs(clock.now().timeIntervalSince1970 - clock.uptime() - wallOffset) > Self.clockStep { clockChanged() }
-        let now = clock.now()
+        let now = storeNow()
         let mono = clock.uptime()
         var wakeTimes: [Double] = []
         var claims: [Claim] = []
         let completions = pendingCompletions
         pendingCompletions.removeAll()
         do {
+            if shared != nil, let next = try coordinate(mono: mono) { wakeTimes.append(next) }
             if let time = try expireWaitingOrders(now: now) { wakeTimes.append(mono + time.timeIntervalSince(now)) }
-            if !stopping {
+            if !stopping && clusterAllowsWork(mono: mono, wakeTimes: &wakeTimes) {
                 claims = try planClaims(now: now, mono: mono, wakeTimes: &wakeTimes)
             }
             guard !completions.isEmpty || !claims.isEmpty else {
+                storeRecovered()
                 // Orders leased ahead may wait for a token: look again when it comes.
                 if let nextToken = startReady() { wakeTimes.append(nextToken) }
                 return wakeTimes.min().map { max($0, mono) }
             }
             let turn = try store.commit(completions, claims: claims.map(\.request), owner: owner, now: now)
+            storeRecovered()
+            for completion in completions { held.remove(completion.order.reference) }
             reporter.committed(completions, turn.results)
             if !completions.isEmpty { wakeTimes.append(mono) }  // outcomes may have made orders due
             for (claim, claimed) in zip(claims, turn.claimed) {
@@ -195,10 +214,7 @@ public actor Scheduler {
         } catch {
             pendingCompletions = completions + pendingCompletions
             for claim in claims where claim.probe { admission.probeAbandoned(claim.endpoint) }
-            logger.error(
-                "the store failed while scheduling: \(error); retrying in 1s", id: .storeUnavailable,
-                [.reason: StoreFailure.of(error).rawValue])
-            wakeTimes.append(mono + 1)
+            wakeTimes.append(mono + storeFailed(error))
         }
         return wakeTimes.min().map { max($0, mono) }
     }
@@ -236,7 +252,11 @@ public actor Scheduler {
     }
 
     /// How many orders may wait leased for a slot.
-    var readyLimit: Int { min(8, max(1, settings.maxInFlight / 8)) }
+    var readyLimit: Int { min(8, max(1, maxInFlight / 8)) }
+
+    /// Attempts this node may have in flight: `MaxInFlight`, or its share of it when several
+    /// nodes share the store.
+    var maxInFlight: Int { EndpointAdmission.Limits.sharedInFlight(settings.maxInFlight, share: cluster.share) }
 
     /// A claim the turn will make, and for what.
     struct Claim {
@@ -251,8 +271,8 @@ public actor Scheduler {
     /// endpoint's circuit allow (delivery first: those orders are paid and granted already).
     func planClaims(now: Date, mono: Double, wakeTimes: inout [Double]) throws -> [Claim] {
         var claims: [Claim] = []
-        var slots = settings.maxInFlight - inFlight + readyLimit - ready.count
-        let lease = now.addingTimeInterval(settings.requestTimeout.inSeconds * 2 + 60)
+        var slots = maxInFlight - inFlight + readyLimit - ready.count
+        let lease = now.addingTimeInterval(settings.leaseTime?.inSeconds ?? (settings.requestTimeout.inSeconds * 2 + 60))
         for kind in [WorkKind.deliver, .verify] {
             // `nil` only for deliveries without a delivery URL, which need no slot.
             let candidate: (any OrderVerifier)? = kind == .verify ? settings.verifier : settings.delivery
@@ -303,7 +323,10 @@ public actor Scheduler {
         let mono = clock.uptime()
         var nextToken: Double?
         var index = 0
-        while index < ready.count && inFlight < settings.maxInFlight {
+        // A node that has not heard from the store for a while starts nothing: its leases may
+        // be rescued by now.
+        guard clusterAllowsStarts(mono: mono) else { return nil }
+        while index < ready.count && inFlight < maxInFlight {
             let next = ready[index]
             switch admission.start(next.endpoint, now: mono) {
             case .go:
@@ -325,7 +348,7 @@ public actor Scheduler {
     /// time, the attempt not charged.
     func giveBack(_ leased: ReadyOrder, reason: String) {
         let completion = settings.resolver.resolve(
-            VerifierOutcome(records: [], verdict: .notSent(Reason(reason))), for: leased.order, now: clock.now(),
+            VerifierOutcome(records: [], verdict: .notSent(Reason(reason))), for: leased.order, now: storeNow(),
             circuitClosed: false, retryAt: retryTime(leased.endpoint), random: &random)
         pendingCompletions.append(completion)
         wake.signal()
@@ -334,11 +357,12 @@ public actor Scheduler {
     /// When an order of `endpoint` may next be tried: its circuit's probe time, or a cool-down.
     func retryTime(_ endpoint: VerificationEndpoint) -> Date {
         let mono = clock.uptime()
-        return clock.now().addingTimeInterval(admission.retryTime(endpoint, now: mono) - mono)
+        return storeNow().addingTimeInterval(admission.retryTime(endpoint, now: mono) - mono)
     }
 
     func start(_ order: ClaimedOrder, with verifier: any OrderVerifier) {
         inFlight += 1
+        held.insert(order.reference)
         reporter.attemptStarted()
         // Off the scheduler's queue: building bodies and parsing answers run in parallel.
         Task.detached { [self] in
@@ -358,7 +382,7 @@ public actor Scheduler {
         outcome.verdict = checked.verdict
         if let reason = checked.configuration { observe(endpoint, .configuration(reason: reason)) }
         let completion = settings.resolver.resolve(
-            outcome, for: order, now: clock.now(), circuitClosed: admission.isClosed(endpoint), retryAt: retryTime(endpoint),
+            outcome, for: order, now: storeNow(), circuitClosed: admission.isClosed(endpoint), retryAt: retryTime(endpoint),
             random: &random)
         // Committed by the next turn, with whatever else finished meanwhile and the next claims:
         // one transaction, one fsync.
@@ -373,7 +397,7 @@ public actor Scheduler {
         let batch = pendingCompletions
         pendingCompletions.removeAll()
         do {
-            reporter.committed(batch, try store.complete(batch, owner: owner, now: clock.now()))
+            reporter.committed(batch, try store.complete(batch, owner: owner, now: storeNow()))
         } catch {
             logger.error(
                 "cannot commit \(Plural.count(batch.count, "attempt outcome")) at stop: \(error); the orders are retried at the next start",
@@ -384,12 +408,13 @@ public actor Scheduler {
     // MARK: - Limits
 
     /// The admission limits of a configuration.
-    static func limits(_ settings: Settings) -> EndpointAdmission.Limits {
+    static func limits(_ settings: Settings, share: Double = 1) -> EndpointAdmission.Limits {
         var rates: [VerificationEndpoint: Double] = [:]
         for endpoint in VerificationEndpoint.allCases { rates[endpoint] = settings.rate(for: endpoint) }
         return EndpointAdmission.Limits(
             circuitThreshold: settings.circuitThreshold, circuitCooldown: settings.circuitCooldown.inSeconds,
-            circuitMaxCooldown: settings.circuitMaxCooldown.inSeconds, burst: settings.burst, rates: rates)
+            circuitMaxCooldown: settings.circuitMaxCooldown.inSeconds, burst: settings.burst, rates: rates
+        ).shared(share)
     }
 
     /// The endpoints a configuration talks to.

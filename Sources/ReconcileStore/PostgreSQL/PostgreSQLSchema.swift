@@ -101,6 +101,24 @@ public enum PostgreSQLSchema {
             sql: """
                 ALTER TABLE orders ADD COLUMN held_resume_state text, ADD COLUMN held_reason text;
                 """),
+        // Version 3 is another branch's (the Google Play outbox); this placeholder keeps the
+        // numbers contiguous until the two meet, and is replaced by it then.
+        Migration(version: 3, name: "reserved", sql: "SELECT 1"),
+        Migration(
+            version: 4, name: "nodes sharing the store, with their heartbeats",
+            sql: """
+                CREATE TABLE nodes (
+                    name text PRIMARY KEY,
+                    lease_owner text NOT NULL,
+                    started_at bigint NOT NULL,
+                    last_heartbeat bigint NOT NULL,
+                    stopped_at bigint,
+                    in_flight integer NOT NULL DEFAULT 0,
+                    circuits text NOT NULL DEFAULT '',
+                    version text NOT NULL DEFAULT ''
+                );
+                CREATE INDEX orders_lease_end ON orders (leased_until) WHERE lease_owner IS NOT NULL;
+                """),
     ]
 
     /// The newest schema version this build knows.

@@ -103,6 +103,25 @@ public enum StoreSchema {
                 ALTER TABLE orders ADD COLUMN held_resume_state TEXT;
                 ALTER TABLE orders ADD COLUMN held_reason TEXT;
                 """),
+        // Version 3 is another branch's (the Google Play outbox); this placeholder keeps the
+        // numbers contiguous until the two meet, and is replaced by it then.
+        Migration(version: 3, name: "reserved", sql: "SELECT 1"),
+        // The shared store's table of nodes, version for version with PostgreSQL's. One daemon
+        // per SQLite store: it stays empty here (a store copied to PostgreSQL starts with none).
+        Migration(
+            version: 4, name: "nodes sharing the store, with their heartbeats",
+            sql: """
+                CREATE TABLE nodes (
+                    name TEXT PRIMARY KEY,
+                    lease_owner TEXT NOT NULL,
+                    started_at INTEGER NOT NULL,
+                    last_heartbeat INTEGER NOT NULL,
+                    stopped_at INTEGER,
+                    in_flight INTEGER NOT NULL DEFAULT 0,
+                    circuits TEXT NOT NULL DEFAULT '',
+                    version TEXT NOT NULL DEFAULT ''
+                );
+                """),
     ]
 
     /// The newest schema version this build knows.

@@ -14,18 +14,20 @@ struct PostgreSQLMigratorTests {
         let database = try await PostgreSQLTestDatabase.make()
         let steps = Mutex<[String]>([])
         _ = try PostgreSQLOrderStore(options: database.options) { step in steps.withLock { $0.append(step) } }
-        #expect(steps.withLock { $0 } == ["migration 1: orders, transitions, attempts, claims", "migration 2: held orders remember why they were where they were"])
+        let all = PostgreSQLSchema.migrations
+        #expect(steps.withLock { $0 } == all.map { "migration \($0.version): \($0.name)" })
+        #expect(steps.withLock { $0 }.prefix(2) == ["migration 1: orders, transitions, attempts, claims", "migration 2: held orders remember why they were where they were"])
         let connection = try database.connect()
-        #expect(try connection.query("SELECT version FROM schema_migrations ORDER BY version") { $0.int(0) } == [1, 2])
+        #expect(try connection.query("SELECT version FROM schema_migrations ORDER BY version") { $0.int(0) } == Array(1...all.count))
         _ = try PostgreSQLOrderStore(options: database.options) { step in steps.withLock { $0.append(step) } }
-        #expect(steps.withLock { $0 }.count == 2)
+        #expect(steps.withLock { $0 }.count == all.count)
         // The tables and columns of SQLite's schema, every one.
         let columns = Set(try connection.query(
             "SELECT table_name || '.' || column_name FROM information_schema.columns WHERE table_schema = current_schema()") { $0.string(0) })
         let sqlite = try SQLiteConnection(path: ":memory:", mode: .readWrite(create: true))
         try SchemaMigrator().migrate(sqlite, backup: false)
         var expected = Set<String>()
-        for table in ["orders", "attempts", "transitions", "claims", "schema_migrations"] {
+        for table in ["orders", "attempts", "transitions", "claims", "nodes", "schema_migrations"] {
             for column in try sqlite.query("SELECT name FROM pragma_table_info(?)", [.text(table)], { $0.string(0) }) {
                 expected.insert("\(table).\(column)")
             }
@@ -40,8 +42,8 @@ struct PostgreSQLMigratorTests {
         _ = try await StartingGate.race(3) { _ in
             try PostgreSQLOrderStore(options: database.options) { step in applied.withLock { $0.append(step) } }.database
         }
-        #expect(applied.withLock { $0 }.count == 2)
-        #expect(try database.connect().scalar("SELECT count(*) FROM schema_migrations") == 2)
+        #expect(applied.withLock { $0 }.count == PostgreSQLSchema.migrations.count)
+        #expect(try database.connect().scalar("SELECT count(*) FROM schema_migrations") == Int64(PostgreSQLSchema.migrations.count))
     }
 
     @Test("a newer schema, a foreign database and (for a non-migrating opener) an old one are refused with the reason")
@@ -51,14 +53,14 @@ struct PostgreSQLMigratorTests {
         try newer.connect().run("INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'future', 0)")
         let refused = try #require(throws: PostgreSQLStoreError.self) { try newer.openStore() }
         #expect(refused == .newerSchema(database: newer.options.redactedURI, found: 99, supported: PostgreSQLSchema.latestVersion))
-        #expect(refused.description.contains("schema version 99, newer than this reconciled supports (2)"))
+        #expect(refused.description.contains("schema version 99, newer than this reconciled supports (\(PostgreSQLSchema.latestVersion))"))
 
         let foreign = try await PostgreSQLTestDatabase.make()
         try foreign.connect().execute("CREATE TABLE customers (id bigint)")
         #expect(throws: PostgreSQLStoreError.foreignDatabase(database: foreign.options.redactedURI)) { try foreign.openStore() }
 
         let empty = try await PostgreSQLTestDatabase.make()
-        #expect(throws: PostgreSQLStoreError.needsMigration(database: empty.options.redactedURI, found: 0, latest: 2)) {
+        #expect(throws: PostgreSQLStoreError.needsMigration(database: empty.options.redactedURI, found: 0, latest: PostgreSQLSchema.latestVersion)) {
             try empty.openStore(migrate: false)
         }
         #expect(try empty.connect().scalar("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()") == 0)
