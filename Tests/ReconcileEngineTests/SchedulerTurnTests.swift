@@ -38,6 +38,20 @@ struct SchedulerTurnTests {
             let continuation = parked.withLock { $0.removeValue(forKey: orderID) }
             continuation?.resume(returning: VerifierOutcome(records: [record], verdict: verdict))
         }
+
+        /// Ends every attempt still parked, and those the scheduler starts meanwhile, until none
+        /// is in flight: a test leaves no task behind (LeakSanitizer counts them at exit).
+        func releaseAll(_ scheduler: Scheduler) async {
+            for _ in 0..<1000 {
+                let waiting = parked.withLock { parked in
+                    defer { parked.removeAll() }
+                    return Array(parked.values)
+                }
+                for continuation in waiting { continuation.resume(returning: VerifierOutcome(records: [], verdict: .notSent("test_over"))) }
+                if waiting.isEmpty, await scheduler.status().inFlight == 0 { return }
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+        }
     }
 
     func setUp(orders: Int, maxInFlight: Int, threshold: Int = 10, cooldown: Duration = .seconds(10), maxRate: Double? = nil, burst: Int = 10) throws
@@ -85,6 +99,7 @@ struct SchedulerTurnTests {
         _ = await scheduler.turn()
         #expect(try store.countsByState() == [.finished: 1, .verifying: 3, .pending: 2])
         #expect(await scheduler.counters.finished == 1)
+        await verifier.releaseAll(scheduler)
     }
 
     @Test("an open circuit: nothing is leased until its probe time; then one uncharged probe; its success closes the circuit")
@@ -119,6 +134,7 @@ struct SchedulerTurnTests {
         _ = await scheduler.turn()
         #expect(try store.order(id: probed)?.state == .finished)
         await waitUntil("the rest resumes") { verifier.started.count == 3 }
+        await verifier.releaseAll(scheduler)
     }
 
     @Test("orders leased ahead go back uncharged when their endpoint's circuit opens before they start")
@@ -135,6 +151,7 @@ struct SchedulerTurnTests {
         #expect(sent.state == .pending && sent.attempts == 1)
         #expect(handedBack.state == .pending && handedBack.attempts == 0 && handedBack.reason == "circuit_open")
         #expect(verifier.started == ["O00"])
+        await verifier.releaseAll(scheduler)
     }
 
     @Test("an order leased ahead that waits for a token makes the loop wake when the token comes (nothing else is due)")
@@ -155,6 +172,7 @@ struct SchedulerTurnTests {
         clock.advance(by: 1)
         _ = await scheduler.turn()
         await waitUntil("it goes with the next token") { verifier.started.count == 2 }
+        await verifier.releaseAll(scheduler)
     }
 
     @Test("stop drains: in-flight attempts finish and are committed; stop() returns once run() has ended")
@@ -183,6 +201,7 @@ struct SchedulerTurnTests {
         await running.value
         #expect(try store.countsByState() == [.verifying: 1])
         await verifier.finish("O00", .granted(Grant(), finishedBy: .merchant), gate: scheduler)
+        await verifier.releaseAll(scheduler)
     }
 }
 
