@@ -114,7 +114,7 @@ extension Scheduler {
         let mono = clock.uptime()
         admission.reconfigure(Self.limits(settings, share: cluster.share), endpoints: Self.endpoints(of: settings), now: mono)
         logger.notice(
-            "\(Plural.count(liveNodes, "live node")) share the store (were \(before)); this one takes MaxInFlight=\(maxInFlight)\(settings.maxRate.map { ", MaxRate=\(String(format: "%.3g", $0 * cluster.share))" } ?? "")",
+            "live nodes on the shared store: \(liveNodes) (were \(before)); this one takes MaxInFlight=\(maxInFlight)\(settings.maxRate.map { ", MaxRate=\(String(format: "%.3g", $0 * cluster.share))" } ?? "")",
             [.reason: "cluster_share"])
         changeObserver?()
     }
