@@ -53,6 +53,7 @@ final class NamespacedPostgreSQL: @unchecked Sendable {
         binaries = Self.binaries!
         guard let account = getpwnam("postgres") else { throw HarnessError("no postgres user to run the server as") }
         let (uid, gid) = (account.pointee.pw_uid, account.pointee.pw_gid)
+        Self.removeAbandoned(binaries: binaries, as: Self.asPostgresPrefix(uid: uid, gid: gid))
         directory = "/tmp/reconcile-netns-pg-\(getpid())"
         try? FileManager.default.removeItem(atPath: directory)
         guard mkdir(directory, 0o700) == 0, chown(directory, uid, gid) == 0 else { throw HarnessError("cannot make \(directory)") }
@@ -61,7 +62,7 @@ final class NamespacedPostgreSQL: @unchecked Sendable {
         let passwordFile = directory + "/superuser-password"
         FileManager.default.createFile(atPath: passwordFile, contents: Data((password + "\n").utf8), attributes: [.posixPermissions: 0o600])
         chown(passwordFile, uid, gid)
-        let asPostgres = ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", "--"]
+        let asPostgres = Self.asPostgresPrefix(uid: uid, gid: gid)
         let data = directory + "/data"
         guard SpawnedCommand.run(asPostgres + [
             binaries + "/initdb", "-D", data, "-U", user, "--pwfile=\(passwordFile)", "--auth-local=trust", "--auth-host=scram-sha-256",
@@ -90,6 +91,15 @@ final class NamespacedPostgreSQL: @unchecked Sendable {
         try connect(database: "postgres").execute("CREATE DATABASE \(database)")
     }
 
+    /// Stops and removes the servers of test processes that died before they could.
+    static func removeAbandoned(binaries: String, as prefix: [String]) {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/tmp")) ?? [] where name.hasPrefix("reconcile-netns-pg-") {
+            guard let pid = Int32(name.dropFirst("reconcile-netns-pg-".count)), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            _ = SpawnedCommand.run(prefix + [binaries + "/pg_ctl", "-D", "/tmp/\(name)/data", "-m", "immediate", "-w", "-t", "30", "stop"], log: "/dev/null")
+            try? FileManager.default.removeItem(atPath: "/tmp/\(name)")
+        }
+    }
+
     /// A connection through the unix socket (no network, no password).
     func connect(database: String? = nil) throws -> PostgreSQLConnection {
         try PostgreSQLConnection(PostgreSQLConnectionOptions(
@@ -110,6 +120,11 @@ final class NamespacedPostgreSQL: @unchecked Sendable {
             ], log: "/dev/null")
         }
         try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// What runs a command as the `postgres` user.
+    private static func asPostgresPrefix(uid: uid_t, gid: gid_t) -> [String] {
+        ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", "--"]
     }
 
     private func append(_ text: String, to path: String) throws {

@@ -44,6 +44,7 @@ final class TestNetwork: @unchecked Sendable {
 
     init() throws {
         if let reason = Self.unavailable { throw HarnessError("cannot make test hosts: \(reason)") }
+        Self.removeAbandoned()
         suffix = String(getpid() % 100_000)
         hub = "rchub\(suffix)"
         try run(["netns", "add", hub])
@@ -95,6 +96,16 @@ final class TestNetwork: @unchecked Sendable {
     func run(_ arguments: [String]) throws {
         let status = runTool(Self.ip, arguments)
         guard status == 0 else { throw HarnessError("ip \(arguments.joined(separator: " ")) failed (status \(status))") }
+    }
+
+    /// Deletes the namespaces of test processes that died before they could (SIGKILL, a
+    /// stopped run): names `rc…<pid>` whose pid is no longer a process.
+    static func removeAbandoned() {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/run/netns")) ?? [] where name.hasPrefix("rc") {
+            let digits = String(name.reversed().prefix { $0.isNumber }.reversed())
+            guard let pid = Int32(digits), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            _ = runTool(ip, ["netns", "del", name])
+        }
     }
 
     /// Deletes every namespace this network made.
