@@ -84,6 +84,8 @@ let package = Package(
             name: "reconcile-bench",
             dependencies: [
                 "ReconcileCore", "ReconcileStore", "ReconcileSpool", "ReconcileEngine", "ReconcileHTTP", "ReconcileMock", "ReconcileDaemon",
+                // The cluster scenario's PostgreSQL: the tests' throw-away server.
+                "TestSupport",
             ],
             swiftSettings: strictSettings
         ),
