@@ -196,8 +196,10 @@ struct PostgreSQLOrderStoreNodesTests {
         _ = try store.ingest([candidate("A1")], verifierKind: .apple, now: t0)
         for _ in 0..<100 where woken.load(ordering: .relaxed) == 0 { try await Task.sleep(for: .milliseconds(20)) }
         #expect(woken.load(ordering: .relaxed) >= 1)
-        try store.notifyNodes()
+        // Counted before the NOTIFY: its wake-up may arrive before notifyNodes() returns.
+        try await Task.sleep(for: .milliseconds(200))
         let before = woken.load(ordering: .relaxed)
+        try store.notifyNodes()
         for _ in 0..<100 where woken.load(ordering: .relaxed) == before { try await Task.sleep(for: .milliseconds(20)) }
         #expect(woken.load(ordering: .relaxed) > before)
     }
