@@ -84,6 +84,8 @@ let package = Package(
             name: "reconcile-bench",
             dependencies: [
                 "ReconcileCore", "ReconcileCrypto", "ReconcileStore", "ReconcileSpool", "ReconcileEngine", "ReconcileHTTP", "ReconcileMock", "ReconcileDaemon",
+                // The cluster scenario's PostgreSQL: the tests' throw-away server.
+                "TestSupport",
             ],
             swiftSettings: strictSettings
         ),

@@ -10,8 +10,10 @@ import Synchronization
 /// Write operations need a privileged peer; the peer's user (from `SO_PEERCRED`, or the
 /// `SUDO_USER` root passes on) becomes the actor recorded in the history.
 final class ControlHandler: Sendable {
-    let store: SQLiteOrderStore
+    let store: any OperableOrderStore
     let scheduler: Scheduler
+    /// How recent a node's heartbeat must be to list it live (a shared store).
+    let liveWindow: Duration
     let configPath: String
     let startedAt = Date()
     /// Changes with each successful reload.
@@ -30,11 +32,12 @@ final class ControlHandler: Sendable {
     static let perOrderLogLimit = 10
 
     init(
-        store: SQLiteOrderStore, scheduler: Scheduler, configPath: String, verifiers: ConfiguredVerifiers, logger: Logger,
-        ordersChanged: @escaping @Sendable () -> Void = {},
+        store: any OperableOrderStore, scheduler: Scheduler, configPath: String, verifiers: ConfiguredVerifiers, logger: Logger,
+        liveWindow: Duration = .seconds(105), ordersChanged: @escaping @Sendable () -> Void = {},
         requestReload: @escaping @Sendable () async -> Result<Int, ReloadFailure>
     ) {
         self.store = store
+        self.liveWindow = liveWindow
         self.scheduler = scheduler
         self.configPath = configPath
         self.verifiers = Mutex(verifiers)
@@ -141,7 +144,7 @@ final class ControlHandler: Sendable {
 
     private func status() -> String {
         // A store replaced under the daemon is noticed here too, not only at the next write.
-        try? store.verifyFile()
+        try? (store as? SQLiteOrderStore)?.verifyFile()
         let live = AsyncResult.wait { [scheduler] in await scheduler.status() }
         var object = JSONObject()
         object["daemon"] = .object(JSONObject([
@@ -170,6 +173,13 @@ final class ControlHandler: Sendable {
                 "oldest_pending": summary.outbox.oldestPendingCreatedAt.map { .string(RFC3339.format($0)) } ?? .null,
                 "next_attempt": summary.outbox.nextAttemptAt.map { .string(RFC3339.format($0)) } ?? .null,
             ]))
+        }
+        if let unreachable = live.storeUnreachableSince {
+            object["store_unreachable_since"] = .string(RFC3339.format(unreachable))
+        }
+        if let shared = store as? any SharedOrderStore {
+            object["node"] = .string(shared.node)
+            if let nodes = try? shared.nodes(liveWithin: liveWindow) { object["nodes"] = StatusNodes.json(nodes) }
         }
         return ControlResponse.ok(JSONObject(["status": .object(object)]))
     }

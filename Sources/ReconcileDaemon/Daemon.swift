@@ -37,10 +37,24 @@ public final class Daemon {
     let configPath: String
     let environment: [String: String]
     let logger: Logger
-    let lock: LockFile
+    /// One daemon per SQLite store; `nil` for a shared (PostgreSQL) store.
+    let lock: LockFile?
     /// One daemon per spool (DESIGN §3).
     let spoolLock: LockFile
-    let store: SQLiteOrderStore
+    let store: any OperableOrderStore
+    /// The store when it is SQLite (its file is watched); `nil` for PostgreSQL.
+    let sqlite: SQLiteOrderStore?
+    /// Wakes the scheduler when another node sends `NOTIFY`; `nil` for SQLite.
+    let listener: PostgreSQLListener?
+    /// What the listener calls: set to the scheduler's nudge once it exists.
+    let wakeBox: WakeBox?
+
+    /// A wake-up handler set after its caller was made.
+    final class WakeBox: Sendable {
+        private let handler = Mutex<(@Sendable () -> Void)?>(nil)
+        func set(_ wake: @escaping @Sendable () -> Void) { handler.withLock { $0 = wake } }
+        func wake() { handler.withLock { $0 }?() }
+    }
     let layout: SpoolLayout
     let ingestor: SpoolIngestor
     let transport: CurlTransport
@@ -126,27 +140,56 @@ public final class Daemon {
         }
 
         let database = configuration.state.database
-        do {
-            try FileSystem.makeDirectory(FileSystem.parentDirectory(of: database), mode: 0o750)
-        } catch {
-            throw StartupFailure(status: ExitStatus.failure, message: "cannot create the state directory: \(error)", errno: error.errno)
-        }
-        do {
-            // A reconcilectl changing the store while no daemon ran holds it for milliseconds.
-            lock = try LockFile.acquire(database + ".lock", patience: .seconds(5))
-        } catch {
-            throw StartupFailure(status: ExitStatus.failure, message: error.description)
-        }
         // A migration may copy a large store aside: keep the manager's start time-out away.
         let extender = Mutex<StartupTimeoutExtender?>(nil)
         defer { extender.withLock { $0?.finish() } }
-        do {
-            store = try SQLiteOrderStore(path: database, mode: .owner) { [logger, notifier] step in
-                logger.notice("store \(database): \(step)")
-                extender.withLock { $0 = $0 ?? StartupTimeoutExtender(notifier: notifier) }
+        let willMigrate: @Sendable (String) -> Void = { [logger, notifier] step in
+            logger.notice("store \(StateDatabase.isPostgreSQL(database) ? PostgreSQLConnectionOptions(uri: database).redactedURI : database): \(step)")
+            extender.withLock { $0 = $0 ?? StartupTimeoutExtender(notifier: notifier) }
+        }
+        if configuration.state.isShared {
+            // Several daemons share it: no lock file; each is a node with leases of its own.
+            lock = nil
+            sqlite = nil
+            let options: PostgreSQLConnectionOptions
+            do {
+                options = try Self.connectionOptions(configuration, environment: environment)
+            } catch {
+                throw StartupFailure(status: ExitStatus.configuration, message: error.description)
             }
-        } catch {
-            throw StartupFailure(status: ExitStatus.failure, message: "cannot open the store \(database): \(error)")
+            let node = Self.nodeName(configuration, configPath: configPath)
+            do {
+                store = try PostgreSQLOrderStore(options: options, node: node, willMigrate: willMigrate)
+            } catch {
+                throw StartupFailure(status: ExitStatus.failure, message: "cannot open the store \(options.redactedURI): \(error)")
+            }
+            let box = WakeBox()
+            listener = PostgreSQLListener(
+                options: options, onNotify: { box.wake() },
+                onTrouble: { [logger] why in logger.warning("\(why); other nodes' new orders are seen at the next heartbeat", [.reason: "unavailable"]) })
+            logger.notice("node \(node) on the shared store \(options.redactedURI)")
+            self.wakeBox = box
+        } else {
+            listener = nil
+            wakeBox = nil
+            do {
+                try FileSystem.makeDirectory(FileSystem.parentDirectory(of: database), mode: 0o750)
+            } catch {
+                throw StartupFailure(status: ExitStatus.failure, message: "cannot create the state directory: \(error)", errno: error.errno)
+            }
+            do {
+                // A reconcilectl changing the store while no daemon ran holds it for milliseconds.
+                lock = try LockFile.acquire(database + ".lock", patience: .seconds(5))
+            } catch {
+                throw StartupFailure(status: ExitStatus.failure, message: error.description)
+            }
+            do {
+                let opened = try SQLiteOrderStore(path: database, mode: .owner, willMigrate: willMigrate)
+                store = opened
+                sqlite = opened
+            } catch {
+                throw StartupFailure(status: ExitStatus.failure, message: "cannot open the store \(database): \(error)")
+            }
         }
 
         let leftovers = Quarantine().removeLeftovers(in: layout)
@@ -155,13 +198,14 @@ public final class Daemon {
         escalations = EscalationRunner(settings: configuration.escalation, logger: logger)
         let scheduler = Scheduler(store: store, settings: settings, logger: logger, escalations: escalations)
         self.scheduler = scheduler
+        wakeBox?.set { scheduler.nudge() }
         let statusTrigger = statusTrigger
         (spoolEventStream, spoolEvents) = AsyncStream<SpoolEvent>.makeStream()
         (eventStream, events) = AsyncStream<Event>.makeStream()
         spoolWatch = SpoolWatchService(
             layout: layout, rescanInterval: configuration.spool.rescanInterval, logger: logger, spoolEvents: spoolEvents)
         pruning = PruneService(store: store, keepFinished: configuration.state.keepFinished, logger: logger)
-        store.onLoss { [events] error in events.yield(.storeLost(error.description)) }
+        sqlite?.onLoss { [events] error in events.yield(.storeLost(error.description)) }
         let metrics = MetricsPublisher(path: configuration.daemon.metricsFile, logger: logger)
         self.metrics = metrics
         let stateChanged: @Sendable () -> Void = {
@@ -177,7 +221,7 @@ public final class Daemon {
             })
         control = ControlHandler(
             store: store, scheduler: scheduler, configPath: configPath, verifiers: configuration.verifiers, logger: logger,
-            ordersChanged: stateChanged
+            liveWindow: ClusterTiming(leaseTime: configuration.state.leaseTime).liveWindow, ordersChanged: stateChanged
         ) { [events] in
             await withCheckedContinuation { continuation in
                 let reply: @Sendable (Result<Int, ReloadFailure>) -> Void = { continuation.resume(returning: $0) }
@@ -192,6 +236,26 @@ public final class Daemon {
         } catch {
             throw StartupFailure(status: ExitStatus.failure, message: "cannot open the control socket: \(error)", errno: error.errno)
         }
+    }
+
+    /// Where the shared store is, with its password (`PasswordCredential=`/`PasswordFile=`).
+    static func connectionOptions(_ configuration: Configuration, environment: [String: String]) throws(CredentialReader.Failure) -> PostgreSQLConnectionOptions {
+        var options = PostgreSQLConnectionOptions(uri: configuration.state.database)
+        if let source = configuration.state.password {
+            options.password = try CredentialReader.read(source, key: "[State] Password", environment: environment)
+        }
+        return options
+    }
+
+    /// `[Daemon] Node=`, or the host name, with `@` and the configuration's name when it is not
+    /// `reconciled.conf` (the instance of `reconciled@.service`, which reads `/etc/reconciled/%i.conf`).
+    static func nodeName(_ configuration: Configuration, configPath: String) -> String {
+        if let node = configuration.daemon.node { return node }
+        let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "localhost"
+        let file = (configPath as NSString).lastPathComponent
+        let instance = file.hasSuffix(".conf") ? String(file.dropLast(5)) : file
+        let name = instance == "reconciled" || instance.isEmpty ? host : "\(host)@\(instance)"
+        return String(name.map { $0.isLetter || $0.isNumber || "._-@".contains($0) ? $0 : "_" }.prefix(100))
     }
 
     static func ingestSettings(_ configuration: Configuration) -> SpoolIngestor.Settings {
@@ -265,6 +329,7 @@ public final class Daemon {
         if let promoted = try? store.promoteWaiting(usableBy: configuration.verifiers, now: Date()), promoted > 0 {
             logger.notice("\(configuration.verifiers) can verify \(Plural.count(promoted, "waiting order")); they are due now")
         }
+        listener?.start()
         let group = ServiceGroup(services() + alongside, logger: logger)
         let supervising = Task { [events] in
             do throws(ServiceGroup.UnexpectedEnd) {
@@ -276,7 +341,7 @@ public final class Daemon {
 
         let counts = (try? store.countsByState()) ?? [:]
         logger.notice(
-            "reconciled \(ReconcileVersion.current) started: spool \(layout.root), store \(store.path) with \(Plural.count(counts.values.reduce(0, +), "order")), \(Self.verifiersLine(configuration))",
+            "reconciled \(ReconcileVersion.current) started: spool \(layout.root), store \(store.location) with \(Plural.count(counts.values.reduce(0, +), "order")), \(Self.verifiersLine(configuration))",
             id: .started)
         notifier.ready(status: await statusLine())
 
@@ -303,10 +368,10 @@ public final class Daemon {
             case .storeLost(let reason):
                 // Nothing more is written to it; systemd restarts the daemon on what the path
                 // names now (Restart=on-failure).
-                logger.critical("stopping: \(reason)", id: .storeLost, [.path: store.path])
+                logger.critical("stopping: \(reason)", id: .storeLost, [.path: store.location])
                 status = ExitStatus.failure
                 abandonIngest.set()
-                beginStopping("stopping: \(store.path) was replaced or changed underneath")
+                beginStopping("stopping: \(store.location) was replaced or changed underneath")
             case .serviceFailed(let failure):
                 // The group has stopped the other parts already (and said so at crit); systemd
                 // restarts the daemon (Restart=on-failure) instead of it running on half-alive.
@@ -323,6 +388,7 @@ public final class Daemon {
 
         await supervising.value
         clockWatch = nil
+        listener?.stop()
         store.close()
         if status == ExitStatus.success { logger.notice("stopped cleanly") }
         return status
@@ -345,7 +411,7 @@ public final class Daemon {
         await Self.statusLine(store: store, scheduler: scheduler)
     }
 
-    static func statusLine(store: SQLiteOrderStore, scheduler: Scheduler) async -> String {
+    static func statusLine(store: any OperableOrderStore, scheduler: Scheduler) async -> String {
         // On a queue of its own: the store may be busy for seconds (another process holding its
         // lock), and the cooperative pool's few threads must stay free for the scheduler.
         let read = await withCheckedContinuation { continuation in
@@ -353,15 +419,26 @@ public final class Daemon {
                 continuation.resume(returning: Result { try store.countsByState(in: ServiceStatusLine.countedStates) })
             }
         }
+        let live = await scheduler.status()
+        let circuits = live.endpoints.map {
+            ServiceStatusLine.Circuit(endpoint: $0.endpoint.rawValue, state: $0.circuit)
+        }
         let counts: [OrderState: Int]
         switch read {
         case .success(let value): counts = value
-        case .failure(let error): return "cannot read the store: \(error)"
+        case .failure(let error):
+            if StoreFailure.of(error) == .unavailable || live.storeUnreachableSince != nil {
+                // Nothing is lost: spool files wait in incoming/, outcomes in memory, and the
+                // scheduler retries with backoff.
+                let since = live.storeUnreachableSince.map { " since \(RFC3339.format($0))" } ?? ""
+                return "store unreachable\(since), retrying; " + ServiceStatusLine(counts: [:], circuits: circuits).description
+            }
+            return "cannot read the store: \(error)"
         }
-        let circuits = await scheduler.status().endpoints.map {
-            ServiceStatusLine.Circuit(endpoint: $0.endpoint.rawValue, state: $0.circuit)
-        }
-        return ServiceStatusLine(counts: counts, circuits: circuits).description
+        var line = ServiceStatusLine(counts: counts, circuits: circuits).description
+        if let cluster = live.cluster { line += " nodes=\(cluster.liveNodes)" }
+        if live.storeUnreachableSince != nil { line = "store unreachable, retrying; " + line }
+        return line
     }
 
     // MARK: - Reload

@@ -18,7 +18,7 @@ import ReconcileSystem
 actor MetricsPublisher {
     /// Where the numbers come from.
     struct Sources: Sendable {
-        var store: SQLiteOrderStore
+        var store: any OperableOrderStore
         var scheduler: Scheduler
         var ingestor: SpoolIngestor
     }

@@ -210,6 +210,8 @@ public enum VerificationFactory {
             circuitThreshold: verifier.circuitThreshold, circuitCooldown: verifier.circuitCooldown,
             circuitMaxCooldown: verifier.circuitMaxCooldown,
             requestTimeout: timeout)
+        // A shared store's leases last LeaseTime= and are renewed; SQLite's are released at start.
+        settings.leaseTime = configuration.state.isShared ? configuration.state.leaseTime : nil
         settings.sandboxRateFactor = verifier.sandboxRateFactor
         settings.googlePlay = googlePlay
         return settings

@@ -13,6 +13,7 @@ enum BenchmarkMain {
         Scenario(name: IdleScenario.name, run: IdleScenario.run),
         Scenario(name: TimerScenario.name, run: TimerScenario.run),
         Scenario(name: DrainScenario.name, run: DrainScenario.run),
+        Scenario(name: ClusterScenario.name, run: ClusterScenario.run),
     ]
 
     static let usage = """
@@ -24,7 +25,9 @@ enum BenchmarkMain {
                          backlog: how many orders (default 1,000,000; 20,000 with --quick);
                          idle: how many orders (default 100,000; 10,000 with --quick);
                          timer: how many orders (default 3,000; 300 with --quick);
-                         play: how many Google Play orders (default 6,400; 640 with --quick).
+                         play: how many Google Play orders (default 6,400; 640 with --quick);
+                         cluster: orders per node at 50 ms (default 3,000; 300 with
+                         --quick) and orders at 0 ms (default 10,000; 1,000 with --quick).
           --dir <path>   Where state and spool live (default: a new directory under /var/tmp,
                          on the real disk, not tmpfs).
         """

@@ -5,7 +5,7 @@ import ReconcileStore
 /// Fills a store quickly, straight through its ingest (no spool files).
 enum Seeding {
     /// Inserts `count` pending orders, due at `dueAt`, in batches of 5,000.
-    static func insertOrders(into store: SQLiteOrderStore, count: Int, at dueAt: Date, prefix: String = "B") throws {
+    static func insertOrders(into store: some OrderIngesting, count: Int, at dueAt: Date, prefix: String = "B") throws {
         let parser = OrderFileParser()
         var start = 0
         while start < count {

@@ -47,6 +47,8 @@ struct ReconcilectlTests {
               reload                  Make reconciled re-read its configuration.
               backup                  Write a consistent copy of the store to a new file.
               restore                 Replace the store with a backup (reconciled stopped).
+              copy-store              Copy the SQLite store into an empty PostgreSQL
+                                      database.
               check-config            Check the configuration the way reconciled reads it.
               help                    Show help for reconcilectl or one of its subcommands.
 

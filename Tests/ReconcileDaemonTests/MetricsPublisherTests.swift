@@ -36,7 +36,7 @@ struct MetricsPublisherTests {
             ingestor: SpoolIngestor(layout: layout, store: store, settings: .init(verifierKind: .http, maxFileSize: 1 << 20), logger: .discarding))
     }
 
-    func ingest(_ store: SQLiteOrderStore, _ orderIDs: [String]) throws {
+    func ingest(_ store: any OrderStore, _ orderIDs: [String]) throws {
         let candidates = try orderIDs.map { orderID in
             let bytes = Array(OrderFixtures.orderJSON(orderID).utf8)
             return IngestCandidate(submission: try OrderFileParser().parse(bytes), raw: bytes, contentHash: orderID, fileName: "\(orderID).json")

@@ -37,6 +37,9 @@ public final class PostgreSQLTestServer: Sendable {
         self.postmaster = postmaster
     }
 
+    /// The server's main process (its backends are its children).
+    public var postmasterPID: pid_t { postmaster }
+
     /// The socket directory (libpq's `host` for a unix socket).
     public var socketDirectory: String { directory }
 

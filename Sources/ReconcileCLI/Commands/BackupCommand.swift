@@ -20,7 +20,7 @@ enum BackupCommand {
         let path = try ArgumentChecks.onePositional(arguments, name: "file", command: "backup")
         let target = ConfigurationLoader.absolute(path)
         let environment = try CommandEnvironment(context)
-        let store = try environment.readStore()
+        let store = try environment.sqliteStore(verb: "backup")
         // The copy holds every receipt: made here, empty, 0600 and never over an existing file
         // (SQLite's VACUUM INTO fills an empty file; left to itself it would follow the umask).
         let created = open(target, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)

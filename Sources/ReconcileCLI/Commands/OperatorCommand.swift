@@ -102,13 +102,27 @@ enum OperatorCommand {
             ? report(outcome.bulk, action: action, state: state, context: context)
             : report(outcome.all, action: action, bulk: false, context: context)
         if outcome.bulk.changed > 0 {
-            context.output.err("reconciled is not running; the change is recorded in the store and picked up at the next start.\n")
+            context.output.err(
+                environment.isShared
+                    ? "reconciled is not running here; the change is recorded in the shared store and the running nodes were woken.\n"
+                    : "reconciled is not running; the change is recorded in the store and picked up at the next start.\n")
         }
         return status
     }
 
     /// Without a daemon: the store's owner applies the action, under the daemon's lock.
     static func applyWithoutDaemon(_ request: ControlRequest, environment: CommandEnvironment) throws -> (bulk: BulkOutcome, all: [OperatorOutcome]) {
+        if environment.isShared {
+            // No local daemon: straight to the shared store, which wakes every node (NOTIFY).
+            let store = try environment.sharedStore()
+            defer { store.close() }
+            guard let operatorRequest = request.operatorRequest(actor: .operator(environment.operatorName)) else { return (BulkOutcome(matched: 0), []) }
+            var all: [OperatorOutcome] = []
+            let bulk = try store.applyInBatches(
+                operatorRequest, verifiers: environment.configuration.verifiers, now: environment.context.now,
+                each: { outcome in if request.state == nil { all.append(outcome) } })
+            return (bulk, all)
+        }
         let path = environment.databasePath
         var info = stat()
         guard stat(path, &info) == 0 else {

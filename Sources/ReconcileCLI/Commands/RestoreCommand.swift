@@ -27,6 +27,7 @@ enum RestoreCommand {
     static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
         let backup = ConfigurationLoader.absolute(try ArgumentChecks.onePositional(arguments, name: "file", command: "restore"))
         let environment = try CommandEnvironment(context)
+        if environment.isShared { _ = try environment.sqliteStore(verb: "restore") }
         let database = environment.databasePath
         let directory = FileSystem.parentDirectory(of: database)
 

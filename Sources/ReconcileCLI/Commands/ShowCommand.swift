@@ -20,7 +20,7 @@ enum ShowCommand {
         let environment = try CommandEnvironment(context)
         let store = try environment.readStore()
         guard let order = try store.order(id: orderID) else {
-            throw CommandLineError.failure("no order \(orderID) in \(environment.databasePath)")
+            throw CommandLineError.failure("no order \(orderID) in \(store.location)")
         }
         let history = try store.history(orderID: orderID)
         let actions = try store.actions(orderID: orderID)

@@ -38,6 +38,14 @@ enum StatusCommand {
         var oldest: Date?
         var next: Date?
         var outbox = OutboxSummary()
+        // A shared store: every node, from the daemon's answer or from the store itself.
+        var nodes: [NodeStatus]? = daemon.flatMap { $0["nodes"] }.map { StatusNodes.parse($0) }
+        if daemon == nil && environment.isShared {
+            if let store = try? environment.sharedStore() {
+                nodes = try? store.nodes(liveWithin: ClusterTiming(leaseTime: environment.configuration.state.leaseTime).liveWindow)
+                store.close()
+            }
+        }
         if let daemon {
             for member in daemon["counts"]?.objectValue?.members ?? [] { counts[member.key] = Int(member.value.int64Value ?? 0) }
             oldest = daemon["oldest_pending"]?.stringValue.flatMap(RFC3339.parse)
@@ -66,6 +74,8 @@ enum StatusCommand {
             object["next_attempt"] = next.map { .string(RFC3339.format($0)) } ?? .null
             object["circuits"] = daemon?["circuits"] ?? .array([])
             object["outbox"] = .object(OrderJSON.outboxSummary(outbox))
+            if let nodes { object["nodes"] = StatusNodes.json(nodes) }
+            if let unreachable = daemon?["store_unreachable_since"] { object["store_unreachable_since"] = unreachable }
             context.output.out(JSONWriter.string(.object(object)) + "\n")
             return running ? ExitStatus.success : notRunning
         }
@@ -108,6 +118,19 @@ enum StatusCommand {
                 return "\(endpoint) until \(RelativeTime.both(until, now: now)) (429)"
             }
             if !pauses.isEmpty { lines += wrapped("paused", pauses) }
+        }
+        if let since = daemon?["store_unreachable_since"]?.stringValue.flatMap(RFC3339.parse) {
+            lines.append(row("store", style.paint("unreachable", .red) + " since \(RelativeTime.both(since, now: now)); retrying"))
+        }
+        if let nodes {
+            lines.append(row("nodes", nodes.isEmpty ? "none yet" : "\(nodes.filter(\.live).count) live of \(nodes.count)"))
+            for node in nodes {
+                let state = node.live ? style.paint("live", .green) : style.paint(node.inFlight == 0 && node.leases == 0 ? "gone" : "silent", .red)
+                var text = "\(node.name) \(state), heartbeat \(RelativeTime.both(node.lastHeartbeat, now: now)), in flight \(node.inFlight), leases \(node.leases)"
+                let open = node.circuits.filter { $0.value != "closed" }.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+                if !open.isEmpty { text += ", circuits " + open.joined(separator: " ") }
+                lines.append(row("", text))
+            }
         }
         context.output.out(lines.joined(separator: "\n") + "\n")
         return running ? ExitStatus.success : notRunning

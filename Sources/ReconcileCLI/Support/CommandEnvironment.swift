@@ -24,12 +24,48 @@ struct CommandEnvironment {
     var databasePath: String { configuration.state.database }
     var socketPath: String { configuration.control.socket }
 
-    /// The store, read-only (read verbs never need more).
-    func readStore() throws -> SQLiteOrderStore {
+    /// Whether the store is shared (PostgreSQL).
+    var isShared: Bool { configuration.state.isShared }
+
+    /// The store, read-only for SQLite (read verbs never need more); the shared store as it is.
+    func readStore() throws -> any OperableOrderStore {
+        if isShared { return try sharedStore() }
+        return try sqliteStore()
+    }
+
+    /// The SQLite store, read-only; verbs that only SQLite has (`backup`, `restore`) say so for
+    /// a shared store.
+    func sqliteStore(verb: String? = nil) throws -> SQLiteOrderStore {
+        if isShared, let verb {
+            throw CommandLineError.failure(
+                "\(verb) works on an SQLite store only; this configuration's store is PostgreSQL (\(PostgreSQLConnectionOptions(uri: databasePath).redactedURI)): use PostgreSQL's own tools (pg_dump, a base backup)")
+        }
         do {
             return try SQLiteOrderStore(path: databasePath, mode: .readOnly)
         } catch {
             throw CommandLineError.failure(String(describing: error))
+        }
+    }
+
+    /// The shared store, from any host (DESIGN §7): the password from `PasswordFile=`, from
+    /// `PasswordCredential=` when `$CREDENTIALS_DIRECTORY` is set, else as libpq finds it
+    /// (`PGPASSWORD`, `~/.pgpass`). Never migrated from here.
+    func sharedStore() throws -> PostgreSQLOrderStore {
+        var options = PostgreSQLConnectionOptions(uri: databasePath, applicationName: "reconcilectl")
+        if let source = configuration.state.password {
+            let skip: Bool = if case .credential = source { context.environment["CREDENTIALS_DIRECTORY"] == nil } else { false }
+            if !skip {
+                do {
+                    options.password = try CredentialReader.read(source, key: "[State] Password", environment: context.environment)
+                } catch {
+                    throw CommandLineError.failure(error.description)
+                }
+            }
+        }
+        do {
+            return try PostgreSQLOrderStore(options: options, node: "reconcilectl", migrate: false)
+        } catch {
+            throw CommandLineError.failure("cannot open the store \(options.redactedURI): \(error)")
         }
     }
 

@@ -48,7 +48,16 @@ public struct Configuration: Sendable, Hashable {
         /// Receipts and raw files of finished or cancelled orders older than this are pruned;
         /// `nil` keeps them forever.
         public var keepFinished: Duration? = .seconds(90 * 86_400)
+        /// The PostgreSQL password (shared store only), apart from the URI.
+        public var password: CredentialSource?
+        /// How long a lease on an order lasts before any node may rescue it (shared store);
+        /// attempts still running renew theirs at half of it.
+        public var leaseTime: Duration = .seconds(120)
         public init() {}
+
+        /// Whether ``database`` is a PostgreSQL connection URI (a shared store) rather than an
+        /// SQLite path.
+        public var isShared: Bool { StateDatabase.isPostgreSQL(database) }
     }
 
     /// `[Verifier]`: the server that verifies orders (DESIGN §5, §6).
@@ -186,6 +195,9 @@ public struct Configuration: Sendable, Hashable {
         /// The proxy verification and delivery requests go through (not those to loopback
         /// addresses); `nil`: none, whatever the environment's `http_proxy` and friends say.
         public var proxy: URL?
+        /// This daemon's name among the nodes sharing a PostgreSQL store; `nil`: the host name,
+        /// plus the instance of a templated unit.
+        public var node: String?
         public init() {}
     }
 }

@@ -35,8 +35,22 @@ public enum ConfigurationKeys {
         size("Spool", "MaxFileSize", \.spool.maxFileSize, minimum: 64),
         optionalSpan("Spool", "RescanInterval", \.spool.rescanInterval, offWord: "off", minimum: .seconds(1)),
 
-        path("State", "Database", \.state.database),
+        Key(
+            section: "State", name: "Database",
+            apply: { configuration, value throws(Problem) in
+                // A PostgreSQL connection URI is taken as written; anything else is a path.
+                if StateDatabase.isPostgreSQL(value.text) {
+                    guard !value.text.contains("\0") else { throw Problem("a connection URI may not contain NUL") }
+                    configuration.state.database = value.text
+                } else {
+                    configuration.state.database = try checkedPath(value)
+                }
+            },
+            reset: { $0.state.database = Configuration().state.database }),
         optionalSpan("State", "KeepFinished", \.state.keepFinished, offWord: "infinity", minimum: .seconds(60)),
+        credentialName("State", "PasswordCredential", \.state.password),
+        credentialFile("State", "PasswordFile", \.state.password),
+        span("State", "LeaseTime", \.state.leaseTime, minimum: .seconds(1)),
 
         Key(
             section: "Verifier", name: "Kind",
@@ -143,6 +157,7 @@ public enum ConfigurationKeys {
 
         span("Daemon", "DrainTimeout", \.daemon.drainTimeout, minimum: .zero),
         optionalPath("Daemon", "MetricsFile", \.daemon.metricsFile),
+        optionalText("Daemon", "Node", \.daemon.node, rule: nodeNameRule),
         Key(
             section: "Daemon", name: "Proxy",
             apply: { configuration, value throws(Problem) in
@@ -411,6 +426,15 @@ public enum ConfigurationKeys {
             ("A"..."Z").contains($0) || ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "." || $0 == "-"
         }
         return allowed && text.count <= 155 ? nil : "\(quote(text)) is not a bundle id (letters, digits, '.' and '-')"
+    }
+
+    /// A node name: what `reconcilectl status` lists and leases are owned by.
+    static func nodeNameRule(_ text: String) -> String? {
+        let allowed = text.unicodeScalars.allSatisfy {
+            ("A"..."Z").contains($0) || ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "." || $0 == "-" || $0 == "_" || $0 == "@"
+        }
+        return allowed && !text.isEmpty && text.utf8.count <= 100
+            ? nil : "\(quote(text)) is not a node name (1–100 of letters, digits, '.', '-', '_' and '@')"
     }
 
     static func issuerIDRule(_ text: String) -> String? {

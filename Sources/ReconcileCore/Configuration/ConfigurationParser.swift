@@ -132,6 +132,7 @@ public enum ConfigurationParser {
             ("Delivery.TokenCredential", "Delivery.TokenFile"),
             ("Verifier.PrivateKeyCredential", "Verifier.PrivateKeyFile"),
             ("GooglePlay.ServiceAccountCredential", "GooglePlay.ServiceAccountFile"),
+            ("State.PasswordCredential", "State.PasswordFile"),
         ] where assigned[credential] != nil && assigned[file] != nil {
             let fileKey = file.split(separator: ".")[1]
             let credentialKey = credential.split(separator: ".")[1]
@@ -197,6 +198,16 @@ public enum ConfigurationParser {
         let play = configuration.googlePlay
         if play.circuitCooldown > play.circuitMaxCooldown {
             at("GooglePlay.CircuitCooldown", "must not be longer than CircuitMaxCooldown= (\(TimeSpan.format(play.circuitMaxCooldown)))")
+        }
+        if !configuration.state.isShared {
+            for key in ["PasswordCredential", "PasswordFile", "LeaseTime"] where assigned["State.\(key)"] != nil {
+                at("State.\(key)", "used only with a PostgreSQL store (Database=postgresql://…)")
+            }
+        }
+        // An attempt renews its lease at half of it: the longest request of any section must fit.
+        let longestTimeout = max(configuration.verifier.timeout, configuration.delivery.timeout, configuration.googlePlay.timeout)
+        if configuration.state.isShared && configuration.state.leaseTime < longestTimeout * 2 {
+            at("State.LeaseTime", "must be at least twice the longest Timeout= of [Verifier], [Delivery] and [GooglePlay] (\(TimeSpan.format(longestTimeout))): an attempt renews its lease at half of it")
         }
         let retry = configuration.retry
         if retry.initialDelay > retry.maxDelay {

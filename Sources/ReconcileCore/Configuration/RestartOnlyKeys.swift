@@ -6,7 +6,9 @@ public enum RestartOnlyKeys {
         var keys: [String] = []
         if old.spool.directory != new.spool.directory { keys.append("[Spool] Directory=") }
         if old.state.database != new.state.database { keys.append("[State] Database=") }
+        if old.state.password != new.state.password { keys.append("[State] PasswordCredential=/PasswordFile=") }
         if old.control.socket != new.control.socket { keys.append("[Control] Socket=") }
+        if old.daemon.node != new.daemon.node { keys.append("[Daemon] Node=") }
         return keys
     }
 }

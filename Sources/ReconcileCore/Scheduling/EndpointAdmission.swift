@@ -31,6 +31,31 @@ public struct EndpointAdmission: Sendable {
             self.perEndpoint = perEndpoint
         }
 
+        /// These limits' `share` (0 < share ≤ 1) for one of several nodes sharing them (DESIGN
+        /// §7): each rate times the share, the burst times the share rounded down (at least 1).
+        /// Circuits are per node and keep their settings.
+        public func shared(_ share: Double) -> Limits {
+            guard share < 1 else { return self }
+            var limits = self
+            limits.rates = rates.mapValues { max(0.001, $0 * share) }
+            limits.burst = Self.sharedBurst(burst, share: share)
+            limits.perEndpoint = perEndpoint.mapValues { endpoint in
+                var endpoint = endpoint
+                endpoint.burst = Self.sharedBurst(endpoint.burst, share: share)
+                return endpoint
+            }
+            return limits
+        }
+
+        /// `maxInFlight`'s share for one of several nodes: rounded down, at least 1.
+        public static func sharedInFlight(_ maxInFlight: Int, share: Double) -> Int {
+            max(1, Int((Double(maxInFlight) * min(1, share) + 1e-9).rounded(.down)))
+        }
+
+        static func sharedBurst(_ burst: Int, share: Double) -> Int {
+            max(1, Int((Double(burst) * share + 1e-9).rounded(.down)))
+        }
+
         /// The limits that apply to `endpoint`.
         public func of(_ endpoint: VerificationEndpoint) -> EndpointLimits {
             perEndpoint[endpoint]

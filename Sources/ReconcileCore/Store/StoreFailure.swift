@@ -6,6 +6,9 @@ public enum StoreFailure: String, Sendable, Hashable {
     case readOnly = "read_only"
     /// Another process holds the database lock past the busy timeout.
     case busy
+    /// The store cannot be reached (a shared store's server is down, or the network to it):
+    /// retry with backoff; nothing was written.
+    case unavailable
     /// Anything else.
     case other = "store_error"
 

@@ -15,7 +15,7 @@ extension Scheduler {
     public func apply(_ settings: Settings) {
         self.settings = settings
         let now = clock.uptime()
-        admission.reconfigure(Self.limits(settings), endpoints: Self.endpoints(of: settings), now: now)
+        admission.reconfigure(Self.limits(settings, share: cluster.share), endpoints: Self.endpoints(of: settings), now: now)
         admission.reload(now: now)
         finishUndeliverable()
         wake.signal()
@@ -27,7 +27,7 @@ extension Scheduler {
     func finishUndeliverable() {
         guard settings.delivery == nil else { return }
         do {
-            let moved = try store.clampNextAttempts(of: [.deliver], notAfter: clock.now())
+            let moved = try store.clampNextAttempts(of: [.deliver], notAfter: storeNow())
             if moved > 0 {
                 logger.notice("no delivery URL is configured: \(Plural.count(moved, "verified order")) waiting to be delivered finish now")
             }
@@ -62,7 +62,7 @@ extension Scheduler {
         let step = offset - wallOffset
         wallOffset = offset
         if step < -Self.clockStep {
-            let limit = clock.now().addingTimeInterval(settings.resolver.policy.backoff.maxDelay.inSeconds)
+            let limit = storeNow().addingTimeInterval(settings.resolver.policy.backoff.maxDelay.inSeconds)
             let moved = (try? store.clampNextAttempts(notAfter: limit)) ?? 0
             logger.warning(
                 "the wall clock stepped back by \(TimeSpan.format(.seconds((-step).rounded()))); \(Plural.count(moved, "order")) scheduled beyond MaxDelay brought forward",
@@ -98,7 +98,15 @@ extension Scheduler {
         }
         var durations = requestDurations
         for state in endpoints where durations[state.endpoint] == nil { durations[state.endpoint] = LatencyHistogram() }
-        return SchedulerStatus(inFlight: inFlight, endpoints: endpoints, counters: counters, requestDurations: durations)
+        var status = SchedulerStatus(inFlight: inFlight, endpoints: endpoints, counters: counters, requestDurations: durations)
+        status.storeUnreachableSince = storeTrouble.flatMap { $0.unreachable ? $0.since : nil }
+        status.storeProblem = storeTrouble?.message
+        if shared != nil {
+            status.cluster = SchedulerStatus.Cluster(
+                node: shared?.node ?? "", liveNodes: cluster.liveNodes, share: cluster.share, maxInFlight: maxInFlight(.main),
+                rescued: cluster.rescued, lastHeartbeat: cluster.lastHeartbeatAt)
+        }
+        return status
     }
 
 }

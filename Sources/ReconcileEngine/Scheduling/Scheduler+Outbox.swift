@@ -57,7 +57,7 @@ extension Scheduler {
         for record in outcome.records {
             requestDurations[record.endpoint, default: LatencyHistogram()].record(record.latency)
         }
-        pendingActionCompletions.append(outboxResolver.resolve(outcome, for: claimed, now: clock.now(), retryAt: retryTime(endpoint), random: &random))
+        pendingActionCompletions.append(outboxResolver.resolve(outcome, for: claimed, now: storeNow(), retryAt: retryTime(endpoint), random: &random))
         if !stopping { startReady() }
         wake.signal()
     }
@@ -69,7 +69,7 @@ extension Scheduler {
         let batch = pendingActionCompletions
         pendingActionCompletions.removeAll()
         do {
-            let results = try store.completeActions(batch, owner: owner, now: clock.now())
+            let results = try store.completeActions(batch, owner: owner, now: storeNow())
             reporter.committed(batch, results)
             wakeTimes.append(clock.uptime())  // a retry may be due at once
             changeObserver?()

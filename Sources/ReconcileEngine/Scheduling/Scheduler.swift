@@ -29,6 +29,9 @@ public actor Scheduler {
         public var requestTimeout: Duration
         /// The sandbox's share of `maxRate` (a tenth for the App Store Server API).
         public var sandboxRateFactor = 1.0
+        /// `[State] LeaseTime=` for a shared store: how long a lease lasts (renewed while the
+        /// attempt runs); `nil` (SQLite) leases for twice the request time-out plus a minute.
+        public var leaseTime: Duration?
 
         /// Requests per second for `endpoint`; `nil` is unlimited.
         public func rate(for endpoint: VerificationEndpoint) -> Double? {
@@ -102,6 +105,15 @@ public actor Scheduler {
     var changeObserver: (@Sendable () -> Void)?
     /// How long the requests to each endpoint took, since start (for metrics).
     var requestDurations: [VerificationEndpoint: LatencyHistogram] = [:]
+    /// The store when several nodes share it; `nil` for SQLite.
+    let shared: (any SharedOrderStore)?
+    /// This node's part in the cluster: share, heartbeats, renewals, rescues.
+    var cluster = ClusterState()
+    /// Orders this scheduler holds leases on, by reference: started, or finished and not yet
+    /// committed (renewed while the store is shared).
+    var held: Set<Int64> = []
+    /// While the store fails: since when, why, and how long the next retry waits.
+    var storeTrouble: StoreTrouble?
 
     /// What happened since start.
     public struct Counters: Sendable, Hashable {
@@ -136,7 +148,8 @@ public actor Scheduler {
         self.clock = clock
         self.reporter = CompletionReporter(logger: logger, escalations: escalations)
         let host = ProcessInfo.processInfo.hostName
-        self.owner = "\(host):\(getpid()):\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
+        self.shared = store as? any SharedOrderStore
+        self.owner = shared?.leaseOwner ?? "\(host):\(getpid()):\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
         self.wallOffset = clock.now().timeIntervalSince1970 - clock.uptime()
         self.admission = EndpointAdmission(limits: Self.limits(settings), endpoints: Self.endpoints(of: settings), now: clock.uptime())
     }
@@ -146,7 +159,7 @@ public actor Scheduler {
     /// Runs until ``stop(drainTimeout:)``. Releases the leases a crash left first.
     public func run() async {
         do {
-            let released = try store.releaseLeases(now: clock.now())
+            let released = try store.releaseLeases(now: storeNow())
             if !released.isEmpty {
                 logger.notice("released the leases of \(Plural.count(released.count, "order")) left by an earlier stop; they are due again")
             }
@@ -154,6 +167,7 @@ public actor Scheduler {
             logger.error("cannot release leases: \(error)", [.reason: StoreFailure.of(error).rawValue])
         }
         finishUndeliverable()
+        cluster.startedAt = clock.now()
         // After a stop, the loop goes on committing outcomes (without claiming) until nothing is
         // in flight or the drain time is up.
         while !stopping || (inFlight > 0 && clock.uptime() < drainDeadline ?? 0) {
@@ -167,6 +181,7 @@ public actor Scheduler {
             await wake.wait(until: deadline.map(clock.instant(atUptime:)))
         }
         drain()
+        leaveCluster()
         stopped = true
         for waiter in stopWaiters { waiter.resume() }
         stopWaiters.removeAll()
@@ -191,7 +206,7 @@ public actor Scheduler {
         // A step the kernel did not announce (no timerfd clock-set notice here, or a clock
         // faked for a process) is seen at the next turn.
         if abs(clock.now().timeIntervalSince1970 - clock.uptime() - wallOffset) > Self.clockStep { clockChanged() }
-        let now = clock.now()
+        let now = storeNow()
         let mono = clock.uptime()
         var wakeTimes: [Double] = []
         var claims: [Claim] = []
@@ -200,17 +215,21 @@ public actor Scheduler {
         let completions = pendingCompletions
         pendingCompletions.removeAll()
         do {
+            if shared != nil, let next = try coordinate(mono: mono) { wakeTimes.append(next) }
             if let time = try expireWaitingOrders(now: now) { wakeTimes.append(mono + time.timeIntervalSince(now)) }
-            if !stopping {
+            if !stopping && clusterAllowsWork(mono: mono, wakeTimes: &wakeTimes) {
                 (claims, actionClaim) = try planClaims(now: now, mono: mono, wakeTimes: &wakeTimes)
             }
             if let actionClaim { try claimActions(actionClaim, now: now, mono: mono, wakeTimes: &wakeTimes) }
             guard !completions.isEmpty || !claims.isEmpty else {
+                storeRecovered()
                 // Orders leased ahead may wait for a token: look again when it comes.
                 if let nextToken = startReady() { wakeTimes.append(nextToken) }
                 return wakeTimes.min().map { max($0, mono) }
             }
             let turn = try store.commit(completions, claims: claims.map(\.request), owner: owner, now: now)
+            storeRecovered()
+            for completion in completions { held.remove(completion.order.reference) }
             reporter.committed(completions, turn.results)
             if !completions.isEmpty { wakeTimes.append(mono) }  // outcomes may have made orders due
             for (claim, claimed) in zip(claims, turn.claimed) {
@@ -225,10 +244,7 @@ public actor Scheduler {
             pendingCompletions = completions + pendingCompletions
             for claim in claims where claim.probe { admission.probeAbandoned(claim.endpoint) }
             if let actionClaim, actionClaim.probe { admission.probeAbandoned(actionClaim.endpoint) }
-            logger.error(
-                "the store failed while scheduling: \(error); retrying in 1s", id: .storeUnavailable,
-                [.reason: StoreFailure.of(error).rawValue])
-            wakeTimes.append(mono + 1)
+            wakeTimes.append(mono + storeFailed(error))
         }
         return wakeTimes.min().map { max($0, mono) }
     }
@@ -289,6 +305,11 @@ public actor Scheduler {
             }
         }
 
+        /// The order's lease, for work that holds one (an outbox action's is its own).
+        var orderReference: Int64? {
+            if case .order(let order, _) = work { order.reference } else { nil }
+        }
+
         /// For log lines: `order A1` or `play_acknowledge of order A1`.
         var what: String {
             switch work {
@@ -298,12 +319,15 @@ public actor Scheduler {
         }
     }
 
-    /// The most attempts of `pool` in flight at once.
+    /// The most attempts of `pool` this node may have in flight at once: its `MaxInFlight=`, or
+    /// this node's share of it when several nodes share the store.
     func maxInFlight(_ pool: Pool) -> Int {
-        switch pool {
-        case .main: settings.maxInFlight
-        case .googlePlay: settings.googlePlay?.maxInFlight ?? settings.maxInFlight
-        }
+        let configured =
+            switch pool {
+            case .main: settings.maxInFlight
+            case .googlePlay: settings.googlePlay?.maxInFlight ?? settings.maxInFlight
+            }
+        return EndpointAdmission.Limits.sharedInFlight(configured, share: cluster.share)
     }
 
     /// How many orders of `pool` may wait leased for a slot.
@@ -336,7 +360,7 @@ public actor Scheduler {
     func planClaims(now: Date, mono: Double, wakeTimes: inout [Double]) throws -> (orders: [Claim], actions: ActionClaim?) {
         var claims: [Claim] = []
         var slots: [Pool: Int] = [.main: freeSlots(.main), .googlePlay: freeSlots(.googlePlay)]
-        let lease = now.addingTimeInterval(settings.requestTimeout.inSeconds * 2 + 60)
+        let lease = now.addingTimeInterval(settings.leaseTime?.inSeconds ?? (settings.requestTimeout.inSeconds * 2 + 60))
         let actions = try planActionClaim(slots: &slots, now: now, mono: mono, wakeTimes: &wakeTimes)
         for kind in [WorkKind.deliver, .verify, .verifyPlay] {
             // `nil` for deliveries without a delivery URL (they need no slot), and for orders no
@@ -410,6 +434,9 @@ public actor Scheduler {
         let mono = clock.uptime()
         var nextToken: Double?
         var index = 0
+        // A node that has not heard from the store for a while starts nothing: its leases may
+        // be rescued by now.
+        guard clusterAllowsStarts(mono: mono) else { return nil }
         while index < ready.count {
             let next = ready[index]
             guard inFlightByPool[next.pool, default: 0] < maxInFlight(next.pool) else {
@@ -438,12 +465,12 @@ public actor Scheduler {
         switch leased.work {
         case .order(let order, _):
             let completion = settings.resolver.resolve(
-                VerifierOutcome(records: [], verdict: .notSent(Reason(reason))), for: order, now: clock.now(),
+                VerifierOutcome(records: [], verdict: .notSent(Reason(reason))), for: order, now: storeNow(),
                 circuitClosed: false, retryAt: retryTime(leased.endpoint), random: &random)
             pendingCompletions.append(completion)
         case .action(let action, _):
             pendingActionCompletions.append(outboxResolver.resolve(
-                OutboxOutcome(records: [], verdict: .notSent(Reason(reason))), for: action, now: clock.now(),
+                OutboxOutcome(records: [], verdict: .notSent(Reason(reason))), for: action, now: storeNow(),
                 retryAt: retryTime(leased.endpoint), random: &random))
         }
         wake.signal()
@@ -452,11 +479,12 @@ public actor Scheduler {
     /// When an order of `endpoint` may next be tried: its circuit's probe time, or a cool-down.
     func retryTime(_ endpoint: VerificationEndpoint) -> Date {
         let mono = clock.uptime()
-        return clock.now().addingTimeInterval(admission.retryTime(endpoint, now: mono) - mono)
+        return storeNow().addingTimeInterval(admission.retryTime(endpoint, now: mono) - mono)
     }
 
     func start(_ item: ReadyItem) {
         inFlightByPool[item.pool, default: 0] += 1
+        if case .order(let order, _) = item.work { held.insert(order.reference) }
         reporter.attemptStarted()
         let pool = item.pool
         // Off the scheduler's queue: building bodies and parsing answers run in parallel.
@@ -485,7 +513,7 @@ public actor Scheduler {
         outcome.verdict = checked.verdict
         if let reason = checked.configuration { observe(endpoint, .configuration(reason: reason)) }
         let completion = settings.resolver.resolve(
-            outcome, for: order, now: clock.now(), circuitClosed: admission.isClosed(endpoint), retryAt: retryTime(endpoint),
+            outcome, for: order, now: storeNow(), circuitClosed: admission.isClosed(endpoint), retryAt: retryTime(endpoint),
             random: &random)
         // Committed by the next turn, with whatever else finished meanwhile and the next claims:
         // one transaction, one fsync.
@@ -500,7 +528,7 @@ public actor Scheduler {
         let batch = pendingCompletions
         pendingCompletions.removeAll()
         do {
-            reporter.committed(batch, try store.complete(batch, owner: owner, now: clock.now()))
+            reporter.committed(batch, try store.complete(batch, owner: owner, now: storeNow()))
         } catch {
             logger.error(
                 "cannot commit \(Plural.count(batch.count, "attempt outcome")) at stop: \(error); the orders are retried at the next start",
@@ -511,7 +539,7 @@ public actor Scheduler {
     // MARK: - Limits
 
     /// The admission limits of a configuration.
-    static func limits(_ settings: Settings) -> EndpointAdmission.Limits {
+    static func limits(_ settings: Settings, share: Double = 1) -> EndpointAdmission.Limits {
         var rates: [VerificationEndpoint: Double] = [:]
         for endpoint in VerificationEndpoint.allCases { rates[endpoint] = settings.rate(for: endpoint) }
         var perEndpoint: [VerificationEndpoint: EndpointAdmission.EndpointLimits] = [:]
@@ -524,7 +552,8 @@ public actor Scheduler {
         }
         return EndpointAdmission.Limits(
             circuitThreshold: settings.circuitThreshold, circuitCooldown: settings.circuitCooldown.inSeconds,
-            circuitMaxCooldown: settings.circuitMaxCooldown.inSeconds, burst: settings.burst, rates: rates, perEndpoint: perEndpoint)
+            circuitMaxCooldown: settings.circuitMaxCooldown.inSeconds, burst: settings.burst, rates: rates, perEndpoint: perEndpoint
+        ).shared(share)
     }
 
     /// The endpoints a configuration talks to.

@@ -28,8 +28,28 @@ public struct SchedulerStatus: Sendable, Hashable {
         }
     }
 
+    /// This node in a shared store's cluster.
+    public struct Cluster: Sendable, Hashable {
+        public var node: String
+        public var liveNodes: Int
+        /// The share of `MaxRate`, `Burst` and `MaxInFlight` this node takes.
+        public var share: Double
+        /// `MaxInFlight`'s share.
+        public var maxInFlight: Int
+        /// Orders whose expired lease this node rescued, since start.
+        public var rescued: Int
+        public var lastHeartbeat: Date?
+    }
+
     public var inFlight: Int
     public var endpoints: [Endpoint]
+    /// Since when the store cannot be reached (its server or the network to it is down); `nil`
+    /// while it answers.
+    public var storeUnreachableSince: Date?
+    /// The last store failure while scheduling, until a commit succeeds again.
+    public var storeProblem: String?
+    /// `nil` unless the store is shared.
+    public var cluster: Cluster?
     public var counters: Scheduler.Counters
     /// Durations of the requests sent since start, per endpoint (every configured endpoint has one).
     public var requestDurations: [VerificationEndpoint: LatencyHistogram]

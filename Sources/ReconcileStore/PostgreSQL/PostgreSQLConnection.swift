@@ -37,10 +37,8 @@ public final class PostgreSQLConnection {
 
     private static func connect(_ options: PostgreSQLConnectionOptions) throws(PostgreSQLError) -> OpaquePointer {
         // Later entries override earlier ones and the URI's (`dbname` expands into its parameters).
-        var pairs = [
-            ("application_name", options.applicationName), ("connect_timeout", String(options.connectTimeoutSeconds)),
-            ("dbname", options.uri), ("client_encoding", "UTF8"),
-        ]
+        var pairs = [("application_name", options.applicationName), ("connect_timeout", String(options.connectTimeoutSeconds))]
+            + options.networkParameters + [("dbname", options.uri), ("client_encoding", "UTF8")]
         if let password = options.password { pairs.append(("password", password)) }
         let keywords: [UnsafeMutablePointer<CChar>?] = pairs.map { strdup($0.0) }
         let values: [UnsafeMutablePointer<CChar>?] = pairs.map { strdup($0.1) }
@@ -60,7 +58,18 @@ public final class PostgreSQLConnection {
             throw PostgreSQLError(category: .connection, message: "cannot connect to \(options.redactedURI): \(message)")
         }
         reconcile_pq_silence_notices(connection)
+        try applySessionSettings(connection, options)
         return connection
+    }
+
+    /// Sets the session's time-outs (``PostgreSQLConnectionOptions/sessionSettings``).
+    private static func applySessionSettings(_ connection: OpaquePointer, _ options: PostgreSQLConnectionOptions) throws(PostgreSQLError) {
+        let result = PQexec(connection, options.sessionSettings)
+        defer { PQclear(result) }
+        guard let result, PQresultStatus(result) == PGRES_COMMAND_OK else {
+            let message = scrubbed(errorMessage(connection), options)
+            throw PostgreSQLError(category: PQstatus(connection) == CONNECTION_OK ? .other : .connection, message: "cannot set the session's time-outs: \(message)")
+        }
     }
 
     /// Closes the connection; it cannot be used afterwards.
@@ -93,6 +102,27 @@ public final class PostgreSQLConnection {
                 message: "cannot reconnect to \(options.redactedURI): \(Self.scrubbed(Self.errorMessage(handle), options))")
         }
         reconcile_pq_silence_notices(handle)
+        try Self.applySessionSettings(handle, options)
+    }
+
+    /// The socket of the connection, for waiting on notifications (`-1` when closed).
+    public var socket: Int32 { isClosed ? -1 : PQsocket(handle) }
+
+    /// Reads what the server sent and returns the notifications received so far (channel and
+    /// payload), without waiting.
+    ///
+    /// - Throws: a connection error when the connection was lost.
+    public func notifications() throws(PostgreSQLError) -> [(channel: String, payload: String)] {
+        precondition(!isClosed, "the connection is closed")
+        guard PQconsumeInput(handle) == 1 else {
+            throw PostgreSQLError(category: .connection, message: "the connection was lost: \(Self.scrubbed(Self.errorMessage(handle), options))")
+        }
+        var received: [(String, String)] = []
+        while let notice = PQnotifies(handle) {
+            received.append((String(cString: notice.pointee.relname), String(cString: notice.pointee.extra)))
+            PQfreemem(notice)
+        }
+        return received
     }
 
     // MARK: - Statements

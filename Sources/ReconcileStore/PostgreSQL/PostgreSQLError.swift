@@ -104,7 +104,12 @@ extension PostgreSQLError: ClassifiedStoreError {
         case "53100": return .diskFull
         case "25006": return .readOnly  // read_only_sql_transaction: a standby, or default_transaction_read_only
         case "55P03": return .busy  // lock_not_available
-        default: return category == .conflict ? .busy : .other
+        default:
+            switch category {
+            case .conflict: return .busy
+            case .connection: return .unavailable
+            case .constraint, .other: return .other
+            }
         }
     }
 }

@@ -48,6 +48,9 @@ public struct PostgreSQLMigrator: Sendable {
             let finished = try connection.transaction { () throws -> Bool in
                 // Held to the end of this transaction: the version read below cannot change under us.
                 try connection.run("SELECT pg_advisory_xact_lock($1)", [.integer(Self.lockKey)])
+                // A migration of a large table may take long, and waits for the lock as long
+                // as another node's migration runs.
+                try connection.execute("SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0")
                 let version = try currentVersion(of: connection)
                 try refuseNewer(version, database: connection.options.redactedURI)
                 guard let next = migrations.first(where: { $0.version > version }) else { return true }

@@ -29,6 +29,8 @@ extension PostgreSQLOrderStore {
                     return (decided.plan, decided.outcome)
                 }.outcome
             }
+            // Other nodes wake for the new orders (delivered when this transaction commits).
+            try Self.notify(connection)
             return outcomes.map { $0! }
         }
     }

@@ -22,6 +22,8 @@ extension PostgreSQLOrderStore {
                 orderIDs = found.sorted { ($0.receivedAt, $0.reference) < ($1.receivedAt, $1.reference) }.map(\.orderID)
             }
             let lookups = PostgreSQLRuleLookups(connection: connection)
+            // Every node wakes for what the action made due (sent when this transaction commits).
+            if !orderIDs.isEmpty { try Self.notify(connection) }
             return try orderIDs.map { orderID in
                 let (outcome, written) = try Self.planAndWrite("\(request.action.rawValue) of order \(orderID)", connection: connection) {
                     let decided = try OperatorRules.plan(

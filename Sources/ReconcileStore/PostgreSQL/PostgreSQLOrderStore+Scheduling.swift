@@ -37,24 +37,26 @@ extension PostgreSQLOrderStore {
 
     // MARK: - Leases
 
-    /// Releases every lease, as the protocol asks of a store with one daemon.
-    ///
-    /// On a shared store this also takes back the leases of other nodes' attempts in flight:
-    /// until the daemon knows its node (phase 2), call it only while no other node runs.
+    /// Releases the leases of this node's earlier starts (at start-up: that start stopped, so
+    /// their attempts are over). Other nodes' leases are theirs: they end by completion or,
+    /// expired, by rescue.
     public func releaseLeases(now: Date) throws -> [String] {
         try write { connection in
             let leased = try connection.query(
-                "\(Self.selectRecords) WHERE lease_owner IS NOT NULL ORDER BY id FOR UPDATE", [], OrderColumns.record(from:))
+                "\(Self.selectRecords) WHERE lease_owner IS NOT NULL AND left(lease_owner, $1) = $2 ORDER BY id FOR UPDATE",
+                [.integer(Int64(node.count + 1)), .text(node + "/")], OrderColumns.record(from:))
             let lookups = PostgreSQLRuleLookups(connection: connection)
             for record in leased {
                 _ = try Self.planAndWrite("release of order \(record.orderID)", connection: connection) {
                     (try LeaseRules.end(record, .released, now: now, lookups: lookups), ())
                 }
             }
+            // This node's leased actions too (an action's lease owner is its order's: `node/…`).
             let actions = try connection.query(
-                "SELECT \(OutboxColumns.action) \(OutboxColumns.from) WHERE x.lease_owner IS NOT NULL ORDER BY x.id FOR UPDATE OF x", [],
-                OutboxColumns.action(from:))
+                "SELECT \(OutboxColumns.action) \(OutboxColumns.from) WHERE x.lease_owner IS NOT NULL AND left(x.lease_owner, $1) = $2 ORDER BY x.id FOR UPDATE OF x",
+                [.integer(Int64(node.count + 1)), .text(node + "/")], OutboxColumns.action(from:))
             for action in actions { try Self.update(OutboxRules.release(action, now: now), connection: connection) }
+            if !leased.isEmpty || !actions.isEmpty { try Self.notify(connection) }
             return leased.map(\.orderID)
         }
     }
@@ -102,9 +104,20 @@ extension PostgreSQLOrderStore {
         return try write { connection in
             var records = try Self.records(references: completions.map(\.order.reference), connection: connection)
             let lookups = PostgreSQLRuleLookups(connection: connection)
+            // A lease is the owner's until it ends on the database's clock: after that, the
+            // order may be rescued at any moment, so an outcome that comes late writes nothing.
+            let databaseNow = completions.isEmpty ? now : try Self.databaseClock(connection)
             let results = try completions.map { completion in
                 let reference = completion.order.reference
                 guard let record = records[reference] else { throw PostgreSQLStoreError.orderVanished(reference: reference) }
+                if let lease = record.lease, lease.owner == owner, let until = lease.until, until < databaseNow {
+                    return CompletionResult(
+                        orderID: record.orderID, productID: record.productID, from: record.state, to: record.state,
+                        reason: Reason(
+                            ReasonCode.leaseLost,
+                            detail: "the lease ended at \(RFC3339.format(until)), before the outcome came; another node may rescue the order"),
+                        attempts: completion.order.attempt, applied: false)
+                }
                 let (result, written) = try Self.planAndWrite("completion of order \(completion.order.orderID)", connection: connection) {
                     let decided = try CompletionRules.plan(completion, for: record, owner: owner, now: now, lookups: lookups)
                     return (decided.plan, decided.result)

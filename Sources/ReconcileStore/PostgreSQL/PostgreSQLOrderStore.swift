@@ -14,11 +14,17 @@ import Synchronization
 /// reconnecting); one whose connection was lost during `COMMIT` is reported, never repeated.
 /// Callers that must not block a cooperative thread call it from their own executor.
 ///
-/// Phase 1 of the shared store: not yet selectable in the daemon's configuration.
-public final class PostgreSQLOrderStore: OrderStore {
+/// As a ``SharedOrderStore`` it knows its node (`[Daemon] Node=`): leases are owned by the node
+/// and this start of it (``leaseOwner``), released at start only for this node, rescued by any
+/// node when they expire, and renewed while attempts run (`PostgreSQLOrderStore+Nodes`).
+public final class PostgreSQLOrderStore: SharedOrderStore {
     let connection: Mutex<PostgreSQLConnection>
     /// Where the store is, without its password: for logs and errors.
     public let database: String
+    public let node: String
+    public let leaseOwner: String
+    /// The channel nodes `LISTEN` on and every wake-up is sent to.
+    public static let channel = "reconcile"
 
     /// How often a transaction that lost a conflict with another runs again before the error is
     /// thrown.
@@ -32,10 +38,14 @@ public final class PostgreSQLOrderStore: OrderStore {
     ///   - willMigrate: called before each migration step this store applies.
     /// - Throws: ``PostgreSQLStoreError`` for a database that is foreign, newer or not migrated,
     ///   or ``PostgreSQLError``.
+    ///   - node: this daemon's node name (no `/`); the lease owner is `node/` and a random part.
     public init(
-        options: PostgreSQLConnectionOptions, migrate: Bool = true, migrator: PostgreSQLMigrator = PostgreSQLMigrator(),
-        willMigrate: @Sendable (String) -> Void = { _ in }
+        options: PostgreSQLConnectionOptions, node: String = ProcessInfo.processInfo.hostName, migrate: Bool = true,
+        migrator: PostgreSQLMigrator = PostgreSQLMigrator(), willMigrate: @Sendable (String) -> Void = { _ in }
     ) throws {
+        precondition(!node.contains("/"), "a node name has no '/'")
+        self.node = node
+        leaseOwner = "\(node)/\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
         let connection = try PostgreSQLConnection(options)
         let version = try migrator.currentVersion(of: connection)
         try migrator.refuseNewer(version, database: options.redactedURI)
@@ -47,6 +57,9 @@ public final class PostgreSQLOrderStore: OrderStore {
         database = options.redactedURI
         self.connection = Mutex(connection)
     }
+
+    /// Where the store is, as logs name it (the URI without its password).
+    public var location: String { database }
 
     /// Closes the connection; the store cannot be used afterwards.
     public func close() {
@@ -138,13 +151,19 @@ public final class PostgreSQLOrderStore: OrderStore {
 
     // MARK: - Pruning
 
+    /// The advisory lock a node holds while it prunes a batch.
+    static let pruneLockKey: Int64 = PostgreSQLMigrator.lockKey + 1
+
     public func pruneFinished(before cutoff: Date, now: Date) throws -> Int {
         // In batches, so that a large prune never holds many row locks for long; rows another
         // node is pruning are skipped.
         var total = 0
         while true {
-            let pruned = try write { connection in
-                try connection.run(
+            let pruned = try write { connection -> Int in
+                // One node prunes at a time; the others find the lock taken and leave it to it.
+                guard try connection.queryFirst("SELECT pg_try_advisory_xact_lock($1)", [.integer(Self.pruneLockKey)], { $0.bool(0) }) == true
+                else { return 0 }
+                return try connection.run(
                     """
                     UPDATE orders SET receipt = NULL, signed_transaction = NULL, raw = NULL, pruned_at = $1
                     WHERE id IN (

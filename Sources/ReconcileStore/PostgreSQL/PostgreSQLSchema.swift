@@ -139,6 +139,21 @@ public enum PostgreSQLSchema {
                 CREATE INDEX outbox_order ON outbox (order_ref, id);
                 CREATE INDEX outbox_leased ON outbox (lease_owner) WHERE lease_owner IS NOT NULL;
                 """),
+        Migration(
+            version: 4, name: "nodes sharing the store, with their heartbeats",
+            sql: """
+                CREATE TABLE nodes (
+                    name text PRIMARY KEY,
+                    lease_owner text NOT NULL,
+                    started_at bigint NOT NULL,
+                    last_heartbeat bigint NOT NULL,
+                    stopped_at bigint,
+                    in_flight integer NOT NULL DEFAULT 0,
+                    circuits text NOT NULL DEFAULT '',
+                    version text NOT NULL DEFAULT ''
+                );
+                CREATE INDEX orders_lease_end ON orders (leased_until) WHERE lease_owner IS NOT NULL;
+                """),
     ]
 
     /// The newest schema version this build knows.

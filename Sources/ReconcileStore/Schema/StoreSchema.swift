@@ -143,6 +143,22 @@ public enum StoreSchema {
                 CREATE INDEX outbox_order ON outbox(order_ref, id);
                 CREATE INDEX outbox_leased ON outbox(lease_owner) WHERE lease_owner IS NOT NULL;
                 """),
+        // The shared store's table of nodes, version for version with PostgreSQL's. One daemon
+        // per SQLite store: it stays empty here (a store copied to PostgreSQL starts with none).
+        Migration(
+            version: 4, name: "nodes sharing the store, with their heartbeats",
+            sql: """
+                CREATE TABLE nodes (
+                    name TEXT PRIMARY KEY,
+                    lease_owner TEXT NOT NULL,
+                    started_at INTEGER NOT NULL,
+                    last_heartbeat INTEGER NOT NULL,
+                    stopped_at INTEGER,
+                    in_flight INTEGER NOT NULL DEFAULT 0,
+                    circuits TEXT NOT NULL DEFAULT '',
+                    version TEXT NOT NULL DEFAULT ''
+                );
+                """),
     ]
 
     /// The newest schema version this build knows.

@@ -233,7 +233,9 @@ struct OrderStoreContractTests {
         defer { opened.close() }
         let store = opened.store
         _ = try store.ingest([candidate("A1"), candidate("A2")], verifierKind: .apple, now: t0)
-        _ = try claim(store)
+        // Leased by an earlier start of this node (a shared store releases only its node's).
+        let earlier = (store as? any SharedOrderStore).map { "\($0.node)/earlier-start" } ?? owner
+        _ = try claim(store, owner: earlier)
         #expect(try act(store, .hold, ["A2"]) == [.deferred(state: .verifying)])
         #expect(try Set(store.releaseLeases(now: t0 + 5)) == ["A1", "A2"])
         #expect(try store.order(id: "A1")?.state == .pending && store.order(id: "A1")?.nextAttemptAt == t0 + 5 && store.order(id: "A1")?.attempts == 1)

@@ -14,21 +14,23 @@ struct PostgreSQLMigratorTests {
         let database = try await PostgreSQLTestDatabase.make()
         let steps = Mutex<[String]>([])
         _ = try PostgreSQLOrderStore(options: database.options) { step in steps.withLock { $0.append(step) } }
-        #expect(steps.withLock { $0 } == [
+        let all = PostgreSQLSchema.migrations
+        #expect(steps.withLock { $0 } == all.map { "migration \($0.version): \($0.name)" })
+        #expect(steps.withLock { $0 }.prefix(4) == [
             "migration 1: orders, transitions, attempts, claims", "migration 2: held orders remember why they were where they were",
-            "migration 3: Google Play orders; the outbox of follow-up requests",
+            "migration 3: Google Play orders; the outbox of follow-up requests", "migration 4: nodes sharing the store, with their heartbeats",
         ])
         let connection = try database.connect()
-        #expect(try connection.query("SELECT version FROM schema_migrations ORDER BY version") { $0.int(0) } == [1, 2, 3])
+        #expect(try connection.query("SELECT version FROM schema_migrations ORDER BY version") { $0.int(0) } == Array(1...all.count))
         _ = try PostgreSQLOrderStore(options: database.options) { step in steps.withLock { $0.append(step) } }
-        #expect(steps.withLock { $0 }.count == 3)
+        #expect(steps.withLock { $0 }.count == all.count)
         // The tables and columns of SQLite's schema, every one.
         let columns = Set(try connection.query(
             "SELECT table_name || '.' || column_name FROM information_schema.columns WHERE table_schema = current_schema()") { $0.string(0) })
         let sqlite = try SQLiteConnection(path: ":memory:", mode: .readWrite(create: true))
         try SchemaMigrator().migrate(sqlite, backup: false)
         var expected = Set<String>()
-        for table in ["orders", "attempts", "transitions", "claims", "outbox", "schema_migrations"] {
+        for table in ["orders", "attempts", "transitions", "claims", "outbox", "nodes", "schema_migrations"] {
             for column in try sqlite.query("SELECT name FROM pragma_table_info(?)", [.text(table)], { $0.string(0) }) {
                 expected.insert("\(table).\(column)")
             }
@@ -43,8 +45,8 @@ struct PostgreSQLMigratorTests {
         _ = try await StartingGate.race(3) { _ in
             try PostgreSQLOrderStore(options: database.options) { step in applied.withLock { $0.append(step) } }.database
         }
-        #expect(applied.withLock { $0 }.count == PostgreSQLSchema.latestVersion)
-        #expect(try database.connect().scalar("SELECT count(*) FROM schema_migrations") == Int64(PostgreSQLSchema.latestVersion))
+        #expect(applied.withLock { $0 }.count == PostgreSQLSchema.migrations.count)
+        #expect(try database.connect().scalar("SELECT count(*) FROM schema_migrations") == Int64(PostgreSQLSchema.migrations.count))
     }
 
     @Test("a newer schema, a foreign database and (for a non-migrating opener) an old one are refused with the reason")

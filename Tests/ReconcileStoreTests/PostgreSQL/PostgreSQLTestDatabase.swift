@@ -41,8 +41,8 @@ final class PostgreSQLTestDatabase: Sendable {
     }
 
     /// A store on this database (migrating it the first time).
-    func openStore(migrate: Bool = true) throws -> PostgreSQLOrderStore {
-        try PostgreSQLOrderStore(options: options, migrate: migrate)
+    func openStore(migrate: Bool = true, node: String = "test-node") throws -> PostgreSQLOrderStore {
+        try PostgreSQLOrderStore(options: options, node: node, migrate: migrate)
     }
 
     /// A connection of its own to this database.

@@ -1,0 +1,48 @@
+import Foundation
+import ReconcileCore
+
+/// What the daemon's reports and `reconcilectl` need of a store beyond ``OrderStore``: the
+/// summary and counts for `status`, `STATUS=` and the metrics file, the listing for `list`, and
+/// bulk operator actions in batches. Both stores implement it; what only one of them can do
+/// (SQLite's `backup`, `restore` and file checks; PostgreSQL's nodes) stays on that store.
+public protocol OperableOrderStore: OrderStore {
+    /// Where the store is, as logs and messages name it: the SQLite path, or the PostgreSQL
+    /// URI without its password.
+    var location: String { get }
+
+    /// Counts by state, the oldest pending order and the next due time, in one snapshot.
+    func summary() throws -> StoreSummary
+
+    /// Counts of the orders in `states` only (the `STATUS=` line).
+    func countsByState(in states: [OrderState]) throws -> [OrderState: Int]
+
+    /// Orders matching `filter`, soonest next attempt first, and how many match in all.
+    func list(_ filter: OrderFilter) throws -> (orders: [StoredOrder], total: Int)
+
+    /// Applies an operator action in batches of `batchSize` orders, one transaction each (see
+    /// ``SQLiteOrderStore/applyInBatches(_:verifiers:now:batchSize:sampleSize:shouldStop:each:)``).
+    func applyInBatches(
+        _ request: OperatorRequest, verifiers: ConfiguredVerifiers?, now: () -> Date, batchSize: Int, sampleSize: Int,
+        shouldStop: () -> Bool, each: (OperatorOutcome) -> Void
+    ) throws -> BulkOutcome
+
+    /// Closes the store; it cannot be used afterwards.
+    func close()
+}
+
+extension OperableOrderStore {
+    /// ``applyInBatches(_:verifiers:now:batchSize:sampleSize:shouldStop:each:)`` with its
+    /// defaults: batches of 1,000, 100 examples of each kind.
+    public func applyInBatches(
+        _ request: OperatorRequest, verifiers: ConfiguredVerifiers?, now: () -> Date = Date.init,
+        shouldStop: () -> Bool = { false }, each: (OperatorOutcome) -> Void = { _ in }
+    ) throws -> BulkOutcome {
+        try applyInBatches(
+            request, verifiers: verifiers, now: now, batchSize: SQLiteOrderStore.operatorBatchSize, sampleSize: 100,
+            shouldStop: shouldStop, each: each)
+    }
+}
+
+extension SQLiteOrderStore: OperableOrderStore {
+    public var location: String { path }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import ReconcileCore
+
+/// The shared store's coordination (DESIGN §7): nodes and their heartbeats, the rescue of
+/// expired leases, lease renewal, and wake-ups by `NOTIFY`.
+extension PostgreSQLOrderStore {
+    // MARK: - Nodes
+
+    public func heartbeat(_ report: NodeReport, liveWithin window: Duration) throws -> ClusterView {
+        try write { connection in
+            let now = try Self.databaseClock(connection)
+            let since = now.addingTimeInterval(-window.inSeconds)
+            let previous = try connection.queryFirst(
+                "SELECT lease_owner, last_heartbeat, stopped_at IS NOT NULL FROM nodes WHERE name = $1 FOR UPDATE", [.text(node)]
+            ) { (owner: $0.string(0), at: Date(epochMilliseconds: $0.int64(1)), stopped: $0.bool(2)) }
+            let wasLive = previous.map { $0.owner == leaseOwner && !$0.stopped && $0.at >= since } ?? false
+            let circuits = report.circuits.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            try connection.run(
+                """
+                INSERT INTO nodes (name, lease_owner, started_at, last_heartbeat, stopped_at, in_flight, circuits, version)
+                VALUES ($1, $2, $3, $4, NULL, $5, $6, $7)
+                ON CONFLICT (name) DO UPDATE SET lease_owner = $2, started_at = $3, last_heartbeat = $4, stopped_at = NULL,
+                    in_flight = $5, circuits = $6, version = $7
+                """,
+                [
+                    .text(node), .text(leaseOwner), .integer(report.startedAt.epochMilliseconds), .integer(now.epochMilliseconds),
+                    .integer(Int64(report.inFlight)), .text(circuits), .text(report.version),
+                ])
+            let live = try connection.scalar(
+                "SELECT count(*) FROM nodes WHERE stopped_at IS NULL AND last_heartbeat >= $1", [.integer(since.epochMilliseconds)]) ?? 1
+            // Orders' and outbox actions' leases: a dead node's acknowledgements are rescued too.
+            let nextLeaseEnd = try connection.scalar(
+                """
+                SELECT min(until) FROM (
+                    SELECT min(leased_until) AS until FROM orders WHERE lease_owner IS NOT NULL AND lease_owner <> $1
+                    UNION ALL
+                    SELECT min(leased_until) FROM outbox WHERE lease_owner IS NOT NULL AND lease_owner <> $1 AND state = 'pending'
+                ) AS leases
+                """, [.text(leaseOwner)])
+            return ClusterView(
+                liveNodes: max(1, Int(live)), databaseNow: now, wasLive: wasLive, nextForeignLeaseEnd: nextLeaseEnd.map(Date.init(epochMilliseconds:)))
+        }
+    }
+
+    /// Marks this node stopped (a clean stop): the others take its share at their next
+    /// heartbeat instead of after the window.
+    public func leave() throws {
+        try write { connection in
+            let now = try Self.databaseClock(connection)
+            try connection.run(
+                "UPDATE nodes SET stopped_at = $1, in_flight = 0 WHERE name = $2 AND lease_owner = $3",
+                [.integer(now.epochMilliseconds), .text(node), .text(leaseOwner)])
+        }
+    }
+
+    public func nodes(liveWithin window: Duration) throws -> [NodeStatus] {
+        try withConnection { connection in
+            try connection.transaction {
+                let now = try Self.databaseClock(connection)
+                let leases = Dictionary(
+                    try connection.query(
+                        "SELECT split_part(lease_owner, '/', 1), count(*) FROM orders WHERE lease_owner IS NOT NULL GROUP BY 1"
+                    ) { ($0.string(0), $0.int(1)) }, uniquingKeysWith: +)
+                return try connection.query(
+                    """
+                    SELECT name, last_heartbeat, stopped_at, in_flight, circuits, started_at, version FROM nodes
+                    ORDER BY last_heartbeat DESC, name
+                    """
+                ) { row in
+                    let name = row.string(0)
+                    let last = Date(epochMilliseconds: row.int64(1))
+                    var circuits: [String: String] = [:]
+                    for pair in row.string(4).split(separator: " ") {
+                        let parts = pair.split(separator: "=", maxSplits: 1)
+                        if parts.count == 2 { circuits[String(parts[0])] = String(parts[1]) }
+                    }
+                    let stopped = row.optionalInt64(2) != nil
+                    return NodeStatus(
+                        name: name, lastHeartbeat: last, live: !stopped && now.timeIntervalSince(last) <= window.inSeconds,
+                        inFlight: stopped ? 0 : row.int(3), circuits: circuits, startedAt: Date(epochMilliseconds: row.int64(5)),
+                        version: row.string(6), leases: leases[name] ?? 0)
+                }
+            }
+        }
+    }
+
+    // MARK: - Leases
+
+    public func rescueExpiredLeases(limit: Int) throws -> [RescuedLease] {
+        try write { connection in
+            let now = try Self.databaseClock(connection)
+            // Locked with the condition: a row a completion changed since this statement began
+            // is re-read and re-checked before it is locked (READ COMMITTED's re-check), and a
+            // row being completed right now is skipped, not waited for.
+            let expired = try connection.query(
+                """
+                \(Self.selectRecords)
+                WHERE lease_owner IS NOT NULL AND leased_until < $1
+                ORDER BY leased_until
+                LIMIT $2
+                FOR UPDATE SKIP LOCKED
+                """, [.integer(now.epochMilliseconds), .integer(Int64(limit))], OrderColumns.record(from:))
+            let lookups = PostgreSQLRuleLookups(connection: connection)
+            var rescued: [RescuedLease] = []
+            for record in expired {
+                // Under the row lock, the row as it is now: rescued only while its lease is still
+                // the expired one (River #1302: a rescue must never overwrite a completion).
+                guard let lease = record.lease, let until = lease.until, until < now else { continue }
+                _ = try Self.planAndWrite("rescue of order \(record.orderID)", connection: connection) {
+                    (try LeaseRules.end(record, .expired, now: now, lookups: lookups), ())
+                }
+                rescued.append(RescuedLease(orderID: record.orderID, owner: lease.owner, leasedUntil: until))
+            }
+            // Outbox actions whose sender's lease ended: due again now (sent at least once; the
+            // Idempotency-Key is the action's, unchanged). Re-checked under the row lock, as above.
+            let expiredActions = try connection.query(
+                """
+                SELECT \(OutboxColumns.action) \(OutboxColumns.from)
+                WHERE x.lease_owner IS NOT NULL AND x.leased_until < $1 AND x.state = 'pending'
+                ORDER BY x.leased_until
+                LIMIT $2
+                FOR UPDATE OF x SKIP LOCKED
+                """, [.integer(now.epochMilliseconds), .integer(Int64(limit))], OutboxColumns.action(from:))
+            var actionsRescued = 0
+            for action in expiredActions {
+                guard let until = action.lease?.until, until < now else { continue }
+                try Self.update(OutboxRules.release(action, now: now), connection: connection)
+                actionsRescued += 1
+            }
+            if !rescued.isEmpty || actionsRescued > 0 { try Self.notify(connection) }
+            return rescued
+        }
+    }
+
+    public func renewLeases(_ references: [Int64], length: Duration) throws -> Int {
+        guard !references.isEmpty else { return 0 }
+        return try write { connection in
+            let now = try Self.databaseClock(connection)
+            return try connection.run(
+                """
+                UPDATE orders SET leased_until = $1
+                WHERE id = ANY($2::bigint[]) AND lease_owner = $3 AND leased_until >= $4
+                """,
+                [
+                    .integer(now.addingTimeInterval(length.inSeconds).epochMilliseconds), .integerArray(references.sorted()),
+                    .text(leaseOwner), .integer(now.epochMilliseconds),
+                ])
+        }
+    }
+
+    // MARK: - Wake-ups
+
+    public func notifyNodes() throws {
+        try withConnection { connection in try Self.notify(connection) }
+    }
+
+    /// `NOTIFY reconcile` (sent when the caller's transaction commits, at once outside one).
+    static func notify(_ connection: PostgreSQLConnection) throws {
+        try connection.run("SELECT pg_notify($1, '')", [.text(channel)])
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import ReconcileCore
+
+/// `reconcilectl copy-store`: an SQLite store copied whole into an empty PostgreSQL database
+/// (DESIGN §7) — orders with their raw files, history, attempts, claimed transactions and the
+/// outbox of follow-up requests (Google Play acknowledgements owed), keys kept — in one
+/// PostgreSQL transaction, then the rows of every table counted on both sides.
+/// The daemon must be stopped (the caller holds the store's lock).
+public enum StoreCopy {
+    /// The tables copied, parents first.
+    public static let tables = ["orders", "attempts", "transitions", "claims", "outbox"]
+
+    /// Rows per table, as counted after the copy on both sides.
+    public struct Counts: Sendable, Hashable {
+        public var rows: [String: Int]
+    }
+
+    /// Why a copy was refused or failed; nothing was committed to the target then.
+    public enum Failure: Error, Sendable, CustomStringConvertible {
+        case targetNotEmpty(database: String, orders: Int)
+        case schemaMismatch(source: Int, target: Int)
+        case countsDiffer(table: String, source: Int, target: Int)
+
+        public var description: String {
+            switch self {
+            case .targetNotEmpty(let database, let orders):
+                "\(database) already holds \(Plural.count(orders, "order")); copy-store copies into an empty database only"
+            case .schemaMismatch(let source, let target):
+                "the SQLite store has schema version \(source) and the PostgreSQL one \(target); start this version's reconciled once on the SQLite store to migrate it first"
+            case .countsDiffer(let table, let source, let target):
+                "\(table): \(source) rows in the SQLite store but \(target) in PostgreSQL after the copy; nothing was committed"
+            }
+        }
+    }
+
+    /// Copies `source` into `target` (migrated, empty); returns the counts, equal on both sides.
+    ///
+    /// - Parameter progress: called after each table with its name and row count.
+    public static func copy(
+        from source: SQLiteOrderStore, to target: PostgreSQLOrderStore, progress: (String, Int) -> Void = { _, _ in }
+    ) throws -> Counts {
+        let sourceVersion = try source.withConnection { try SchemaMigrator().currentVersion(of: $0) }
+        try target.withConnection { connection in
+            let version = try PostgreSQLMigrator().currentVersion(of: connection)
+            guard version == sourceVersion else { throw Failure.schemaMismatch(source: sourceVersion, target: version) }
+            let orders = Int(try connection.scalar("SELECT count(*) FROM orders") ?? 0)
+            guard orders == 0 else { throw Failure.targetNotEmpty(database: target.database, orders: orders) }
+        }
+        var counts: [String: Int] = [:]
+        try target.withConnection { connection in
+            try connection.transaction {
+                for table in tables {
+                    let copied = try copy(table: table, from: source, to: connection)
+                    let stored = Int(try connection.scalar("SELECT count(*) FROM \(table)") ?? 0)
+                    guard stored == copied else { throw Failure.countsDiffer(table: table, source: copied, target: stored) }
+                    if table != "claims" {
+                        // Identity columns go on after the highest key copied.
+                        try connection.run("SELECT setval(pg_get_serial_sequence('\(table)', 'id'), coalesce(max(id), 0) + 1, false) FROM \(table)")
+                    }
+                    counts[table] = stored
+                    progress(table, stored)
+                }
+            }
+        }
+        // Counted again from the committed data, on both sides.
+        for table in tables {
+            let here = Int(try source.withConnection { try $0.scalar("SELECT count(*) FROM \(table)") } ?? 0)
+            let there = Int(try target.withConnection { try $0.scalar("SELECT count(*) FROM \(table)") } ?? 0)
+            guard here == there, there == counts[table] else { throw Failure.countsDiffer(table: table, source: here, target: there) }
+        }
+        return Counts(rows: counts)
+    }
+
+    /// Copies one table in batches of multi-row inserts; returns the rows read.
+    private static func copy(table: String, from source: SQLiteOrderStore, to connection: PostgreSQLConnection) throws -> Int {
+        // The columns both sides have, with SQLite's declared types (BLOB is bytea).
+        let columns = try source.withConnection { connection in
+            try connection.query("SELECT name, upper(type) FROM pragma_table_info('\(table)') ORDER BY cid") { ($0.string(0), $0.string(1)) }
+        }
+        let targetColumns = Set(try connection.query(
+            "SELECT column_name::text FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1", [.text(table)]
+        ) { $0.string(0) })
+        let shared = columns.filter { targetColumns.contains($0.0) }
+        let names = shared.map(\.0).joined(separator: ", ")
+        let batch = max(1, 30_000 / max(1, shared.count))
+        var copied = 0
+        // Claims are keyed by their transaction id (a table without rowid), the rest by id.
+        let key = table == "claims" ? "transaction_id" : "id"
+        var after: SQLiteValue = table == "claims" ? .text("") : .integer(Int64.min)
+        while true {
+            // Keyset pages in key order, so that a large store is never read whole into memory.
+            let page = try source.withConnection { connection in
+                try connection.query(
+                    "SELECT \(key), \(names) FROM \(table) WHERE \(key) > ? ORDER BY \(key) LIMIT ?", [after, .integer(Int64(batch))]
+                ) { row -> (SQLiteValue, [PostgreSQLValue]) in
+                    let values = shared.enumerated().map { index, column -> PostgreSQLValue in
+                        let position = Int32(index + 1)
+                        if row.isNull(position) { return .null }
+                        if column.1.contains("BLOB") { return .bytes(row.blob(position)) }
+                        if column.1.contains("INT") { return .integer(row.int64(position)) }
+                        return .text(row.string(position))
+                    }
+                    return (table == "claims" ? .text(row.string(0)) : .integer(row.int64(0)), values)
+                }
+            }
+            guard let last = page.last else { break }
+            after = last.0
+            let width = shared.count
+            let placeholders = page.indices.map { row in
+                "(" + (1...width).map { "$\(row * width + $0)" }.joined(separator: ", ") + ")"
+            }.joined(separator: ", ")
+            try connection.run("INSERT INTO \(table) (\(names)) VALUES \(placeholders)", page.flatMap(\.1))
+            copied += page.count
+            if page.count < batch { break }
+        }
+        return copied
+    }
+}
