@@ -296,12 +296,15 @@ struct SpoolIngestorTests {
             for _ in 0..<500 where spy.batches.withLock({ $0.count }) < 3 { try await Task.sleep(for: .milliseconds(20)) }
             #expect(spy.batches.withLock { $0.count } >= 3, "no second retry yet")
             let asked = ContinuousClock.now
+            let batchesAsked = spy.batches.withLock { $0.count }
             if stopping { ingest.stop() } else { continuation.finish() }
-            for _ in 0..<150 where !ended.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(20)) }
+            for _ in 0..<300 where !ended.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(20)) }
             let done = ended.load(ordering: .relaxed)
             #expect(done, "the loop is still retrying (stop: \(stopping))")
-            // At once, not at the next retry (a loaded machine may take a moment to get there).
-            #expect(ContinuousClock.now - asked < .seconds(3))
+            // At once, not at the next retry: no further batch was tried, and the loop ended
+            // before the retry's time (4 s after the last; a loaded machine may take a moment).
+            #expect(spy.batches.withLock { $0.count } == batchesAsked, "a retry ran after the stop")
+            #expect(ContinuousClock.now - asked < .seconds(4))
             continuation.finish()
             loop.cancel()
             await loop.value
