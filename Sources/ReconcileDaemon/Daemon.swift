@@ -10,7 +10,7 @@ import Synchronization
 
 /// The running daemon: wires configuration, lock, store, spool ingest, scheduler and signals
 /// together. Everything it wires lives in the libraries; this type only decides the order of
-/// start-up and shutdown. (≈430 lines: start-up, the services, the event loop and reload are the
+/// start-up and shutdown. (≈450 lines: start-up, the services, the event loop and reload are the
 /// one place where the parts meet, and read best together.)
 public final class Daemon {
     /// A start-up failure: the exit status and a one-line reason.
@@ -49,12 +49,6 @@ public final class Daemon {
     /// What the listener calls: set to the scheduler's nudge once it exists.
     let wakeBox: WakeBox?
 
-    /// A wake-up handler set after its caller was made.
-    final class WakeBox: Sendable {
-        private let handler = Mutex<(@Sendable () -> Void)?>(nil)
-        func set(_ wake: @escaping @Sendable () -> Void) { handler.withLock { $0 = wake } }
-        func wake() { handler.withLock { $0 }?() }
-    }
     let layout: SpoolLayout
     let ingestor: SpoolIngestor
     let transport: CurlTransport
@@ -147,50 +141,8 @@ public final class Daemon {
             logger.notice("store \(StateDatabase.isPostgreSQL(database) ? PostgreSQLConnectionOptions(uri: database).redactedURI : database): \(step)")
             extender.withLock { $0 = $0 ?? StartupTimeoutExtender(notifier: notifier) }
         }
-        if configuration.state.isShared {
-            // Several daemons share it: no lock file; each is a node with leases of its own.
-            lock = nil
-            sqlite = nil
-            let options: PostgreSQLConnectionOptions
-            do {
-                options = try Self.connectionOptions(configuration, environment: environment)
-            } catch {
-                throw StartupFailure(status: ExitStatus.configuration, message: error.description)
-            }
-            let node = Self.nodeName(configuration, configPath: configPath)
-            do {
-                store = try PostgreSQLOrderStore(options: options, node: node, willMigrate: willMigrate)
-            } catch {
-                throw StartupFailure(status: ExitStatus.failure, message: "cannot open the store \(options.redactedURI): \(error)")
-            }
-            let box = WakeBox()
-            listener = PostgreSQLListener(
-                options: options, onNotify: { box.wake() },
-                onTrouble: { [logger] why in logger.warning("\(why); other nodes' new orders are seen at the next heartbeat", [.reason: "unavailable"]) })
-            logger.notice("node \(node) on the shared store \(options.redactedURI)")
-            self.wakeBox = box
-        } else {
-            listener = nil
-            wakeBox = nil
-            do {
-                try FileSystem.makeDirectory(FileSystem.parentDirectory(of: database), mode: 0o750)
-            } catch {
-                throw StartupFailure(status: ExitStatus.failure, message: "cannot create the state directory: \(error)", errno: error.errno)
-            }
-            do {
-                // A reconcilectl changing the store while no daemon ran holds it for milliseconds.
-                lock = try LockFile.acquire(database + ".lock", patience: .seconds(5))
-            } catch {
-                throw StartupFailure(status: ExitStatus.failure, message: error.description)
-            }
-            do {
-                let opened = try SQLiteOrderStore(path: database, mode: .owner, willMigrate: willMigrate)
-                store = opened
-                sqlite = opened
-            } catch {
-                throw StartupFailure(status: ExitStatus.failure, message: "cannot open the store \(database): \(error)")
-            }
-        }
+        let opened = try Self.openStore(configuration, configPath: configPath, environment: environment, logger: logger, willMigrate: willMigrate)
+        (store, sqlite, lock, listener, wakeBox) = (opened.store, opened.sqlite, opened.lock, opened.listener, opened.wakeBox)
 
         let leftovers = Quarantine().removeLeftovers(in: layout)
         if !leftovers.isEmpty { logger.notice("removed \(leftovers.count) half-written reason files from \(layout.rejected)") }
@@ -236,26 +188,6 @@ public final class Daemon {
         } catch {
             throw StartupFailure(status: ExitStatus.failure, message: "cannot open the control socket: \(error)", errno: error.errno)
         }
-    }
-
-    /// Where the shared store is, with its password (`PasswordCredential=`/`PasswordFile=`).
-    static func connectionOptions(_ configuration: Configuration, environment: [String: String]) throws(CredentialReader.Failure) -> PostgreSQLConnectionOptions {
-        var options = PostgreSQLConnectionOptions(uri: configuration.state.database)
-        if let source = configuration.state.password {
-            options.password = try CredentialReader.read(source, key: "[State] Password", environment: environment)
-        }
-        return options
-    }
-
-    /// `[Daemon] Node=`, or the host name, with `@` and the configuration's name when it is not
-    /// `reconciled.conf` (the instance of `reconciled@.service`, which reads `/etc/reconciled/%i.conf`).
-    static func nodeName(_ configuration: Configuration, configPath: String) -> String {
-        if let node = configuration.daemon.node { return node }
-        let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "localhost"
-        let file = (configPath as NSString).lastPathComponent
-        let instance = file.hasSuffix(".conf") ? String(file.dropLast(5)) : file
-        let name = instance == "reconciled" || instance.isEmpty ? host : "\(host)@\(instance)"
-        return String(name.map { $0.isLetter || $0.isNumber || "._-@".contains($0) ? $0 : "_" }.prefix(100))
     }
 
     static func ingestSettings(_ configuration: Configuration) -> SpoolIngestor.Settings {

@@ -9,64 +9,6 @@ import ReconcileSystem
 ///
 /// An actor on its own dispatch queue, because it calls the store synchronously.
 public actor Scheduler {
-    /// What the scheduler needs from the configuration; replaced on reload.
-    public struct Settings: Sendable {
-        /// `[Verifier]`'s verifier; `nil` for a Google Play-only daemon.
-        public var verifier: (any OrderVerifier)?
-        /// The delivery client, when `[Delivery] URL=` is set.
-        public var delivery: DeliveryClient?
-        /// `[GooglePlay]`, when configured: Google Play orders and their outbox actions.
-        public var googlePlay: GooglePlaySettings?
-        public var resolver: AttemptResolver
-        public var maxInFlight: Int
-        /// Requests per second per endpoint; `nil` is unlimited.
-        public var maxRate: Double?
-        public var burst: Int
-        public var circuitThreshold: Int
-        public var circuitCooldown: Duration
-        public var circuitMaxCooldown: Duration
-        /// The longest single request, for the lease.
-        public var requestTimeout: Duration
-        /// The sandbox's share of `maxRate` (a tenth for the App Store Server API).
-        public var sandboxRateFactor = 1.0
-        /// `[State] LeaseTime=` for a shared store: how long a lease lasts (renewed while the
-        /// attempt runs); `nil` (SQLite) leases for twice the request time-out plus a minute.
-        public var leaseTime: Duration?
-
-        /// Requests per second for `endpoint`; `nil` is unlimited.
-        public func rate(for endpoint: VerificationEndpoint) -> Double? {
-            if endpoint.isGooglePlay, let googlePlay { return googlePlay.maxRate }
-            return endpoint == .sandbox ? maxRate.map { max(0.001, $0 * sandboxRateFactor) } : maxRate
-        }
-
-        /// What verifies orders of `kind`: `[Verifier]`'s verifier, the delivery client, or for
-        /// Google Play orders `[GooglePlay]` — or, without it, a `Kind=http` merchant endpoint.
-        /// `nil`: nothing configured can (deliveries: none is needed).
-        public func verifier(for kind: WorkKind) -> (any OrderVerifier)? {
-            switch kind {
-            case .verify: verifier
-            case .deliver: delivery
-            case .verifyPlay: googlePlay?.verifier ?? (verifier is MerchantVerifier ? verifier : nil)
-            }
-        }
-
-        public init(
-            verifier: (any OrderVerifier)?, delivery: DeliveryClient?, resolver: AttemptResolver, maxInFlight: Int, maxRate: Double?,
-            burst: Int, circuitThreshold: Int, circuitCooldown: Duration, circuitMaxCooldown: Duration, requestTimeout: Duration
-        ) {
-            self.verifier = verifier
-            self.delivery = delivery
-            self.resolver = resolver
-            self.maxInFlight = maxInFlight
-            self.maxRate = maxRate
-            self.burst = burst
-            self.circuitThreshold = circuitThreshold
-            self.circuitCooldown = circuitCooldown
-            self.circuitMaxCooldown = circuitMaxCooldown
-            self.requestTimeout = requestTimeout
-        }
-    }
-
     private let executor = DispatchQueueExecutor(label: "reconcile.scheduler")
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
@@ -280,69 +222,6 @@ public actor Scheduler {
         start(item)
     }
 
-    /// Which `MaxInFlight=` an attempt counts against: `[Verifier]`'s, or `[GooglePlay]`'s for
-    /// Google Play orders and outbox actions verified there.
-    enum Pool: Hashable {
-        case main
-        case googlePlay
-    }
-
-    /// Work leased ahead: an order and what to verify it with, or an outbox action and its sender.
-    struct ReadyItem {
-        enum Work {
-            case order(ClaimedOrder, any OrderVerifier)
-            case action(ClaimedAction, any OutboxSender)
-        }
-
-        var work: Work
-        var endpoint: VerificationEndpoint
-        var pool: Pool
-
-        var orderID: String {
-            switch work {
-            case .order(let order, _): order.orderID
-            case .action(let action, _): action.action.orderID
-            }
-        }
-
-        /// The order's lease, for work that holds one (an outbox action's is its own).
-        var orderReference: Int64? {
-            if case .order(let order, _) = work { order.reference } else { nil }
-        }
-
-        /// For log lines: `order A1` or `play_acknowledge of order A1`.
-        var what: String {
-            switch work {
-            case .order(let order, _): "order \(order.orderID)"
-            case .action(let action, _): "\(action.action.kind.rawValue) of order \(action.action.orderID)"
-            }
-        }
-    }
-
-    /// The most attempts of `pool` this node may have in flight at once: its `MaxInFlight=`, or
-    /// this node's share of it when several nodes share the store.
-    func maxInFlight(_ pool: Pool) -> Int {
-        let configured =
-            switch pool {
-            case .main: settings.maxInFlight
-            case .googlePlay: settings.googlePlay?.maxInFlight ?? settings.maxInFlight
-            }
-        return EndpointAdmission.Limits.sharedInFlight(configured, share: cluster.share)
-    }
-
-    /// How many orders of `pool` may wait leased for a slot.
-    func readyLimit(_ pool: Pool) -> Int { min(8, max(1, maxInFlight(pool) / 8)) }
-
-    /// Slots of `pool` free now: room in flight and in the queue of work leased ahead.
-    func freeSlots(_ pool: Pool) -> Int {
-        maxInFlight(pool) - inFlightByPool[pool, default: 0] + readyLimit(pool) - ready.count(where: { $0.pool == pool })
-    }
-
-    /// The pool orders of `kind` count against.
-    func pool(for kind: WorkKind) -> Pool {
-        kind == .verifyPlay && settings.googlePlay != nil ? .googlePlay : .main
-    }
-
     /// A claim the turn will make, and for what.
     struct Claim {
         var request: ClaimRequest
@@ -534,37 +413,5 @@ public actor Scheduler {
                 "cannot commit \(Plural.count(batch.count, "attempt outcome")) at stop: \(error); the orders are retried at the next start",
                 id: .storeUnavailable, [.reason: StoreFailure.of(error).rawValue])
         }
-    }
-
-    // MARK: - Limits
-
-    /// The admission limits of a configuration.
-    static func limits(_ settings: Settings, share: Double = 1) -> EndpointAdmission.Limits {
-        var rates: [VerificationEndpoint: Double] = [:]
-        for endpoint in VerificationEndpoint.allCases { rates[endpoint] = settings.rate(for: endpoint) }
-        var perEndpoint: [VerificationEndpoint: EndpointAdmission.EndpointLimits] = [:]
-        if let play = settings.googlePlay {
-            for endpoint in [VerificationEndpoint.googlePlay, .googlePlayToken] {
-                perEndpoint[endpoint] = EndpointAdmission.EndpointLimits(
-                    circuitThreshold: play.circuitThreshold, circuitCooldown: play.circuitCooldown.inSeconds,
-                    circuitMaxCooldown: play.circuitMaxCooldown.inSeconds, burst: play.burst)
-            }
-        }
-        return EndpointAdmission.Limits(
-            circuitThreshold: settings.circuitThreshold, circuitCooldown: settings.circuitCooldown.inSeconds,
-            circuitMaxCooldown: settings.circuitMaxCooldown.inSeconds, burst: settings.burst, rates: rates, perEndpoint: perEndpoint
-        ).shared(share)
-    }
-
-    /// The endpoints a configuration talks to.
-    static func endpoints(of settings: Settings) -> [VerificationEndpoint] {
-        var used: [VerificationEndpoint] = []
-        if let verifier = settings.verifier {
-            used.append(verifier.firstEndpoint)
-            if verifier.firstEndpoint == .production { used.append(.sandbox) }
-        }
-        if let delivery = settings.delivery { used.append(delivery.firstEndpoint) }
-        if settings.googlePlay != nil { used += [.googlePlay, .googlePlayToken] }
-        return used
     }
 }

@@ -1,0 +1,97 @@
+import Foundation
+import ReconcileCore
+import ReconcileStore
+import ReconcileSystem
+import Synchronization
+
+/// The daemon's store, opened at start: the SQLite file under its lock, or a node of the shared
+/// PostgreSQL store with the listener that wakes it when another node changes something.
+extension Daemon {
+    /// What ``openStore(_:configPath:environment:logger:willMigrate:)`` opened.
+    struct OpenedStore {
+        var store: any OperableOrderStore
+        /// The store when it is SQLite (its file is watched).
+        var sqlite: SQLiteOrderStore?
+        /// The SQLite store's lock: one daemon per SQLite store.
+        var lock: LockFile?
+        /// Wakes the scheduler when another node sends `NOTIFY` (PostgreSQL).
+        var listener: PostgreSQLListener?
+        var wakeBox: WakeBox?
+    }
+
+    /// A wake-up handler set after its caller was made.
+    final class WakeBox: Sendable {
+        private let handler = Mutex<(@Sendable () -> Void)?>(nil)
+        func set(_ wake: @escaping @Sendable () -> Void) { handler.withLock { $0 = wake } }
+        func wake() { handler.withLock { $0 }?() }
+    }
+
+    /// Opens (and migrates) the configured store; the failure says which and why.
+    static func openStore(
+        _ configuration: Configuration, configPath: String, environment: [String: String], logger: Logger,
+        willMigrate: @escaping @Sendable (String) -> Void
+    ) throws(StartupFailure) -> OpenedStore {
+        let database = configuration.state.database
+        if configuration.state.isShared {
+            // Several daemons share it: no lock file; each is a node with leases of its own.
+            let options: PostgreSQLConnectionOptions
+            do {
+                options = try Self.connectionOptions(configuration, environment: environment)
+            } catch {
+                throw StartupFailure(status: ExitStatus.configuration, message: error.description)
+            }
+            let node = Self.nodeName(configuration, configPath: configPath)
+            let store: PostgreSQLOrderStore
+            do {
+                store = try PostgreSQLOrderStore(options: options, node: node, willMigrate: willMigrate)
+            } catch {
+                throw StartupFailure(status: ExitStatus.failure, message: "cannot open the store \(options.redactedURI): \(error)")
+            }
+            let box = WakeBox()
+            let listener = PostgreSQLListener(
+                options: options, onNotify: { box.wake() },
+                onTrouble: { [logger] why in logger.warning("\(why); other nodes' new orders are seen at the next heartbeat", [.reason: "unavailable"]) })
+            logger.notice("node \(node) on the shared store \(options.redactedURI)")
+            return OpenedStore(store: store, sqlite: nil, lock: nil, listener: listener, wakeBox: box)
+        } else {
+            do {
+                try FileSystem.makeDirectory(FileSystem.parentDirectory(of: database), mode: 0o750)
+            } catch {
+                throw StartupFailure(status: ExitStatus.failure, message: "cannot create the state directory: \(error)", errno: error.errno)
+            }
+            let lock: LockFile
+            do {
+                // A reconcilectl changing the store while no daemon ran holds it for milliseconds.
+                lock = try LockFile.acquire(database + ".lock", patience: .seconds(5))
+            } catch {
+                throw StartupFailure(status: ExitStatus.failure, message: error.description)
+            }
+            do {
+                let opened = try SQLiteOrderStore(path: database, mode: .owner, willMigrate: willMigrate)
+                return OpenedStore(store: opened, sqlite: opened, lock: lock, listener: nil, wakeBox: nil)
+            } catch {
+                throw StartupFailure(status: ExitStatus.failure, message: "cannot open the store \(database): \(error)")
+            }
+        }
+    }
+
+    /// Where the shared store is, with its password (`PasswordCredential=`/`PasswordFile=`).
+    static func connectionOptions(_ configuration: Configuration, environment: [String: String]) throws(CredentialReader.Failure) -> PostgreSQLConnectionOptions {
+        var options = PostgreSQLConnectionOptions(uri: configuration.state.database)
+        if let source = configuration.state.password {
+            options.password = try CredentialReader.read(source, key: "[State] Password", environment: environment)
+        }
+        return options
+    }
+
+    /// `[Daemon] Node=`, or the host name, with `@` and the configuration's name when it is not
+    /// `reconciled.conf` (the instance of `reconciled@.service`, which reads `/etc/reconciled/%i.conf`).
+    static func nodeName(_ configuration: Configuration, configPath: String) -> String {
+        if let node = configuration.daemon.node { return node }
+        let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "localhost"
+        let file = (configPath as NSString).lastPathComponent
+        let instance = file.hasSuffix(".conf") ? String(file.dropLast(5)) : file
+        let name = instance == "reconciled" || instance.isEmpty ? host : "\(host)@\(instance)"
+        return String(name.map { $0.isLetter || $0.isNumber || "._-@".contains($0) ? $0 : "_" }.prefix(100))
+    }
+}

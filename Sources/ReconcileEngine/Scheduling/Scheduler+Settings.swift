@@ -1,0 +1,94 @@
+import Foundation
+import ReconcileCore
+
+extension Scheduler {
+    /// What the scheduler needs from the configuration; replaced on reload.
+    public struct Settings: Sendable {
+        /// `[Verifier]`'s verifier; `nil` for a Google Play-only daemon.
+        public var verifier: (any OrderVerifier)?
+        /// The delivery client, when `[Delivery] URL=` is set.
+        public var delivery: DeliveryClient?
+        /// `[GooglePlay]`, when configured: Google Play orders and their outbox actions.
+        public var googlePlay: GooglePlaySettings?
+        public var resolver: AttemptResolver
+        public var maxInFlight: Int
+        /// Requests per second per endpoint; `nil` is unlimited.
+        public var maxRate: Double?
+        public var burst: Int
+        public var circuitThreshold: Int
+        public var circuitCooldown: Duration
+        public var circuitMaxCooldown: Duration
+        /// The longest single request, for the lease.
+        public var requestTimeout: Duration
+        /// The sandbox's share of `maxRate` (a tenth for the App Store Server API).
+        public var sandboxRateFactor = 1.0
+        /// `[State] LeaseTime=` for a shared store: how long a lease lasts (renewed while the
+        /// attempt runs); `nil` (SQLite) leases for twice the request time-out plus a minute.
+        public var leaseTime: Duration?
+
+        /// Requests per second for `endpoint`; `nil` is unlimited.
+        public func rate(for endpoint: VerificationEndpoint) -> Double? {
+            if endpoint.isGooglePlay, let googlePlay { return googlePlay.maxRate }
+            return endpoint == .sandbox ? maxRate.map { max(0.001, $0 * sandboxRateFactor) } : maxRate
+        }
+
+        /// What verifies orders of `kind`: `[Verifier]`'s verifier, the delivery client, or for
+        /// Google Play orders `[GooglePlay]` — or, without it, a `Kind=http` merchant endpoint.
+        /// `nil`: nothing configured can (deliveries: none is needed).
+        public func verifier(for kind: WorkKind) -> (any OrderVerifier)? {
+            switch kind {
+            case .verify: verifier
+            case .deliver: delivery
+            case .verifyPlay: googlePlay?.verifier ?? (verifier is MerchantVerifier ? verifier : nil)
+            }
+        }
+
+        public init(
+            verifier: (any OrderVerifier)?, delivery: DeliveryClient?, resolver: AttemptResolver, maxInFlight: Int, maxRate: Double?,
+            burst: Int, circuitThreshold: Int, circuitCooldown: Duration, circuitMaxCooldown: Duration, requestTimeout: Duration
+        ) {
+            self.verifier = verifier
+            self.delivery = delivery
+            self.resolver = resolver
+            self.maxInFlight = maxInFlight
+            self.maxRate = maxRate
+            self.burst = burst
+            self.circuitThreshold = circuitThreshold
+            self.circuitCooldown = circuitCooldown
+            self.circuitMaxCooldown = circuitMaxCooldown
+            self.requestTimeout = requestTimeout
+        }
+    }
+
+    // MARK: - Limits
+
+    /// The admission limits of a configuration.
+    static func limits(_ settings: Settings, share: Double = 1) -> EndpointAdmission.Limits {
+        var rates: [VerificationEndpoint: Double] = [:]
+        for endpoint in VerificationEndpoint.allCases { rates[endpoint] = settings.rate(for: endpoint) }
+        var perEndpoint: [VerificationEndpoint: EndpointAdmission.EndpointLimits] = [:]
+        if let play = settings.googlePlay {
+            for endpoint in [VerificationEndpoint.googlePlay, .googlePlayToken] {
+                perEndpoint[endpoint] = EndpointAdmission.EndpointLimits(
+                    circuitThreshold: play.circuitThreshold, circuitCooldown: play.circuitCooldown.inSeconds,
+                    circuitMaxCooldown: play.circuitMaxCooldown.inSeconds, burst: play.burst)
+            }
+        }
+        return EndpointAdmission.Limits(
+            circuitThreshold: settings.circuitThreshold, circuitCooldown: settings.circuitCooldown.inSeconds,
+            circuitMaxCooldown: settings.circuitMaxCooldown.inSeconds, burst: settings.burst, rates: rates, perEndpoint: perEndpoint
+        ).shared(share)
+    }
+
+    /// The endpoints a configuration talks to.
+    static func endpoints(of settings: Settings) -> [VerificationEndpoint] {
+        var used: [VerificationEndpoint] = []
+        if let verifier = settings.verifier {
+            used.append(verifier.firstEndpoint)
+            if verifier.firstEndpoint == .production { used.append(.sandbox) }
+        }
+        if let delivery = settings.delivery { used.append(delivery.firstEndpoint) }
+        if settings.googlePlay != nil { used += [.googlePlay, .googlePlayToken] }
+        return used
+    }
+}
