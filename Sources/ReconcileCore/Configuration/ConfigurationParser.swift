@@ -204,10 +204,13 @@ public enum ConfigurationParser {
                 at("State.\(key)", "used only with a PostgreSQL store (Database=postgresql://…)")
             }
         }
-        // An attempt renews its lease at half of it: the longest request of any section must fit.
-        let longestTimeout = max(configuration.verifier.timeout, configuration.delivery.timeout, configuration.googlePlay.timeout)
-        if configuration.state.isShared && configuration.state.leaseTime < longestTimeout * 2 {
-            at("State.LeaseTime", "must be at least twice the longest Timeout= of [Verifier], [Delivery] and [GooglePlay] (\(TimeSpan.format(longestTimeout))): an attempt renews its lease at half of it")
+        // An attempt renews its lease at half of it: the longest request of any configured
+        // section must fit.
+        var timeouts = [("[Verifier]", configuration.verifier.timeout)]
+        if configuration.delivery.url != nil { timeouts.append(("[Delivery]", configuration.delivery.timeout)) }
+        if configuration.hasGooglePlay { timeouts.append(("[GooglePlay]", configuration.googlePlay.timeout)) }
+        if configuration.state.isShared, let longest = timeouts.max(by: { $0.1 < $1.1 }), configuration.state.leaseTime < longest.1 * 2 {
+            at("State.LeaseTime", "must be at least twice \(longest.0) Timeout= (\(TimeSpan.format(longest.1))): an attempt renews its lease at half of it")
         }
         let retry = configuration.retry
         if retry.initialDelay > retry.maxDelay {

@@ -310,6 +310,25 @@ struct ConfigurationParserTests {
         AppAppleID=1234567890
         """
 
+    @Test("a shared store's keys: only with a postgresql:// Database=; LeaseTime= at least twice the longest Timeout= of the sections configured")
+    func sharedStoreKeys() throws {
+        let shared = Self.minimalApple + "\nTimeout=5s\n[State]\nDatabase=postgresql://reconciled@db.example/reconcile\nPasswordFile=/etc/reconciled/pg\n"
+        let configuration = try parse(shared + "LeaseTime=10s\n")
+        #expect(configuration.state.isShared && configuration.state.leaseTime == .seconds(10))
+        // [Delivery] and [GooglePlay] count only when configured (their defaults are 10 s).
+        #expect(problems(shared + "LeaseTime=9s\n") == [
+            "\(Self.path):10: [State] LeaseTime=: must be at least twice [Verifier] Timeout= (5s): an attempt renews its lease at half of it",
+        ])
+        #expect(problems(shared + "LeaseTime=10s\n[Delivery]\nURL=https://shop.example/deliver\nTokenFile=/etc/reconciled/token\nTimeout=8s\n") == [
+            "\(Self.path):10: [State] LeaseTime=: must be at least twice [Delivery] Timeout= (8s): an attempt renews its lease at half of it",
+        ])
+        let sqlite = Self.minimalApple + "\n[State]\nDatabase=/var/lib/reconciled/orders.db\nPasswordFile=/etc/reconciled/pg\nLeaseTime=1min\n"
+        #expect(problems(sqlite) == [
+            "\(Self.path):8: [State] PasswordFile=: used only with a PostgreSQL store (Database=postgresql://…)",
+            "\(Self.path):9: [State] LeaseTime=: used only with a PostgreSQL store (Database=postgresql://…)",
+        ])
+    }
+
     @Test("Kind=appstore: Apple's hosts and root by default, a tenth of MaxRate for the sandbox")
     func appStoreDefaults() throws {
         let configuration = try parse(Self.minimalAppStore)
