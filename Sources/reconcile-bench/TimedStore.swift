@@ -31,7 +31,7 @@ final class TimedStore: SharedOrderStore {
     var leaseOwner: String { base.leaseOwner }
     func heartbeat(_ report: NodeReport, liveWithin: Duration) throws -> ClusterView { try base.heartbeat(report, liveWithin: liveWithin) }
     func rescueExpiredLeases(limit: Int) throws -> [RescuedLease] { try base.rescueExpiredLeases(limit: limit) }
-    func renewLeases(_ references: [Int64], length: Duration) throws -> Int { try base.renewLeases(references, length: length) }
+    func renewLeases(_ references: [Int64], length: Duration) throws -> Set<Int64> { try base.renewLeases(references, length: length) }
     func nodes(liveWithin: Duration) throws -> [NodeStatus] { try base.nodes(liveWithin: liveWithin) }
     func leave() throws { try base.leave() }
     func notifyNodes() throws { try base.notifyNodes() }

@@ -224,6 +224,11 @@ final class ManualClock: SchedulerClock, @unchecked Sendable {
         }
     }
 
+    /// Steps the wall clock alone (an NTP step, a hand-set date).
+    func stepWall(by seconds: Double) {
+        state.withLock { $0.wall.addTimeInterval(seconds) }
+    }
+
     func now() -> Date {
         state.withLock { $0.real ? $0.wall.addingTimeInterval((ContinuousClock.now - origin).inSeconds) : $0.wall }
     }

@@ -31,8 +31,9 @@ public protocol SharedOrderStore: OrderStore {
     /// Extends the leases this start holds on `references` to `length` from the database's
     /// clock; a lease already expired or taken is left alone.
     ///
-    /// - Returns: how many leases were renewed.
-    func renewLeases(_ references: [Int64], length: Duration) throws -> Int
+    /// - Returns: the references whose leases were renewed; the others are no longer this
+    /// start's (expired, rescued or taken) and must not be sent.
+    func renewLeases(_ references: [Int64], length: Duration) throws -> Set<Int64>
 
     /// Every node the store knows, most recent heartbeat first; live when its last heartbeat
     /// is within `liveWithin` and it has not stopped.

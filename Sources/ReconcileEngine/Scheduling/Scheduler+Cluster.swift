@@ -77,9 +77,10 @@ extension Scheduler {
             let leases = held.union(ready.compactMap(\.orderReference))
             if !leases.isEmpty {
                 let renewed = try shared.renewLeases(Array(leases), length: settings.leaseTime ?? .seconds(120))
-                if renewed < leases.count {
-                    logger.debug("renewed \(renewed) of \(Plural.count(leases.count, "lease")); the others ended or were taken")
+                if renewed.count < leases.count {
+                    logger.debug("renewed \(renewed.count) of \(Plural.count(leases.count, "lease")); the others ended or were taken")
                 }
+                dropUnsent(keeping: renewed)
             }
             try rescue()
         } else if let rescueAt = cluster.nextRescue, mono >= rescueAt {
@@ -87,6 +88,21 @@ extension Scheduler {
             try rescue()
         }
         return [cluster.nextHeartbeat, cluster.nextRescue].compactMap { $0 }.min()
+    }
+
+    /// Forgets orders leased ahead whose leases were not renewed (this node was cut off past
+    /// `LeaseTime`, or another rescued them): they are no longer this node's, and sending them
+    /// now could send an order twice (DESIGN §7: a node that lost its lease writes nothing). Not
+    /// given back either — whoever holds them now, or the rescue, decides.
+    func dropUnsent(keeping renewed: Set<Int64>) {
+        let lost = ready.filter { item in item.orderReference.map { !renewed.contains($0) } ?? false }
+        guard !lost.isEmpty else { return }
+        ready.removeAll { item in item.orderReference.map { !renewed.contains($0) } ?? false }
+        for item in lost {
+            logger.warning(
+                "the lease on \(item.what) was lost before its attempt started; not sent (it is due again by rescue)",
+                [.orderID: item.orderID, .reason: "lease_lost"])
+        }
     }
 
     /// Gives back the orders whose leases expired (any node's, this one's earlier starts' too).

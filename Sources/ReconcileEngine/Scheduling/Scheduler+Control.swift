@@ -25,7 +25,9 @@ extension Scheduler {
     /// under one), verified orders finish at once (DESIGN §5): those waiting out a delivery
     /// backoff are made due now, and the next turns finish them without sending anything.
     func finishUndeliverable() {
-        guard settings.delivery == nil else { return }
+        // On a shared store the deliveries are every node's: one node's configuration (a
+        // rollout half done) must not finish the others' paid deliveries undelivered.
+        guard settings.delivery == nil, shared == nil else { return }
         do {
             let moved = try store.clampNextAttempts(of: [.deliver], notAfter: storeNow())
             if moved > 0 {
@@ -61,7 +63,16 @@ extension Scheduler {
         let offset = clock.now().timeIntervalSince1970 - clock.uptime()
         let step = offset - wallOffset
         wallOffset = offset
-        if step < -Self.clockStep {
+        if shared != nil, abs(step) > Self.clockStep {
+            // Due times are on the shared store's clock: this host's step moves nothing there
+            // (clamping would make every node's backed-off orders due at once). Only the offset
+            // to the database's clock changes; the next heartbeat measures it again.
+            cluster.clockOffset -= step
+            cluster.nextHeartbeat = 0
+            logger.notice(
+                "the wall clock stepped \(step < 0 ? "back" : "forward") by \(TimeSpan.format(.seconds(abs(step).rounded()))); due times are the shared store's, nothing moved",
+                [.reason: "clock_step"])
+        } else if step < -Self.clockStep {
             let limit = storeNow().addingTimeInterval(settings.resolver.policy.backoff.maxDelay.inSeconds)
             let moved = (try? store.clampNextAttempts(notAfter: limit)) ?? 0
             logger.warning(

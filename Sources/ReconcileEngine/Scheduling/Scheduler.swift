@@ -162,7 +162,10 @@ public actor Scheduler {
             if !stopping && clusterAllowsWork(mono: mono, wakeTimes: &wakeTimes) {
                 (claims, actionClaim) = try planClaims(now: now, mono: mono, wakeTimes: &wakeTimes)
             }
-            if let actionClaim { try claimActions(actionClaim, now: now, mono: mono, wakeTimes: &wakeTimes) }
+            if let claim = actionClaim {
+                try claimActions(claim, now: now, mono: mono, wakeTimes: &wakeTimes)
+                actionClaim = nil  // leased and dispatched: a later failure must not abandon its probe
+            }
             guard !completions.isEmpty || !claims.isEmpty else {
                 storeRecovered()
                 // Orders leased ahead may wait for a token: look again when it comes.
@@ -246,6 +249,9 @@ public actor Scheduler {
             // configured section can verify (they wait for one: `reconcilectl status` tells).
             let candidate = settings.verifier(for: kind)
             if candidate == nil && kind != .deliver { continue }
+            // On a shared store a node without a delivery URL leaves deliveries to the nodes
+            // that have one, instead of finishing them undelivered (DESIGN §7).
+            if candidate == nil && shared != nil { continue }
             let pool = pool(for: kind)
             if candidate != nil && slots[pool, default: 0] <= 0 { continue }  // a completion wakes the loop
             guard let due = try store.nextDueTime(kind) else { continue }

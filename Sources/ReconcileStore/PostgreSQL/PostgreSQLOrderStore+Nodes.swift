@@ -132,19 +132,20 @@ extension PostgreSQLOrderStore {
         }
     }
 
-    public func renewLeases(_ references: [Int64], length: Duration) throws -> Int {
-        guard !references.isEmpty else { return 0 }
+    public func renewLeases(_ references: [Int64], length: Duration) throws -> Set<Int64> {
+        guard !references.isEmpty else { return [] }
         return try write { connection in
             let now = try Self.databaseClock(connection)
-            return try connection.run(
+            return Set(try connection.query(
                 """
                 UPDATE orders SET leased_until = $1
                 WHERE id = ANY($2::bigint[]) AND lease_owner = $3 AND leased_until >= $4
+                RETURNING id
                 """,
                 [
                     .integer(now.addingTimeInterval(length.inSeconds).epochMilliseconds), .integerArray(references.sorted()),
                     .text(leaseOwner), .integer(now.epochMilliseconds),
-                ])
+                ]) { $0.int64(0) })
         }
     }
 
