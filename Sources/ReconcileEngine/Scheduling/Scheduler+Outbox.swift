@@ -64,8 +64,10 @@ extension Scheduler {
 
     /// Commits the outbox outcomes that came in (their own transaction); on a store failure
     /// they wait for the next turn.
-    func commitActions(wakeTimes: inout [Double]) {
-        guard !pendingActionCompletions.isEmpty else { return }
+    func commitActions(wakeTimes: inout [Double], atStop: Bool = false) {
+        // While the store fails, the turn's own calls find out when it answers again (with the
+        // store's backoff); trying here as well would only hasten the retries and the log lines.
+        guard !pendingActionCompletions.isEmpty, storeTrouble == nil || atStop else { return }
         let batch = pendingActionCompletions
         pendingActionCompletions.removeAll()
         do {
@@ -75,17 +77,15 @@ extension Scheduler {
             changeObserver?()
         } catch {
             pendingActionCompletions = batch + pendingActionCompletions
-            logger.error(
-                "the store failed while recording outbox outcomes: \(error); retrying in 1s", id: .storeUnavailable,
-                [.reason: StoreFailure.of(error).rawValue])
-            wakeTimes.append(clock.uptime() + 1)
+            let delay = storeFailed(error)
+            wakeTimes.append(clock.uptime() + delay)
         }
     }
 
     /// Commits every pending outbox outcome (at stop, after the loop has ended).
     func flushActions() {
         var ignored: [Double] = []
-        commitActions(wakeTimes: &ignored)
+        commitActions(wakeTimes: &ignored, atStop: true)
         if !pendingActionCompletions.isEmpty {
             logger.error(
                 "cannot commit \(Plural.count(pendingActionCompletions.count, "outbox outcome")) at stop; the actions are sent again at the next start",
