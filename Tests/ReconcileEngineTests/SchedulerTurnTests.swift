@@ -191,6 +191,27 @@ struct SchedulerTurnTests {
         await scheduler.stop(drainTimeout: .seconds(1))
     }
 
+    @Test("a stop starts nothing leased ahead, even when a slot frees during the drain: it goes back uncharged")
+    func drainingStartsNothing() async throws {
+        let (store, scheduler, verifier) = try setUp(orders: 3, maxInFlight: 2)
+        clock.realTime = true
+        let running = Task { await scheduler.run() }
+        await waitUntil("two in flight, one leased ahead") { verifier.started.count == 2 }
+        #expect(try store.countsByState() == [.verifying: 3])
+        let stopping = Task { await scheduler.stop(drainTimeout: .seconds(30)) }
+        try await Task.sleep(for: .milliseconds(50))
+        // One slot frees while the other attempt still runs: the drain's turns go on.
+        await verifier.finish("O00", .granted(Grant(transactionID: "T0"), finishedBy: .merchant), gate: scheduler)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(verifier.started == ["O00", "O01"], "an attempt started during the drain")
+        await verifier.finish("O01", .granted(Grant(transactionID: "T1"), finishedBy: .merchant), gate: scheduler)
+        await stopping.value
+        await running.value
+        #expect(try store.countsByState() == [.finished: 2, .pending: 1])
+        #expect(try store.order(id: "O02")?.attempts == 0)
+        await verifier.releaseAll(scheduler)
+    }
+
     @Test("an attempt still in flight after DrainTimeout keeps its lease for the next start")
     func drainTimeout() async throws {
         let (store, scheduler, verifier) = try setUp(orders: 1, maxInFlight: 1)

@@ -316,6 +316,8 @@ public actor Scheduler {
     /// one (the loop must wake then: nothing else may be due).
     @discardableResult
     func startReady() -> Double? {
+        // A stopping loop only waits for what is in flight; what was leased ahead goes back.
+        guard !stopping else { return nil }
         let mono = clock.uptime()
         var nextToken: Double?
         var index = 0
