@@ -7,11 +7,13 @@ import TestSupport
 
 /// `reconcilectl copy-store` (DESIGN §7): the SQLite store, an order in every state, copied into
 /// an empty PostgreSQL database on the tests' own server — every order, its history and its
-/// claims the same there, the counts said; a database that holds orders refused.
+/// claims the same there, the counts said; a database that holds orders refused. Everything
+/// that waits for the server runs off Swift's cooperative pool (``offPool``), which the other
+/// suites' timing tests need.
 @Suite("reconcilectl copy-store", .enabled(if: PostgreSQLTestServer.isEnabled, "no PostgreSQL server (reason printed above)"))
 struct CopyStoreCommandTests {
     /// A fresh database on the test server; its URI (the unix socket: no password).
-    func emptyDatabase() throws -> String {
+    static func emptyDatabase() throws -> String {
         let server = try PostgreSQLTestServer.shared()
         let name = "copy_\(UInt32.random(in: 0 ... .max))"
         let administration = try PostgreSQLConnection(PostgreSQLConnectionOptions(uri: server.socketURI(database: "postgres")))
@@ -21,35 +23,42 @@ struct CopyStoreCommandTests {
     }
 
     @Test("every order, its history and claims copied the same; the counts said; a second copy into the same database refused")
-    func copies() throws {
+    func copies() async throws {
         let fixture = try CLIFixture()
-        let sqlite = try SQLiteOrderStore(path: fixture.directory.file("state/orders.db"), mode: .readOnly)
-        defer { sqlite.close() }
-        let orders = try sqlite.countsByState().values.reduce(0, +)
-        let uri = try emptyDatabase()
-        let copied = fixture.run(["copy-store", uri])
+        let uri = try await offPool { try Self.emptyDatabase() }
+        let copied = try await offPool { fixture.run(["copy-store", uri]) }
         #expect(copied.status == 0, "\(copied.err)")
         #expect(copied.out.hasPrefix("copied <dir>/state/orders.db into ") && copied.out.contains("counts checked on both sides"), "\(copied.out)")
-        #expect(copied.err.contains("copied orders: \(orders)\n"), "\(copied.err)")
+        let compared = try await offPool { try Self.compare(sqlite: fixture.directory.file("state/orders.db"), postgres: uri) }
+        #expect(copied.err.contains("copied orders: \(compared.orders)\n"), "\(copied.err)")
+        #expect(compared.orders >= OrderState.allCases.count)
+        #expect(compared.differences.isEmpty, "\(compared.differences)")
 
+        let again = try await offPool { fixture.run(["copy-store", uri]) }
+        #expect(again.status != 0)
+        #expect(again.err.contains("already holds \(compared.orders) orders; copy-store copies into an empty database only"), "\(again.err)")
+    }
+
+    /// Every order, its history, the counts by state and every table's rows, on both sides: what
+    /// differs (empty when nothing does), and how many orders there are.
+    static func compare(sqlite path: String, postgres uri: String) throws -> (orders: Int, differences: [String]) {
+        let sqlite = try SQLiteOrderStore(path: path, mode: .readOnly)
+        defer { sqlite.close() }
         let postgres = try PostgreSQLOrderStore(options: PostgreSQLConnectionOptions(uri: uri), node: "copy-test")
         defer { postgres.close() }
-        #expect(try postgres.countsByState() == sqlite.countsByState())
+        var differences: [String] = []
+        if try postgres.countsByState() != sqlite.countsByState() { differences.append("counts by state") }
         let ids = try sqlite.withConnection { try $0.query("SELECT order_id FROM orders ORDER BY id") { $0.string(0) } }
-        #expect(ids.count == orders && orders >= OrderState.allCases.count)
         for id in ids {
-            #expect(try postgres.order(id: id) == sqlite.order(id: id), "\(id)")
-            #expect(try postgres.history(orderID: id) == sqlite.history(orderID: id), "\(id)")
+            if try postgres.order(id: id) != sqlite.order(id: id) { differences.append("order \(id)") }
+            if try postgres.history(orderID: id) != sqlite.history(orderID: id) { differences.append("history of \(id)") }
         }
         for table in StoreCopy.tables {
             let here = try sqlite.withConnection { try $0.scalar("SELECT count(*) FROM \(table)") }
             let there = try postgres.withConnection { try $0.scalar("SELECT count(*) FROM \(table)") }
-            #expect(here == there, "\(table)")
+            if here != there { differences.append("\(table): \(String(describing: here)) here, \(String(describing: there)) there") }
         }
-
-        let again = fixture.run(["copy-store", uri])
-        #expect(again.status != 0)
-        #expect(again.err.contains("already holds \(orders) orders; copy-store copies into an empty database only"), "\(again.err)")
+        return (ids.count, differences)
     }
 
     @Test("a URI that is not PostgreSQL's is a usage error that names it")

@@ -6,13 +6,15 @@ import TestSupport
 @testable import ReconcileEngine
 
 /// The scheduler on a shared PostgreSQL store (DESIGN §7), turn by turn with a clock the test
-/// moves: what it does with work whose lease it lost.
+/// moves: what it does with work whose lease it lost. The server's start and the database's
+/// creation block for a while: off Swift's cooperative pool (``offPool``), which the other
+/// suites' timing tests need.
 @Suite("Scheduler on a shared store", .enabled(if: PostgreSQLTestServer.isEnabled, "no PostgreSQL server (reason printed above)"))
 struct SchedulerClusterTests {
     let clock = ManualClock()
 
     /// A fresh database on the tests' server; its URI (the unix socket: no password).
-    func database() throws -> String {
+    static func database() throws -> String {
         let server = try PostgreSQLTestServer.shared()
         let name = "cluster_\(UInt32.random(in: 0 ... .max))"
         // A name of our own making: CREATE DATABASE takes no parameters.
@@ -25,7 +27,7 @@ struct SchedulerClusterTests {
         return IngestCandidate(submission: try OrderFileParser().parse(Array(text.utf8)), raw: Array(text.utf8), contentHash: orderID, fileName: orderID)
     }
 
-    /// `MaxInFlight=1`, `LeaseTime=6s`, no delivery URL.
+    /// `MaxInFlight=1`, `LeaseTime=60s` (a heartbeat every 5 s), no delivery URL.
     func settings(_ verifier: any OrderVerifier) -> Scheduler.Settings {
         var retry = Configuration.RetrySettings()
         retry.jitter = .none
@@ -33,13 +35,13 @@ struct SchedulerClusterTests {
             verifier: verifier, delivery: nil, resolver: AttemptResolver(policy: RetryPolicy(retry), deliveryConfigured: false),
             maxInFlight: 1, maxRate: nil, burst: 10, circuitThreshold: 10, circuitCooldown: .seconds(10), circuitMaxCooldown: .seconds(60),
             requestTimeout: .seconds(2))
-        settings.leaseTime = .seconds(6)
+        settings.leaseTime = .seconds(60)
         return settings
     }
 
     @Test("a node without a delivery URL leaves verified orders to the nodes that have one; a step of its wall clock moves no due time")
     func configurationAndClockStayLocal() async throws {
-        let uri = try database()
+        let uri = try await offPool { try Self.database() }
         let store = try PostgreSQLOrderStore(options: PostgreSQLConnectionOptions(uri: uri), node: "a")
         defer { store.close() }
         let start = Date()
@@ -72,7 +74,7 @@ struct SchedulerClusterTests {
 
     @Test("an order leased ahead whose lease ended while the node was cut off, and which another node took, is not sent when the node comes back")
     func leasedAheadAndLost() async throws {
-        let uri = try database()
+        let uri = try await offPool { try Self.database() }
         let a = try PostgreSQLOrderStore(options: PostgreSQLConnectionOptions(uri: uri), node: "a")
         let b = try PostgreSQLOrderStore(options: PostgreSQLConnectionOptions(uri: uri), node: "b")
         defer {
@@ -99,7 +101,7 @@ struct SchedulerClusterTests {
             .map(\.orderID) == ["O01"])
 
         // Back: the next turn heart-beats and renews; the attempt in flight ends and frees the slot.
-        clock.advance(by: 5)
+        clock.advance(by: 10)
         _ = await scheduler.turn()
         await verifier.finish("O00", .granted(Grant(transactionID: "T0"), finishedBy: .merchant), gate: scheduler)
         for _ in 0..<400 where await scheduler.status().inFlight > 0 { try await Task.sleep(for: .milliseconds(5)) }
