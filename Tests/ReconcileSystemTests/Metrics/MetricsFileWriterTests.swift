@@ -65,15 +65,19 @@ struct MetricsFileWriterTests {
         let texts = [String(repeating: "a 1\n", count: 50_000), String(repeating: "b 22\n", count: 70_000)]
         let done = Atomic<Bool>(false)
         let readCount = Atomic<Int>(0)
-        async let seen = offPool { () -> (reads: Int, bad: Int) in
-            var bad = 0
+        let badCount = Atomic<Int>(0)
+        let readerEnded = DispatchSemaphore(value: 0)
+        // The reader is a thread of its own, started here: a task would need one of the
+        // cooperative pool's two threads to start, which a busy suite may not free for seconds.
+        let reader = Thread {
             while !done.load(ordering: .acquiring) {
                 guard let data = FileManager.default.contents(atPath: path) else { continue }
                 readCount.add(1, ordering: .relaxed)
-                if !texts.contains(String(decoding: data, as: UTF8.self)) { bad += 1 }
+                if !texts.contains(String(decoding: data, as: UTF8.self)) { badCount.add(1, ordering: .relaxed) }
             }
-            return (readCount.load(ordering: .relaxed), bad)
+            readerEnded.signal()
         }
+        reader.start()
         try await offPool {
             // At least 60 writes, and on until the reader has read 50 times (on a busy machine
             // its thread may start late), for 20 s at most.
@@ -85,8 +89,10 @@ struct MetricsFileWriterTests {
                 round += 1
             }
             done.store(true, ordering: .releasing)
+            readerEnded.wait()
         }
-        let (reads, bad) = try await seen
+        let reads = readCount.load(ordering: .relaxed)
+        let bad = badCount.load(ordering: .relaxed)
         #expect(reads > 0)
         #expect(bad == 0, "\(bad) of \(reads) reads saw a partial file")
         #expect(directory.list(".") == ["reconciled.prom"])
