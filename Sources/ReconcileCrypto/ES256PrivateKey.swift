@@ -31,21 +31,13 @@ public struct ES256PrivateKey: Sendable {
     /// The ES256 signature of `message`: SHA-256, ECDSA, and the result in JOSE's form, `r` and
     /// `s` as 32 big-endian bytes each (64 bytes), not OpenSSL's DER `ECDSA-Sig-Value`.
     public func sign(_ message: [UInt8]) throws(ES256KeyError) -> [UInt8] {
-        OpenSSLErrorQueue.clear()
-        guard let context = EVP_MD_CTX_new() else { throw .openSSL("EVP_MD_CTX_new failed") }
-        defer { EVP_MD_CTX_free(context) }
-        guard EVP_DigestSignInit(context, nil, EVP_sha256(), nil, key.pointer) == 1 else {
-            throw .openSSL(OpenSSLErrorQueue.drain())
+        let der: [UInt8]
+        do {
+            der = try key.signSHA256(message)
+        } catch {
+            throw .openSSL(error.message)
         }
-        var length = 0
-        guard EVP_DigestSign(context, nil, &length, message, message.count) == 1 else {
-            throw .openSSL(OpenSSLErrorQueue.drain())
-        }
-        var der = [UInt8](repeating: 0, count: length)
-        guard EVP_DigestSign(context, &der, &length, message, message.count) == 1 else {
-            throw .openSSL(OpenSSLErrorQueue.drain())
-        }
-        return try Self.rawSignature(fromDER: Array(der.prefix(length)))
+        return try Self.rawSignature(fromDER: der)
     }
 
     /// `r || s`, each left-padded to 32 bytes, from a DER `ECDSA-Sig-Value`.

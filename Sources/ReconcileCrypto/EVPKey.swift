@@ -35,6 +35,31 @@ final class EVPKey: @unchecked Sendable {
         EVP_PKEY_get0_type_name(pointer).map { String(cString: $0) } ?? "unknown"
     }
 
+    /// Why OpenSSL could not sign: its error queue, as text.
+    struct SignFailure: Error {
+        let message: String
+    }
+
+    /// The key's signature of `message` over SHA-256, as OpenSSL makes it (an RSA key's default
+    /// padding is PKCS#1 v1.5; an EC key's signature is DER).
+    func signSHA256(_ message: [UInt8]) throws(SignFailure) -> [UInt8] {
+        OpenSSLErrorQueue.clear()
+        guard let context = EVP_MD_CTX_new() else { throw SignFailure(message: "EVP_MD_CTX_new failed") }
+        defer { EVP_MD_CTX_free(context) }
+        guard EVP_DigestSignInit(context, nil, EVP_sha256(), nil, pointer) == 1 else {
+            throw SignFailure(message: OpenSSLErrorQueue.drain())
+        }
+        var length = 0
+        guard EVP_DigestSign(context, nil, &length, message, message.count) == 1 else {
+            throw SignFailure(message: OpenSSLErrorQueue.drain())
+        }
+        var signature = [UInt8](repeating: 0, count: length)
+        guard EVP_DigestSign(context, &signature, &length, message, message.count) == 1 else {
+            throw SignFailure(message: OpenSSLErrorQueue.drain())
+        }
+        return Array(signature.prefix(length))
+    }
+
     deinit {
         EVP_PKEY_free(pointer)
     }

@@ -43,21 +43,11 @@ public struct RS256PrivateKey: Sendable {
 
     /// The RS256 signature of `message` (as long as the modulus).
     public func sign(_ message: [UInt8]) throws(RS256KeyError) -> [UInt8] {
-        OpenSSLErrorQueue.clear()
-        guard let context = EVP_MD_CTX_new() else { throw .openSSL("EVP_MD_CTX_new failed") }
-        defer { EVP_MD_CTX_free(context) }
         // For an RSA key the default padding is PKCS#1 v1.5: RS256.
-        guard EVP_DigestSignInit(context, nil, EVP_sha256(), nil, key.pointer) == 1 else {
-            throw .openSSL(OpenSSLErrorQueue.drain())
+        do {
+            return try key.signSHA256(message)
+        } catch {
+            throw .openSSL(error.message)
         }
-        var length = 0
-        guard EVP_DigestSign(context, nil, &length, message, message.count) == 1 else {
-            throw .openSSL(OpenSSLErrorQueue.drain())
-        }
-        var signature = [UInt8](repeating: 0, count: length)
-        guard EVP_DigestSign(context, &signature, &length, message, message.count) == 1 else {
-            throw .openSSL(OpenSSLErrorQueue.drain())
-        }
-        return Array(signature.prefix(length))
     }
 }
