@@ -1,6 +1,7 @@
 import Foundation
 import ReconcileCore
 import ReconcileStore
+import Synchronization
 import Testing
 import TestSupport
 @testable import ReconcileEngine
@@ -80,5 +81,57 @@ struct SchedulerTests {
         // the third) take three tokens, so the last leaves two seconds after the start at the
         // earliest. (Measured from the start: a loaded machine only delays the sends further.)
         #expect(try #require(sent.last) - started >= .milliseconds(1900), "\(sent.map { $0 - started })")
+    }
+
+    @Test("turns are spaced: attempts that end at once are committed a spacing's worth at a time, not a turn each")
+    func turnsAreSpaced() async throws {
+        let store = try SQLiteOrderStore(path: directory.file("orders.db"), mode: .owner)
+        defer { store.close() }
+        let count = 60
+        let candidates = try (0..<count).map { index in
+            let text = OrderFixtures.orderJSON("S\(index)")
+            return IngestCandidate(submission: try OrderFileParser().parse(Array(text.utf8)), raw: Array(text.utf8), contentHash: "S\(index)", fileName: "S\(index).json")
+        }
+        _ = try store.ingest(candidates, verifierKind: .http, now: Date())
+        // Answers at once; the duplicates of transaction 1 escalate, which ends them just as well.
+        let transport = ScriptedTransport([Self.url: [answer(#"{"result":"verified","transaction_id":"1"}"#)]])
+        var settings = settings(transport)
+        settings.turnSpacing = .milliseconds(25)
+        let scheduler = Scheduler(store: store, settings: settings, logger: .discarding)
+        let commits = Mutex(0)
+        await scheduler.setChangeObserver { commits.withLock { $0 += 1 } }
+        let started = ContinuousClock.now
+        let running = Task { await scheduler.run() }
+        let ended = await eventually(timeout: .seconds(60)) {
+            let counters = await scheduler.counters
+            return counters.finished + counters.escalated == count
+        }
+        let elapsed = ContinuousClock.now - started
+        await scheduler.stop(drainTimeout: .seconds(1))
+        await running.value
+        #expect(ended)
+        // Four in flight and one leased ahead: without spacing, a turn every few attempts. With
+        // it, no more turns than spacings passed (a slow machine only makes the bound looser).
+        let turns = commits.withLock { $0 }
+        #expect(turns <= Int(elapsed / .milliseconds(25)) + 2, "\(turns) turns in \(elapsed)")
+        #expect(turns >= count / 5, "every turn leases at most five: \(turns)")
+    }
+
+    @Test("a healthy answer goes past the scheduler only while it would change nothing: after a failure it resets the count")
+    func healthyAnswersAfterAFailureCount() async throws {
+        let store = try SQLiteOrderStore(path: directory.file("orders.db"), mode: .owner)
+        defer { store.close() }
+        let scheduler = Scheduler(store: store, settings: settings(ScriptedTransport([:]), threshold: 2), logger: .discarding)
+        #expect(!scheduler.quietEndpoints.withLock { $0.contains(.merchant) }, "quiet before anything was seen")
+        await scheduler.report(.merchant, .healthy, retryAfter: nil, rateLimited: false)
+        #expect(scheduler.quietEndpoints.withLock { $0.contains(.merchant) })
+        await scheduler.report(.merchant, .failure(reason: "http_503"), retryAfter: nil, rateLimited: false)
+        #expect(!scheduler.quietEndpoints.withLock { $0.contains(.merchant) }, "still quiet after a failure")
+        // This one must reach the circuit: it ends the run of failures.
+        await scheduler.report(.merchant, .healthy, retryAfter: nil, rateLimited: false)
+        await scheduler.report(.merchant, .failure(reason: "http_503"), retryAfter: nil, rateLimited: false)
+        #expect(await circuit(scheduler, .merchant) == "closed", "two failures apart counted as two in a row")
+        await scheduler.report(.merchant, .failure(reason: "http_503"), retryAfter: nil, rateLimited: false)
+        #expect(await circuit(scheduler, .merchant) == "open")
     }
 }

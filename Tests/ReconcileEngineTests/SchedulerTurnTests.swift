@@ -85,7 +85,7 @@ struct SchedulerTurnTests {
     func leasingAhead() async throws {
         let (store, scheduler, verifier) = try setUp(orders: 6, maxInFlight: 2)
         _ = await scheduler.turn()
-        // Two slots plus one leased ahead (MaxInFlight / 8, at least one).
+        // Two slots plus one leased ahead (MaxInFlight / 4, at least one).
         #expect(try store.countsByState() == [.verifying: 3, .pending: 3])
         await waitUntil("two attempts in flight") { verifier.started.count == 2 }
         #expect(await scheduler.status().inFlight == 2)

@@ -279,6 +279,12 @@ public struct EndpointAdmission: Sendable {
         circuits[endpoint]?.isClosed ?? true
     }
 
+    /// Whether `endpoint`'s circuit is closed with no failure counted: an answer that shows it
+    /// healthy would change nothing.
+    public func isQuiet(_ endpoint: VerificationEndpoint) -> Bool {
+        circuits[endpoint].map { $0.isClosed && $0.consecutiveFailures == 0 } ?? false
+    }
+
     /// When an order handed back for `endpoint` may be tried again: its circuit's probe time
     /// while open, else after the first cool-down.
     public func retryTime(_ endpoint: VerificationEndpoint, now: Double) -> Double {

@@ -25,6 +25,11 @@ extension Scheduler {
         /// `[State] LeaseTime=` for a shared store: how long a lease lasts (renewed while the
         /// attempt runs); `nil` (SQLite) leases for twice the request time-out plus a minute.
         public var leaseTime: Duration?
+        /// The shortest time from one turn's start to the next (`nil`: none). While attempts
+        /// finish by the hundred a second, a turn for each would keep the scheduler busy
+        /// committing a couple at a time; spaced, each turn commits what finished meanwhile in
+        /// one transaction, and the attempts refill their slots from the work leased ahead.
+        public var turnSpacing: Duration? = Scheduler.defaultTurnSpacing
 
         /// Requests per second for `endpoint`; `nil` is unlimited.
         public func rate(for endpoint: VerificationEndpoint) -> Double? {

@@ -54,8 +54,12 @@ extension Scheduler {
         return EndpointAdmission.Limits.sharedInFlight(configured, share: cluster.share)
     }
 
-    /// How many orders of `pool` may wait leased for a slot.
-    func readyLimit(_ pool: Pool) -> Int { min(8, max(1, maxInFlight(pool) / 8)) }
+    /// How many orders of `pool` may wait leased for a slot: enough to refill the slots that
+    /// free up between two turns (``Settings/turnSpacing``) at `MaxInFlight=` requests of 50 ms.
+    func readyLimit(_ pool: Pool) -> Int { min(16, max(1, maxInFlight(pool) / 4)) }
+
+    /// ``Settings/turnSpacing``'s default.
+    public static let defaultTurnSpacing: Duration = .milliseconds(4)
 
     /// Slots of `pool` free now: room in flight and in the queue of work leased ahead.
     func freeSlots(_ pool: Pool) -> Int {

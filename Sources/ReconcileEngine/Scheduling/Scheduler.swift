@@ -1,6 +1,7 @@
 import Foundation
 import ReconcileCore
 import ReconcileSystem
+import Synchronization
 
 /// The heart of `reconciled` (DESIGN §4–6): picks due orders by index, leases them, sends each
 /// attempt within the in-flight, rate and circuit limits, applies the outcomes in batches, and
@@ -24,6 +25,11 @@ public actor Scheduler {
     var random = SystemRandomSource()
 
     var admission: EndpointAdmission
+    /// The endpoints whose circuit is closed with no failure counted (``EndpointAdmission/isQuiet(_:)``),
+    /// updated with every observation: a healthy answer from one is not carried to the scheduler.
+    /// Seen stale only in the safe direction: an endpoint leaves it in the same step that
+    /// counts its failure, and an answer racing that failure was unordered with it anyway.
+    nonisolated let quietEndpoints = Mutex<Set<VerificationEndpoint>>([])
     var reporter: CompletionReporter
     var bundleMismatches = BundleMismatchStreak()
     /// Attempts in flight per pool (each section's `MaxInFlight=` bounds its own).
@@ -113,6 +119,7 @@ public actor Scheduler {
         // After a stop, the loop goes on committing outcomes (without claiming) until nothing is
         // in flight or the drain time is up.
         while !stopping || (inFlight > 0 && clock.uptime() < drainDeadline ?? 0) {
+            let began = ContinuousClock.now
             var deadline = turn()
             if stopping, let drainDeadline { deadline = min(deadline ?? drainDeadline, drainDeadline) }
             if let heartbeat, let interval = heartbeatInterval {
@@ -121,6 +128,12 @@ public actor Scheduler {
                 deadline = min(deadline ?? beat, beat)
             }
             await wake.wait(until: deadline.map(clock.instant(atUptime:)))
+            // Turns no closer together than `turnSpacing` while work flows: the actor is free
+            // meanwhile for attempts to report and finish (each refills its slot from the work
+            // leased ahead), and the next turn commits their outcomes in one transaction.
+            if !stopping, let spacing = settings.turnSpacing, ContinuousClock.now < began + spacing {
+                try? await Task.sleep(until: began + spacing, clock: .continuous)
+            }
         }
         drain()
         leaveCluster()
@@ -423,3 +436,4 @@ public actor Scheduler {
         }
     }
 }
+
