@@ -67,6 +67,7 @@ extension SQLiteOrderStore {
             try connection.run(
                 outboxInsertSQL, OutboxColumns.insertValues(action, orderReference: reference).map(SQLiteValue.init))
         }
+        for action in plan.outboxUpdates { try update(action, connection: connection) }
         return reference
     }
 
@@ -114,5 +115,11 @@ struct SQLiteRuleLookups: RuleLookups {
         try connection.queryFirst(
             "SELECT detail FROM transitions WHERE order_ref = ? AND reason = ? ORDER BY id DESC LIMIT 1", [.integer(orderReference), .text(reason)]
         ) { $0.optionalString(0) } ?? nil
+    }
+
+    func actions(orderReference: Int64) throws -> [OutboxAction] {
+        try connection.query(
+            "SELECT \(OutboxColumns.action) \(OutboxColumns.from) WHERE x.order_ref = ? ORDER BY x.id", [.integer(orderReference)],
+            OutboxColumns.action(from:))
     }
 }

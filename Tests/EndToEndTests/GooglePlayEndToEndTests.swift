@@ -297,7 +297,7 @@ struct GooglePlayEndToEndTests {
         #expect(play.tokenRequests == 2)
     }
 
-    @Test("an acknowledgement still failing 48 hours after the purchase: one err line with its MESSAGE_ID and one command; after MaxAttempts the action escalates (warning, command with RECONCILE_ACTION); the order stays finished")
+    @Test("an acknowledgement still failing 48 hours after the purchase: one err line with its MESSAGE_ID and one command; after MaxAttempts the action escalates (warning, command with RECONCILE_ACTION); the order stays finished; `retry` sends it again")
     func overdueAndEscalated() async throws {
         let harness = Harness("play-overdue")
         _ = try await harness.startPlayMock()
@@ -323,6 +323,13 @@ struct GooglePlayEndToEndTests {
         #expect(await eventually(timeout: .seconds(10)) { (harness.directory.read("escalation.env") ?? "").components(separatedBy: "---").count == 3 })
         let status = try await harness.ctl(["status"])
         let due = try await harness.ctl(["list", "--actions-due", "--json"])
+        // Google is back; the operator sends the escalated acknowledgement again.
+        try await harness.configureMock(#"{"reset":true}"#)
+        let retried = try await harness.ctl(["retry", "D1", "--note", "Play is back"])
+        #expect(retried.status == 0 && retried.output.contains("D1: finished; its escalated follow-ups are sent again"), "\(retried)")
+        #expect(await eventually(timeout: .seconds(10)) { (try? harness.actionStates("D1")) == ["play_acknowledge done"] })
+        let again = try await harness.ctl(["retry", "D1"])
+        #expect(again.status == 1 && again.error.contains("no follow-up of it is escalated"), "\(again)")
         daemon.send(SIGTERM)
         #expect(await daemon.wait() == 0)
         let log = daemon.standardError
@@ -334,8 +341,11 @@ struct GooglePlayEndToEndTests {
         #expect(environment.contains("RECONCILE_ORDER_ID=D1") && environment.contains("RECONCILE_STATE=finished"))
         #expect(try harness.store().order(id: "D1")?.state == .finished)
         let action = try #require(try harness.store().actions(orderID: "D1").first)
-        #expect(action.attempts == 3 && action.warnedAt != nil)
+        #expect(action.state == .done && action.attempts == 1, "attempts count from the retry")
         #expect(status.output.contains("outbox") && status.output.contains("1 escalated"), "\(status.output)")
         #expect(due.output.contains("\"actions\":[]"), "an escalated action is owed no more: \(due.output)")
+        let play = try await harness.playStats()
+        #expect(play.acknowledged[MockStats.fingerprint(token)] == 1, "acknowledged once, after the retry")
+        #expect(try harness.store().history(orderID: "D1").last?.reason == "retry_actions")
     }
 }

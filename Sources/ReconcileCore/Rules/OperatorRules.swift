@@ -20,6 +20,24 @@ public enum OperatorRules {
         return (plan.changesRecord || !plan.transitions.isEmpty ? plan : nil, OperatorOutcome(orderID: orderID, result: result))
     }
 
+    /// `retry` of a finished order: the order stays finished (it is paid and granted); what is
+    /// sent again is each follow-up it owes that was escalated (DESIGN §5a) — due now, its
+    /// attempts from zero, the retry in the order's history. Refused when none is.
+    static func requeueEscalatedActions(
+        _ request: OperatorRequest, on plan: inout OrderPlan, now: Date, lookups: some RuleLookups
+    ) throws -> OperatorOutcome.Result {
+        let escalated = try lookups.actions(orderReference: plan.record.reference).filter { $0.state == .escalated }
+        guard !escalated.isEmpty else {
+            return .refused("cannot retry: the order is finished, and no follow-up of it is escalated")
+        }
+        plan.outboxUpdates = escalated.map { OutboxRules.requeue($0, actor: request.actor, now: now) }
+        let kinds = escalated.map(\.kind.rawValue).joined(separator: ", ")
+        plan.transitions.append(PlannedTransition(
+            at: now, actor: request.actor, from: .finished, to: .finished,
+            reason: Reason("retry_actions", detail: Reason.joined("\(kinds) sent again", request.note))))
+        return .applied(from: .finished, to: .finished)
+    }
+
     /// The attempt in flight ends first; its completion applies the action (DESIGN §4).
     static func deferUntilAttemptEnds(
         _ request: OperatorRequest, on record: OrderRecord, verifiers: ConfiguredVerifiers?, now: Date
@@ -69,6 +87,9 @@ public enum OperatorRules {
             let claimant = try duplicateDetail(of: plan, lookups: lookups)
             return .refused(
                 "the order was escalated as a duplicate (\(claimant ?? "its transaction is claimed by another order")); retry with --force to verify it again")
+        }
+        if request.action == .retry && record.state == .finished {
+            return try requeueEscalatedActions(request, on: &plan, now: now, lookups: lookups)
         }
         let usable = verifiers.map { record.proof.isUsable(by: $0) } ?? !record.proof.isEmpty
         let context = OrderLifecycle.Context(resumeState: record.resumeState, hasUsableProof: usable)

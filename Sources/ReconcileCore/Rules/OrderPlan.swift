@@ -19,6 +19,9 @@ public struct OrderPlan: Sendable, Hashable {
     /// Outbox actions to insert with the change (DESIGN §5a); one whose idempotency key is
     /// stored already is not inserted again.
     public var outbox: [OutboxAction]
+    /// Stored outbox actions of the order to write back as the rule left them (an operator's
+    /// retry sends an escalated one again).
+    public var outboxUpdates: [OutboxAction] = []
 
     public init(
         record: OrderRecord, changesRecord: Bool = true, raw: [UInt8]? = nil, attempts: [PlannedAttempt] = [],

@@ -39,6 +39,21 @@ public enum OutboxRules {
             detail: "owed to Google since the order finished")]
     }
 
+    /// An escalated action an operator retries: due now, its attempts from zero, its deadline
+    /// warning given again if it fails past the deadline once more.
+    public static func requeue(_ action: OutboxAction, actor: TransitionActor, now: Date) -> OutboxAction {
+        var after = action
+        after.state = .pending
+        after.attempts = 0
+        after.nextAttemptAt = now
+        after.lease = nil
+        after.warnedAt = nil
+        after.updatedAt = now
+        after.reason = "retry"
+        after.detail = "sent again by \(actor)"
+        return after
+    }
+
     /// Leases a due action for one attempt (counted when `charge`).
     public static func claim(
         _ action: OutboxAction, owner: String, leaseUntil: Date, charge: Bool, now: Date

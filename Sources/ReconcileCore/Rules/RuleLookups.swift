@@ -8,4 +8,7 @@ public protocol RuleLookups {
 
     /// The detail of the order's latest transition with this reason code, if any.
     func latestDetail(orderReference: Int64, reason: String) throws -> String?
+
+    /// The order's outbox actions, oldest first.
+    func actions(orderReference: Int64) throws -> [OutboxAction]
 }

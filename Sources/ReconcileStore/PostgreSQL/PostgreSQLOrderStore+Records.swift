@@ -134,6 +134,7 @@ extension PostgreSQLOrderStore {
             // The idempotency key is unique: a follow-up recorded once is never recorded again.
             try connection.run(outboxInsertSQL, OutboxColumns.insertValues(action, orderReference: reference).map(PostgreSQLValue.init))
         }
+        for action in plan.outboxUpdates { try update(action, connection: connection) }
         return reference
     }
 

@@ -21,4 +21,11 @@ struct PostgreSQLRuleLookups: RuleLookups {
             [.integer(orderReference), .text(reason)]
         ) { $0.optionalString(0) } ?? nil
     }
+
+    /// Locked for the transaction: the rule writes them back as it decides.
+    func actions(orderReference: Int64) throws -> [OutboxAction] {
+        try connection.query(
+            "SELECT \(OutboxColumns.action) \(OutboxColumns.from) WHERE x.order_ref = $1 ORDER BY x.id FOR UPDATE OF x",
+            [.integer(orderReference)], OutboxColumns.action(from:))
+    }
 }

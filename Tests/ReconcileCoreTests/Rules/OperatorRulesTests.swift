@@ -90,6 +90,29 @@ struct OperatorRulesTests {
         #expect(delivery?.record.state == .verified && delivery?.record.nextAttemptAt == F.now)
     }
 
+    @Test("retry of a finished order: its escalated follow-ups due again from zero attempts, the others and the order untouched; none escalated: refused")
+    func retryFinished() throws {
+        let record = F.record(.finished)
+        func action(_ id: Int64, _ kind: OutboxKind, _ state: OutboxState) -> OutboxAction {
+            OutboxAction(
+                reference: id, orderReference: record.reference, orderID: "A1", kind: kind, endpoint: .googlePlay, idempotencyKey: "A1:\(id)",
+                payload: "{}", state: state, attempts: 5, createdAt: F.t0, updatedAt: F.t0, warnedAt: F.t0, reason: "max_attempts")
+        }
+        let lookups = FixedLookups(actions: [action(1, .playAcknowledge, .done), action(2, .playConsume, .escalated)])
+        let (plan, result) = try apply(request(.retry, note: "Play is back"), to: record, lookups: lookups)
+        #expect(result == .applied(from: .finished, to: .finished))
+        let written = try #require(plan)
+        #expect(!written.changesRecord && written.record == record, "the order itself is not changed")
+        #expect(written.outboxUpdates.map(\.reference) == [2])
+        let requeued = try #require(written.outboxUpdates.first)
+        #expect(requeued.state == .pending && requeued.attempts == 0 && requeued.nextAttemptAt == F.now && requeued.warnedAt == nil)
+        #expect(requeued.idempotencyKey == "A1:2", "sent again under its own key")
+        #expect(written.transitions.only?.reason == Reason("retry_actions", detail: "play_consume sent again; Play is back"))
+
+        let (none, refused) = try apply(request(.retry), to: record, lookups: FixedLookups(actions: [action(1, .playAcknowledge, .done)]))
+        #expect(none == nil && refused == .refused("cannot retry: the order is finished, and no follow-up of it is escalated"))
+    }
+
     @Test("retrying a duplicate needs --force, and the refusal names the claimant from the history")
     func duplicateNeedsForce() throws {
         let record = F.record(.escalated, reason: "duplicate_transaction")

@@ -6,6 +6,7 @@ struct FixedLookups: RuleLookups {
     var claims: [String: String] = [:]
     var details: [String: String] = [:]
     var failing = false
+    var actions: [OutboxAction] = []
 
     struct Failure: Error {}
 
@@ -16,6 +17,10 @@ struct FixedLookups: RuleLookups {
 
     func latestDetail(orderReference: Int64, reason: String) throws -> String? {
         details[reason]
+    }
+
+    func actions(orderReference: Int64) throws -> [OutboxAction] {
+        actions.filter { $0.orderReference == orderReference }
     }
 }
 

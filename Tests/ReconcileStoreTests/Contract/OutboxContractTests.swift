@@ -71,6 +71,34 @@ struct OutboxContractTests {
         #expect(try claimActions(store, at: t0 + 1000).isEmpty)
     }
 
+    @Test("retry of a finished order sends its escalated follow-up again: due now, attempts from zero, the order still finished, the retry in its history; with nothing escalated it is refused", arguments: ContractStore.all)
+    func retryEscalatedAction(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
+        defer { opened.close() }
+        let store = opened.store
+        try finishPlayOrder(store, "P3")
+        let request = OperatorRequest(action: .retry, target: .orders(["P3"]), actor: .operator("alice"), note: "Play is back")
+        let early = try store.apply(request, verifiers: nil, now: t0 + 2)
+        #expect(early.first?.result == .refused("cannot retry: the order is finished, and no follow-up of it is escalated"))
+        #expect(try store.actions(orderID: "P3").first?.state == .pending, "a refused retry changed the action")
+
+        let leased = try #require(try claimActions(store).first)
+        let escalation = OutboxCompletion(claimed: leased, resolution: .escalate(Reason("max_attempts")), charged: true)
+        #expect(try store.completeActions([escalation], owner: owner, now: t0 + 3).first?.state == .escalated)
+        #expect(try claimActions(store, at: t0 + 1000).isEmpty)
+
+        let outcome = try store.apply(request, verifiers: nil, now: t0 + 10)
+        #expect(outcome.first?.result == .applied(from: .finished, to: .finished))
+        let action = try #require(try store.actions(orderID: "P3").first)
+        #expect(action.state == .pending && action.attempts == 0 && action.nextAttemptAt == t0 + 10 && action.lease == nil)
+        #expect(try store.order(id: "P3")?.state == .finished)
+        let last = try #require(try store.history(orderID: "P3").last)
+        #expect(last.reason == "retry_actions" && last.actor == .operator("alice") && last.detail == "play_acknowledge sent again; Play is back")
+        let again = try claimActions(store, at: t0 + 11)
+        #expect(again.map(\.action.idempotencyKey) == [leased.action.idempotencyKey], "the same Idempotency-Key")
+        #expect(again.first?.action.attempts == 1)
+    }
+
     @Test("a start hands back the actions its earlier start had leased: due again, the same Idempotency-Key", arguments: ContractStore.all)
     func releasedAtStart(_ kind: ContractStore) async throws {
         let opened = try await kind.open()
