@@ -24,6 +24,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case changedUnderneath(path: String, logSetAside: String?)
     /// `reconcilectl restore` was interrupted: `marker` says what it was doing.
     case restoreInterrupted(path: String, marker: String)
+    /// A migration found the database inconsistent and changed nothing.
+    case migrationFailed(path: String, version: Int, reason: String)
 
     public var description: String {
         switch self {
@@ -68,6 +70,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             a restore of \(path) was interrupted (\(marker) is still there); run `reconcilectl restore FILE` again to finish \
             it: nothing has been deleted, and whatever stood at \(path) is set aside again
             """
+        case .migrationFailed(let path, let version, let reason):
+            "migration \(version) of \(path) was not applied: \(reason); the database is as it was"
         }
     }
 }

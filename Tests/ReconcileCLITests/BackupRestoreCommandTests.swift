@@ -64,9 +64,9 @@ struct BackupRestoreCommandTests {
         #expect(result.err.isEmpty)
         let aside = "<dir>/state/orders.db.replaced-20261130T072606Z"
         #expect(result.out == """
-            checked <dir>/backup.db: integrity ok, schema version \(StoreSchema.latestVersion), 11 orders
+            checked <dir>/backup.db: integrity ok, schema version \(StoreSchema.latestVersion), \(OrderState.allCases.count + 1) orders
             set aside: \(aside), \(aside)-wal, \(aside)-shm
-            restored <dir>/state/orders.db from <dir>/backup.db (11 orders)
+            restored <dir>/state/orders.db from <dir>/backup.db (\(OrderState.allCases.count + 1) orders)
             start reconciled to use it: systemctl start reconciled
 
             """)

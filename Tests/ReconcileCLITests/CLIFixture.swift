@@ -74,7 +74,7 @@ final class CLIFixture: @unchecked Sendable {
         try store.write { connection in
             try connection.run("UPDATE orders SET state = 'escalated', reason = 'duplicate_transaction', next_attempt_at = NULL WHERE order_id = 'O-duplicate'")
             try SQLiteOrderStore.recordTransition(
-                connection, orderRef: 11, at: t0, actor: .daemon, from: .verifying, to: .escalated, reason: "duplicate_transaction",
+                connection, orderRef: Int64(OrderState.allCases.count + 1), at: t0, actor: .daemon, from: .verifying, to: .escalated, reason: "duplicate_transaction",
                 detail: "transaction 7777 is claimed by order O-finished")
             try connection.run("INSERT INTO claims (transaction_id, order_ref, claimed_at, actor) VALUES ('7777', 5, 0, 'daemon')")
         }
@@ -88,6 +88,7 @@ final class CLIFixture: @unchecked Sendable {
         case .escalated: "max_attempts"
         case .expired: "max_age"
         case .finished: "verified"
+        case .revoked: "refunded"
         default: nil
         }
     }

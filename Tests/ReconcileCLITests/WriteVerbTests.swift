@@ -44,7 +44,8 @@ struct WriteVerbTests {
     @Test(
         "forbidden actions are refused with the order's state named",
         arguments: [
-            (["retry", "O-finished"], "O-finished: cannot retry: the order is finished (done)\n"),
+            (["retry", "O-finished"], "O-finished: cannot retry: the order is finished, and no follow-up of it is escalated\n"),
+            (["retry", "O-revoked"], "O-revoked: cannot retry: the order is revoked (the store took the money back)\n"),
             (["cancel", "O-verified", "--note", "x"], "O-verified: cannot cancel: the order is verified (granted; delivery not yet acknowledged)\n"),
             (["release", "O-pending"], "O-pending: cannot release: the order is pending (waiting for its next attempt)\n"),
             (["hold", "O-cancelled"], "O-cancelled: cannot hold: the order is cancelled (cancelled by an operator)\n"),
@@ -102,9 +103,9 @@ struct WriteVerbTests {
         let target = fixture.directory.file("copy.db")
         let result = fixture.run(["backup", target])
         #expect(result.status == 0)
-        #expect(result.out.hasPrefix("backed up 11 orders to <dir>/copy.db ("))
+        #expect(result.out.hasPrefix("backed up \(OrderState.allCases.count + 1) orders to <dir>/copy.db ("))
         let copy = try SQLiteOrderStore(path: target, mode: .readOnly)
-        #expect(try copy.countsByState().values.reduce(0, +) == 11)
+        #expect(try copy.countsByState().values.reduce(0, +) == OrderState.allCases.count + 1)
         var info = stat()
         #expect(stat(target, &info) == 0)
         #expect(info.st_mode & 0o777 == 0o600)  // it holds every receipt, whatever the umask

@@ -117,16 +117,35 @@ struct SchedulerTests {
         #expect(turns >= count / 5, "every turn leases at most five: \(turns)")
     }
 
+    @Test("a failure on its way to a busy scheduler makes the answers after it go there too, in order: none is dropped as a no-op")
+    func failureQueuedBeforeTheScheduler() {
+        let quiet = QuietEndpoints()
+        quiet.update(.merchant, quiet: true)
+        #expect(quiet.skipsHealthy(.merchant))
+        // The failure waits for the scheduler (in a turn's commit); a healthy answer comes next.
+        quiet.failureQueued(.merchant)
+        #expect(!quiet.skipsHealthy(.merchant), "a healthy answer after a queued failure was dropped")
+        quiet.failureQueued(.merchant)
+        quiet.failureArrived(.merchant)
+        quiet.update(.merchant, quiet: false)
+        #expect(!quiet.skipsHealthy(.merchant))
+        // The scheduler took the second failure too, then a healthy answer closed the run.
+        quiet.failureArrived(.merchant)
+        quiet.update(.merchant, quiet: true)
+        #expect(quiet.skipsHealthy(.merchant))
+        #expect(!quiet.skipsHealthy(.production), "an endpoint never observed is not quiet")
+    }
+
     @Test("a healthy answer goes past the scheduler only while it would change nothing: after a failure it resets the count")
     func healthyAnswersAfterAFailureCount() async throws {
         let store = try SQLiteOrderStore(path: directory.file("orders.db"), mode: .owner)
         defer { store.close() }
         let scheduler = Scheduler(store: store, settings: settings(ScriptedTransport([:]), threshold: 2), logger: .discarding)
-        #expect(!scheduler.quietEndpoints.withLock { $0.contains(.merchant) }, "quiet before anything was seen")
+        #expect(!scheduler.quietEndpoints.skipsHealthy(.merchant), "quiet before anything was seen")
         await scheduler.report(.merchant, .healthy, retryAfter: nil, rateLimited: false)
-        #expect(scheduler.quietEndpoints.withLock { $0.contains(.merchant) })
+        #expect(scheduler.quietEndpoints.skipsHealthy(.merchant))
         await scheduler.report(.merchant, .failure(reason: "http_503"), retryAfter: nil, rateLimited: false)
-        #expect(!scheduler.quietEndpoints.withLock { $0.contains(.merchant) }, "still quiet after a failure")
+        #expect(!scheduler.quietEndpoints.skipsHealthy(.merchant), "still quiet after a failure")
         // This one must reach the circuit: it ends the run of failures.
         await scheduler.report(.merchant, .healthy, retryAfter: nil, rateLimited: false)
         await scheduler.report(.merchant, .failure(reason: "http_503"), retryAfter: nil, rateLimited: false)

@@ -19,6 +19,11 @@ public enum OrderEvent: Sendable, Hashable, CustomStringConvertible {
     case delivered
     /// An operator's action through `reconcilectl`.
     case operatorAction(OperatorAction)
+    /// The store confirmed it took the money back (DESIGN §5a): a refund, a revocation, a
+    /// chargeback.
+    case revocationConfirmed
+    /// The store reversed a refund it had made.
+    case refundReversed
 
     public var description: String {
         switch self {
@@ -30,6 +35,8 @@ public enum OrderEvent: Sendable, Hashable, CustomStringConvertible {
         case .limitsHit: "limits hit"
         case .delivered: "delivered"
         case .operatorAction(let action): action.rawValue
+        case .revocationConfirmed: "revocation confirmed"
+        case .refundReversed: "refund reversed"
         }
     }
 }

@@ -130,6 +130,23 @@ public enum OrderLifecycle {
             case .hold, .retry: throw illegal
             }
 
+        // MARK: the store takes the money back (DESIGN §4, §5a)
+        case (.finished, .revocationConfirmed):
+            return .moveTo(.revoked)
+        case (.revoked, .refundReversed):
+            return .moveTo(.finished)
+        case (.pending, .revocationConfirmed), (.verified, .revocationConfirmed), (.escalated, .revocationConfirmed),
+            (.held, .revocationConfirmed), (.waiting, .revocationConfirmed):
+            // Not delivered yet, and never will be: its verification ends in a rejection.
+            return .moveTo(.rejected)
+        case (.verifying, .revocationConfirmed):
+            // Applied when the attempt in flight ends (its completion is guarded by the lease).
+            return .deferred
+        case (.rejected, .revocationConfirmed), (.expired, .revocationConfirmed), (.cancelled, .revocationConfirmed),
+            (.revoked, .revocationConfirmed):
+            // Nothing was granted, or it is revoked already: recorded, nothing changes.
+            return .stay
+
         default:
             throw illegal
         }

@@ -20,11 +20,14 @@ public enum OrderState: String, CaseIterable, Sendable, Hashable, Codable, Custo
     case cancelled
     /// Waited without usable proof for longer than `MaxAge`.
     case expired
+    /// Finished, then the store took the money back (a refund, a Family Sharing revocation, a
+    /// chargeback; DESIGN §5a). Terminal, except that a reversed refund finishes it again.
+    case revoked
 
     public var description: String { rawValue }
 
     /// Nothing can change a terminal order's state.
-    public var isTerminal: Bool { self == .finished || self == .cancelled }
+    public var isTerminal: Bool { self == .finished || self == .cancelled || self == .revoked }
 
     /// States the daemon has stopped working on, but which new proof or an operator can revive.
     public var isDormant: Bool { self == .rejected || self == .escalated || self == .expired }
@@ -42,6 +45,7 @@ public enum OrderState: String, CaseIterable, Sendable, Hashable, Codable, Custo
         case .held: "held by an operator"
         case .cancelled: "cancelled by an operator"
         case .expired: "no usable proof arrived in time"
+        case .revoked: "the store took the money back"
         }
     }
 }

@@ -1,7 +1,6 @@
 import Foundation
 import ReconcileCore
 import ReconcileSystem
-import Synchronization
 
 /// What verifiers ask between the requests of one attempt (a bounce, another page): a token and
 /// the circuit's permission; and what each exchange said about its endpoint.
@@ -20,15 +19,20 @@ extension Scheduler: EndpointGate {
 
     /// Most answers say a healthy endpoint is healthy, which changes nothing: those return
     /// without waiting for the scheduler (busy in a turn's commit, it would add that commit to
-    /// every request's time). Everything else is handled on the scheduler.
+    /// every request's time). Everything else is handled on the scheduler, in the order it came.
     public nonisolated func report(
         _ endpoint: VerificationEndpoint, _ observation: EndpointObservation, retryAfter: Duration?, rateLimited: Bool
     ) async {
-        if case .healthy = observation, !rateLimited, quietEndpoints.withLock({ $0.contains(endpoint) }) { return }
-        await reportOnScheduler(endpoint, observation, retryAfter: retryAfter, rateLimited: rateLimited)
+        let healthy = if case .healthy = observation { !rateLimited } else { false }
+        if healthy && quietEndpoints.skipsHealthy(endpoint) { return }
+        if !healthy { quietEndpoints.failureQueued(endpoint) }
+        await reportOnScheduler(endpoint, observation, retryAfter: retryAfter, rateLimited: rateLimited, queued: !healthy)
     }
 
-    func reportOnScheduler(_ endpoint: VerificationEndpoint, _ observation: EndpointObservation, retryAfter: Duration?, rateLimited: Bool) {
+    func reportOnScheduler(
+        _ endpoint: VerificationEndpoint, _ observation: EndpointObservation, retryAfter: Duration?, rateLimited: Bool, queued: Bool
+    ) {
+        if queued { quietEndpoints.failureArrived(endpoint) }
         if rateLimited {
             let pause = admission.pause(endpoint, retryAfter: retryAfter?.inSeconds, now: clock.uptime())
             let capped = pause.capped ? " (Retry-After asked for \(TimeSpan.format(retryAfter ?? .zero)); capped at CircuitMaxCooldown)" : ""
@@ -43,8 +47,7 @@ extension Scheduler: EndpointGate {
     /// Feeds the endpoint's circuit; logs and announces an opening or closing.
     func observe(_ endpoint: VerificationEndpoint, _ observation: EndpointObservation) {
         let change = admission.observe(endpoint, observation, now: clock.uptime())
-        let quiet = admission.isQuiet(endpoint)
-        quietEndpoints.withLock { if quiet { $0.insert(endpoint) } else { $0.remove(endpoint) } }
+        quietEndpoints.update(endpoint, quiet: admission.isQuiet(endpoint))
         switch change {
         case .none:
             return

@@ -1,7 +1,6 @@
 import Foundation
 import ReconcileCore
 import ReconcileSystem
-import Synchronization
 
 /// The heart of `reconciled` (DESIGN §4–6): picks due orders by index, leases them, sends each
 /// attempt within the in-flight, rate and circuit limits, applies the outcomes in batches, and
@@ -25,11 +24,8 @@ public actor Scheduler {
     var random = SystemRandomSource()
 
     var admission: EndpointAdmission
-    /// The endpoints whose circuit is closed with no failure counted (``EndpointAdmission/isQuiet(_:)``),
-    /// updated with every observation: a healthy answer from one is not carried to the scheduler.
-    /// Seen stale only in the safe direction: an endpoint leaves it in the same step that
-    /// counts its failure, and an answer racing that failure was unordered with it anyway.
-    nonisolated let quietEndpoints = Mutex<Set<VerificationEndpoint>>([])
+    /// The endpoints a healthy answer need not be carried to the scheduler for.
+    nonisolated let quietEndpoints = QuietEndpoints()
     var reporter: CompletionReporter
     var bundleMismatches = BundleMismatchStreak()
     /// Attempts in flight per pool (each section's `MaxInFlight=` bounds its own).

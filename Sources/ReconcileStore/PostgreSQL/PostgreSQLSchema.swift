@@ -154,6 +154,13 @@ public enum PostgreSQLSchema {
                 );
                 CREATE INDEX orders_lease_end ON orders (leased_until) WHERE lease_owner IS NOT NULL;
                 """),
+        Migration(
+            version: 5, name: "revoked orders (the store took the money back)",
+            sql: """
+                ALTER TABLE orders DROP CONSTRAINT orders_state_check;
+                ALTER TABLE orders ADD CONSTRAINT orders_state_check CHECK (state IN ('waiting', 'pending', 'verifying', 'verified',
+                    'finished', 'rejected', 'escalated', 'held', 'cancelled', 'expired', 'revoked'));
+                """),
     ]
 
     /// The newest schema version this build knows.

@@ -4,10 +4,14 @@ public struct Migration: Sendable, Hashable {
     public var version: Int
     public var name: String
     public var sql: String
+    /// SQLite: the migration rebuilds a table others refer to, so foreign keys are off while it
+    /// runs and checked (`PRAGMA foreign_key_check`) before it commits.
+    public var rebuildsTables: Bool
 
-    public init(version: Int, name: String, sql: String) {
+    public init(version: Int, name: String, rebuildsTables: Bool = false, sql: String) {
         self.version = version
         self.name = name
+        self.rebuildsTables = rebuildsTables
         self.sql = sql
     }
 }

@@ -72,6 +72,9 @@ public struct SchemaMigrator: Sendable {
         }
         for migration in pending {
             willApply("migration \(migration.version): \(migration.name)")
+            // Not inside a transaction: SQLite ignores this pragma there.
+            if migration.rebuildsTables { try connection.execute("PRAGMA foreign_keys = OFF") }
+            defer { if migration.rebuildsTables { try? connection.execute("PRAGMA foreign_keys = ON") } }
             try connection.transaction {
                 if migration.version == 1 {
                     try connection.execute(
@@ -84,6 +87,13 @@ public struct SchemaMigrator: Sendable {
                         """)
                 }
                 try connection.execute(migration.sql)
+                if migration.rebuildsTables {
+                    let broken = try connection.query("PRAGMA foreign_key_check") { $0.string(0) }
+                    guard broken.isEmpty else {
+                        throw StoreError.migrationFailed(
+                            path: connection.path, version: migration.version, reason: "rows of \(Set(broken).sorted().joined(separator: ", ")) refer to orders that are gone")
+                    }
+                }
                 try connection.run(
                     "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
                     [.integer(migration.version), .text(migration.name), .integer(now.epochMilliseconds)])

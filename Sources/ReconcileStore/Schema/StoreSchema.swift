@@ -159,6 +159,70 @@ public enum StoreSchema {
                     version TEXT NOT NULL DEFAULT ''
                 );
                 """),
+        // SQLite cannot change a CHECK constraint in place: the table is rebuilt as its manual
+        // says (foreign keys off around the migration, checked before it commits), with every
+        // column in its order and every index of `orders` made again.
+        Migration(
+            version: 5, name: "revoked orders (the store took the money back)", rebuildsTables: true,
+            sql: """
+                CREATE TABLE orders_v5 (
+                    id INTEGER PRIMARY KEY,
+                    order_id TEXT NOT NULL UNIQUE,
+                    product_id TEXT NOT NULL,
+                    state TEXT NOT NULL CHECK (state IN ('waiting', 'pending', 'verifying', 'verified',
+                        'finished', 'rejected', 'escalated', 'held', 'cancelled', 'expired', 'revoked')),
+                    resume_state TEXT,
+                    receipt TEXT,
+                    transaction_id TEXT,
+                    signed_transaction TEXT,
+                    application_username TEXT,
+                    user_id TEXT,
+                    amount TEXT,
+                    currency TEXT,
+                    created_at INTEGER,
+                    raw BLOB,
+                    content_hash TEXT NOT NULL,
+                    proof_revision INTEGER NOT NULL DEFAULT 1,
+                    received_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL,
+                    next_attempt_at INTEGER,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    delivery_attempts INTEGER NOT NULL DEFAULT 0,
+                    malformed_answers INTEGER NOT NULL DEFAULT 0,
+                    lease_owner TEXT,
+                    leased_until INTEGER,
+                    lease_proof_revision INTEGER,
+                    pending_action TEXT,
+                    reason TEXT,
+                    verified_transaction_id TEXT,
+                    original_transaction_id TEXT,
+                    verified_product_id TEXT,
+                    quantity INTEGER,
+                    purchase_date INTEGER,
+                    environment TEXT,
+                    finished_by TEXT,
+                    pruned_at INTEGER,
+                    held_resume_state TEXT,
+                    held_reason TEXT,
+                    purchase_token TEXT,
+                    package_name TEXT,
+                    acknowledgement_state INTEGER,
+                    consumption_state INTEGER
+                );
+                INSERT INTO orders_v5 SELECT * FROM orders;
+                DROP TABLE orders;
+                ALTER TABLE orders_v5 RENAME TO orders;
+                CREATE INDEX orders_due_verify ON orders(next_attempt_at)
+                    WHERE next_attempt_at IS NOT NULL AND state = 'pending' AND purchase_token IS NULL;
+                CREATE INDEX orders_due_verify_play ON orders(next_attempt_at)
+                    WHERE next_attempt_at IS NOT NULL AND state = 'pending' AND purchase_token IS NOT NULL;
+                CREATE INDEX orders_due_deliver ON orders(next_attempt_at)
+                    WHERE next_attempt_at IS NOT NULL AND state = 'verified';
+                CREATE INDEX orders_state_received ON orders(state, received_at);
+                CREATE INDEX orders_leased ON orders(lease_owner) WHERE lease_owner IS NOT NULL;
+                CREATE INDEX orders_prunable ON orders(updated_at)
+                    WHERE state IN ('finished', 'cancelled') AND pruned_at IS NULL;
+                """),
     ]
 
     /// The newest schema version this build knows.

@@ -19,32 +19,37 @@ struct OrderLifecycleTests {
         ("cancel", .operatorAction(.cancel)),
         ("resolve", .operatorAction(.resolve)),
         ("retry", .operatorAction(.retry)),
+        ("revoke", .revocationConfirmed),
+        ("reversed", .refundReversed),
     ]
 
     /// DESIGN §4, transcribed cell by cell. "stay" = taken without a state change; "deferred" =
     /// applied when the attempt ends; a missing cell is illegal. Context: no resume state, usable
     /// proof (the context-dependent cells have their own tests below).
     static let expected: [OrderState: [String: String]] = [
-        .waiting: ["proof": "pending", "limits": "expired", "hold": "held", "cancel": "cancelled", "resolve": "finished"],
+        .waiting: ["proof": "pending", "limits": "expired", "hold": "held", "cancel": "cancelled", "resolve": "finished", "revoke": "rejected"],
         .pending: [
             "proof": "pending", "attempt": "verifying", "limits": "escalated",
-            "hold": "held", "cancel": "cancelled", "resolve": "finished", "retry": "pending",
+            "hold": "held", "cancel": "cancelled", "resolve": "finished", "retry": "pending", "revoke": "rejected",
         ],
         .verifying: [
             "proof": "stay", "transient": "pending", "verified+finish": "finished", "verified+deliver": "verified",
             "reject": "rejected", "reject+escalate": "escalated", "limits": "escalated",
-            "hold": "deferred", "cancel": "deferred", "resolve": "deferred", "retry": "deferred",
+            "hold": "deferred", "cancel": "deferred", "resolve": "deferred", "retry": "deferred", "revoke": "deferred",
         ],
         .verified: [
             "attempt": "verified", "transient": "verified", "limits": "escalated", "delivered": "finished",
-            "reject+escalate": "escalated", "hold": "held", "resolve": "finished",
+            "reject+escalate": "escalated", "hold": "held", "resolve": "finished", "revoke": "rejected",
         ],
-        .rejected: ["proof": "pending", "retry": "pending", "hold": "held", "cancel": "cancelled", "resolve": "finished"],
-        .expired: ["proof": "pending", "retry": "pending", "hold": "held", "cancel": "cancelled", "resolve": "finished"],
-        .escalated: ["proof": "pending", "retry": "pending", "hold": "held", "cancel": "cancelled", "resolve": "finished"],
-        .held: ["proof": "stay", "release": "pending", "cancel": "cancelled", "resolve": "finished"],
-        .finished: [:],
-        .cancelled: [:],
+        .rejected: ["proof": "pending", "retry": "pending", "hold": "held", "cancel": "cancelled", "resolve": "finished", "revoke": "stay"],
+        .expired: ["proof": "pending", "retry": "pending", "hold": "held", "cancel": "cancelled", "resolve": "finished", "revoke": "stay"],
+        .escalated: [
+            "proof": "pending", "retry": "pending", "hold": "held", "cancel": "cancelled", "resolve": "finished", "revoke": "rejected",
+        ],
+        .held: ["proof": "stay", "release": "pending", "cancel": "cancelled", "resolve": "finished", "revoke": "rejected"],
+        .finished: ["revoke": "revoked"],
+        .cancelled: ["revoke": "stay"],
+        .revoked: ["revoke": "stay", "reversed": "finished"],
     ]
 
     static func describe(_ outcome: OrderLifecycle.Outcome) -> String {
@@ -64,10 +69,10 @@ struct OrderLifecycleTests {
         }
     }
 
-    @Test("terminal states accept nothing")
+    @Test("terminal states accept nothing but what the store says of the money (a revocation, a reversed refund)")
     func terminal() {
         for state in OrderState.allCases where state.isTerminal {
-            for (_, event) in Self.events {
+            for (_, event) in Self.events where event != .revocationConfirmed && event != .refundReversed {
                 #expect(!OrderLifecycle.allows(event, from: state))
             }
         }

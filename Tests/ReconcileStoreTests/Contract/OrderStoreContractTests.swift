@@ -62,6 +62,7 @@ struct OrderStoreContractTests {
         case .held: _ = try act(store, .hold, [id])
         case .cancelled: _ = try act(store, .cancel, [id], note: "n")
         case .expired: _ = try store.expireWaiting(receivedBefore: t0 + 1, now: t0 + 2, limit: 10)
+        case .revoked: Issue.record("no store call revokes an order yet")
         }
         #expect(try store.order(id: id)?.state == state, "could not make \(id) \(state)")
     }
@@ -250,7 +251,9 @@ struct OrderStoreContractTests {
         let opened = try await kind.open()
         defer { opened.close() }
         let store = opened.store
-        for state in OrderState.allCases where state != .verifying {
+        // Revoked orders: the operator table allows nothing on them (OperatorRulesTests); no
+        // store call makes one yet.
+        for state in OrderState.allCases where state != .verifying && state != .revoked {
             for action in OperatorAction.allCases {
                 let id = "\(state.rawValue)-\(action.rawValue)"
                 try make(store, id, state)

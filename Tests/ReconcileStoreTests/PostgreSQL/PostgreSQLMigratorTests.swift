@@ -36,6 +36,13 @@ struct PostgreSQLMigratorTests {
             }
         }
         #expect(columns == expected)
+        // Both stores take the same states (migration 5: revoked), and no other.
+        try connection.run(
+            "INSERT INTO orders (order_id, product_id, state, content_hash, received_at, updated_at) VALUES ('R1', 'gems', 'revoked', 'h', 0, 0)")
+        #expect(throws: (any Error).self) {
+            try connection.run("INSERT INTO orders (order_id, product_id, state, content_hash, received_at, updated_at) VALUES ('R2', 'gems', 'gone', 'h', 0, 0)")
+        }
+        try sqlite.run("INSERT INTO orders (order_id, product_id, state, content_hash, received_at, updated_at) VALUES ('R1', 'gems', 'revoked', 'h', 0, 0)")
     }
 
     @Test("three stores opening one fresh database at once: each migration is applied exactly once")

@@ -50,6 +50,52 @@ struct SchemaMigratorTests {
         #expect(try copy.scalar("SELECT count(*) FROM orders") == 1)
     }
 
+    @Test("migration 5 rebuilds orders to allow revoked: every row, column, index and reference to it kept; foreign keys on after")
+    func revokedRebuild() throws {
+        let before = Array(StoreSchema.migrations.prefix { $0.version < 5 })
+        var indexes: [String] = []
+        do {
+            let old = try SQLiteOrderStore(path: fixture.path, mode: .owner, migrator: SchemaMigrator(migrations: before))
+            try old.write { connection in
+                try connection.run(
+                    """
+                    INSERT INTO orders (order_id, product_id, state, content_hash, received_at, updated_at, next_attempt_at, purchase_token, held_reason)
+                    VALUES ('A1', 'gems', 'pending', 'h', 0, 0, 0, NULL, NULL), ('P1', 'gems', 'finished', 'h2', 5, 6, NULL, 'tok', 'x')
+                    """)
+                try connection.run("INSERT INTO transitions (order_ref, at, actor, to_state, reason) VALUES (2, 6, 'daemon', 'finished', 'verified')")
+                try connection.run("INSERT INTO claims (transaction_id, order_ref, claimed_at, actor) VALUES ('google:GPA.1', 2, 6, 'daemon')")
+                try connection.run(
+                    """
+                    INSERT INTO outbox (order_ref, kind, endpoint, idempotency_key, payload, state, created_at, updated_at)
+                    VALUES (2, 'play_acknowledge', 'googleplay', 'P1:play_acknowledge', '{}', 'pending', 6, 6)
+                    """)
+                #expect(throws: (any Error).self) { try connection.run("UPDATE orders SET state = 'revoked' WHERE order_id = 'P1'") }
+                indexes = try connection.query("SELECT name || ':' || sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'orders' AND sql IS NOT NULL ORDER BY name") { $0.string(0) }
+            }
+            old.close()
+        }
+        let store = try SQLiteOrderStore(path: fixture.path, mode: .owner)
+        #expect(try store.scalar("PRAGMA user_version") == Int64(StoreSchema.latestVersion))
+        #expect(try store.scalar("PRAGMA foreign_keys") == 1)
+        #expect(try store.order(id: "A1")?.state == .pending && store.order(id: "A1")?.nextAttemptAt == Date(epochMilliseconds: 0))
+        let played = try #require(try store.order(id: "P1"))
+        #expect(played.state == .finished && played.proof.purchaseToken == "tok")
+        #expect(try store.history(orderID: "P1").map(\.reason) == ["verified"])
+        #expect(try store.actions(orderID: "P1").map(\.idempotencyKey) == ["P1:play_acknowledge"])
+        #expect(try store.scalar("SELECT count(*) FROM claims WHERE order_ref = 2") == 1)
+        let after = try store.withConnection { connection in
+            try connection.query("SELECT name || ':' || sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'orders' AND sql IS NOT NULL ORDER BY name") { $0.string(0) }
+        }
+        #expect(after == indexes, "the indexes of orders changed")
+        #expect(try store.scalar("SELECT count(*) FROM pragma_foreign_key_check") == 0)
+        try store.write { try $0.run("UPDATE orders SET state = 'revoked' WHERE order_id = 'P1'") }
+        #expect(try store.order(id: "P1")?.state == .revoked)
+        #expect(throws: (any Error).self) { try store.write { try $0.run("UPDATE orders SET state = 'gone' WHERE order_id = 'P1'") } }
+        #expect(throws: (any Error).self, "a reference to no order is still refused") {
+            try store.write { try $0.run("INSERT INTO claims (transaction_id, order_ref, claimed_at, actor) VALUES ('x', 99, 0, 'daemon')") }
+        }
+    }
+
     @Test("refuses a database from a newer version")
     func refusesNewer() throws {
         _ = try SQLiteOrderStore(path: fixture.path, mode: .owner, migrator: SchemaMigrator(migrations: StoreSchema.migrations + [Self.extra]))
