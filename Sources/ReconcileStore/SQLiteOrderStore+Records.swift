@@ -117,9 +117,10 @@ struct SQLiteRuleLookups: RuleLookups {
         ) { $0.optionalString(0) } ?? nil
     }
 
-    func actions(orderReference: Int64) throws -> [OutboxAction] {
+    func escalatedActions(orderReference: Int64) throws -> [OutboxAction] {
         try connection.query(
-            "SELECT \(OutboxColumns.action) \(OutboxColumns.from) WHERE x.order_ref = ? ORDER BY x.id", [.integer(orderReference)],
+            "SELECT \(OutboxColumns.action) \(OutboxColumns.from) WHERE x.order_ref = ? AND x.state = 'escalated' ORDER BY x.id",
+            [.integer(orderReference)],
             OutboxColumns.action(from:))
     }
 }

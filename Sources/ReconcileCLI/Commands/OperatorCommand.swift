@@ -16,7 +16,9 @@ enum OperatorCommand {
                 usage: "retry (<order-id>... | --state <state>) [--reset-attempts] [--force] [--note <text>]",
                 discussion: """
                     Works on pending, rejected, expired and escalated orders (an order escalated
-                    during delivery goes back to verified). --reset-attempts also zeroes the
+                    during delivery goes back to verified). On a finished order it sends the
+                    order's escalated follow-ups again (a Google Play acknowledgement or
+                    consumption), and the order stays finished. --reset-attempts also zeroes the
                     attempt count and restarts the age clock. Retrying an order escalated as a
                     duplicate_transaction needs --force. With --state, every order in the state
                     is retried in batches of 1,000 while the daemon goes on serving; the first

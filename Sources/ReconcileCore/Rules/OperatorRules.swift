@@ -26,7 +26,7 @@ public enum OperatorRules {
     static func requeueEscalatedActions(
         _ request: OperatorRequest, on plan: inout OrderPlan, now: Date, lookups: some RuleLookups
     ) throws -> OperatorOutcome.Result {
-        let escalated = try lookups.actions(orderReference: plan.record.reference).filter { $0.state == .escalated }
+        let escalated = try lookups.escalatedActions(orderReference: plan.record.reference)
         guard !escalated.isEmpty else {
             return .refused("cannot retry: the order is finished, and no follow-up of it is escalated")
         }

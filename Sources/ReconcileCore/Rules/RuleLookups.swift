@@ -9,6 +9,7 @@ public protocol RuleLookups {
     /// The detail of the order's latest transition with this reason code, if any.
     func latestDetail(orderReference: Int64, reason: String) throws -> String?
 
-    /// The order's outbox actions, oldest first.
-    func actions(orderReference: Int64) throws -> [OutboxAction]
+    /// The order's escalated outbox actions, oldest first (locked for the transaction where the
+    /// store can: the rule writes them back).
+    func escalatedActions(orderReference: Int64) throws -> [OutboxAction]
 }

@@ -22,10 +22,11 @@ struct PostgreSQLRuleLookups: RuleLookups {
         ) { $0.optionalString(0) } ?? nil
     }
 
-    /// Locked for the transaction: the rule writes them back as it decides.
-    func actions(orderReference: Int64) throws -> [OutboxAction] {
+    /// Locked for the transaction: the rule writes them back as it decides. Only escalated ones:
+    /// an action in flight is neither waited for nor locked against its sender.
+    func escalatedActions(orderReference: Int64) throws -> [OutboxAction] {
         try connection.query(
-            "SELECT \(OutboxColumns.action) \(OutboxColumns.from) WHERE x.order_ref = $1 ORDER BY x.id FOR UPDATE OF x",
+            "SELECT \(OutboxColumns.action) \(OutboxColumns.from) WHERE x.order_ref = $1 AND x.state = 'escalated' ORDER BY x.id FOR UPDATE OF x",
             [.integer(orderReference)], OutboxColumns.action(from:))
     }
 }

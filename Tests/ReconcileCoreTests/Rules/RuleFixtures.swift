@@ -19,8 +19,8 @@ struct FixedLookups: RuleLookups {
         details[reason]
     }
 
-    func actions(orderReference: Int64) throws -> [OutboxAction] {
-        actions.filter { $0.orderReference == orderReference }
+    func escalatedActions(orderReference: Int64) throws -> [OutboxAction] {
+        actions.filter { $0.orderReference == orderReference && $0.state == .escalated }
     }
 }
 
