@@ -106,8 +106,9 @@ public final class Daemon {
 
         transport = CurlTransport(maximumConnections: max(64, configuration.verifier.maxInFlight * 2))
         let settings: Scheduler.Settings
+        let notifications: NotificationFileReader
         do {
-            settings = try VerificationFactory.settings(for: configuration, environment: environment, transport: transport)
+            (settings, notifications) = try VerificationFactory.configured(for: configuration, environment: environment, transport: transport)
         } catch {
             for problem in error.problems {
                 logger.error("configuration: \(problem)", id: .configurationError, [.path: problem.path, .reason: "configuration"])
@@ -166,7 +167,7 @@ public final class Daemon {
         }
         self.stateChanged = stateChanged
         ingestor = SpoolIngestor(
-            layout: layout, store: store, settings: Self.ingestSettings(configuration), logger: logger,
+            layout: layout, store: store, settings: Self.ingestSettings(configuration, notifications), logger: logger,
             onCommitted: { _ in
                 scheduler.nudge()
                 stateChanged()
@@ -190,8 +191,8 @@ public final class Daemon {
         }
     }
 
-    static func ingestSettings(_ configuration: Configuration) -> SpoolIngestor.Settings {
-        SpoolIngestor.Settings(verifiers: configuration.verifiers, maxFileSize: configuration.spool.maxFileSize)
+    static func ingestSettings(_ configuration: Configuration, _ notifications: NotificationFileReader) -> SpoolIngestor.Settings {
+        SpoolIngestor.Settings(verifiers: configuration.verifiers, maxFileSize: configuration.spool.maxFileSize, notifications: notifications)
     }
 
     /// The daemon's long-running parts, in start order; they stop in reverse order: the control
@@ -404,8 +405,9 @@ public final class Daemon {
             return .failure(.needsRestart(changed))
         }
         let settings: Scheduler.Settings
+        let notifications: NotificationFileReader
         do {
-            settings = try VerificationFactory.settings(for: next, environment: environment, transport: transport)
+            (settings, notifications) = try VerificationFactory.configured(for: next, environment: environment, transport: transport)
         } catch {
             for problem in error.problems {
                 logger.error("reload refused: \(problem)", id: .configurationError, [.path: problem.path])
@@ -417,7 +419,7 @@ public final class Daemon {
         transport.reloadTrustAnchors()
         await scheduler.apply(settings)
         await escalations.apply(next.escalation)
-        await ingestor.apply(Self.ingestSettings(next))
+        await ingestor.apply(Self.ingestSettings(next, notifications))
         await metrics.retarget(next.daemon.metricsFile)
         if verifiersChanged, let promoted = try? store.promoteWaiting(usableBy: next.verifiers, now: Date()), promoted > 0 {
             logger.notice("\(next.verifiers) can verify \(Plural.count(promoted, "waiting order")); they are due now")

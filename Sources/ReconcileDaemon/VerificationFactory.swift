@@ -3,6 +3,7 @@ import ReconcileCore
 import ReconcileCrypto
 import ReconcileEngine
 import ReconcileHTTP
+import ReconcileSpool
 import ReconcileSystem
 
 /// Builds the scheduler's settings from the configuration: the verifier for `Kind=`, the
@@ -59,6 +60,24 @@ public enum VerificationFactory {
         for configuration: Configuration, environment: [String: String], transport: any HTTPTransport
     ) throws(ConfigurationError) -> Scheduler.Settings {
         try settings(for: configuration, resources: resources(for: configuration, environment: environment), transport: transport)
+    }
+
+    /// The scheduler's settings and the reader of store notification files, from one reading
+    /// of the files the configuration names.
+    public static func configured(
+        for configuration: Configuration, environment: [String: String], transport: any HTTPTransport
+    ) throws(ConfigurationError) -> (settings: Scheduler.Settings, notifications: NotificationFileReader) {
+        let resources = try resources(for: configuration, environment: environment)
+        return (try settings(for: configuration, resources: resources, transport: transport), notificationReader(configuration, resources))
+    }
+
+    /// App Store notifications are verified with `Kind=appstore`'s signed-data verifiers (the
+    /// sandbox one only with `AllowSandbox=yes`); without them a notification file is refused
+    /// with that reason.
+    static func notificationReader(_ configuration: Configuration, _ resources: Resources) -> NotificationFileReader {
+        NotificationFileReader(appStore: resources.appStore.map {
+            NotificationFileReader.AppStoreVerifiers(production: $0.production, sandbox: configuration.verifier.allowSandbox ? $0.sandbox : nil)
+        })
     }
 
     /// Reads and checks every secret, key and certificate file `configuration` names; every

@@ -21,17 +21,23 @@ import Synchronization
 /// review top to bottom in one place.)
 public actor SpoolIngestor {
     /// What the ingestor needs from the configuration; reloadable.
-    public struct Settings: Sendable, Hashable {
+    public struct Settings: Sendable {
         /// Decide which new orders can be verified now (`pending`) and which wait.
         public var verifiers: ConfiguredVerifiers
         public var maxFileSize: Int
         /// Files per transaction.
         public var batchSize: Int
+        /// Verifies store notification files (DESIGN §5a).
+        public var notifications: NotificationFileReader
 
-        public init(verifiers: ConfiguredVerifiers, maxFileSize: Int, batchSize: Int = 512) {
+        public init(
+            verifiers: ConfiguredVerifiers, maxFileSize: Int, batchSize: Int = 512,
+            notifications: NotificationFileReader = NotificationFileReader(appStore: nil)
+        ) {
             self.verifiers = verifiers
             self.maxFileSize = maxFileSize
             self.batchSize = batchSize
+            self.notifications = notifications
         }
 
         /// With `[Verifier] Kind=kind` only.
@@ -46,19 +52,22 @@ public actor SpoolIngestor {
         public var unchanged = 0
         public var proofReplaced = 0
         public var duplicates = 0
+        /// Store notifications taken in (a repeated one counts in ``duplicates``).
+        public var notifications = 0
         public var rejected = 0
         /// Files left in `incoming/` because the store or the disk failed; retried later.
         public var deferred = 0
 
         public init() {}
 
-        public var filesHandled: Int { accepted + unchanged + proofReplaced + duplicates + rejected }
+        public var filesHandled: Int { accepted + unchanged + proofReplaced + duplicates + notifications + rejected }
 
         public static func += (lhs: inout Summary, rhs: Summary) {
             lhs.accepted += rhs.accepted
             lhs.unchanged += rhs.unchanged
             lhs.proofReplaced += rhs.proofReplaced
             lhs.duplicates += rhs.duplicates
+            lhs.notifications += rhs.notifications
             lhs.rejected += rhs.rejected
             lhs.deferred += rhs.deferred
         }
@@ -247,15 +256,24 @@ public actor SpoolIngestor {
         var identity: FileIdentity
     }
 
+    /// A verified store notification file.
+    private struct NotificationRead: Sendable {
+        var name: SpoolFileName
+        var notification: StoreNotification
+        var identity: FileIdentity
+    }
+
     private func processBatch(_ names: [SpoolFileName], in directory: Int32) -> Summary {
         var summary = Summary()
         var reads: [Read] = []
+        var notifications: [NotificationRead] = []
         var problems: [(SpoolFileName, OrderFileProblem)] = []
         for result in readAll(names, in: directory) {
             switch result {
             case .vanished: continue
             case .problem(let name, let problem): problems.append((name, problem))
             case .read(let read): reads.append(read)
+            case .notification(let read): notifications.append(read)
             }
         }
 
@@ -276,6 +294,9 @@ public actor SpoolIngestor {
                 summary.deferred += reads.count
             }
         }
+        if !notifications.isEmpty {
+            summary += ingest(notifications, time: time, from: directory)
+        }
         for (name, problem) in problems {
             summary += reject(name, problem: problem, orderID: nil, time: time, from: directory)
         }
@@ -295,14 +316,79 @@ public actor SpoolIngestor {
     /// The result of reading and validating one name.
     private enum ReadResult: Sendable {
         case read(Read)
+        case notification(NotificationRead)
         case problem(SpoolFileName, OrderFileProblem)
         case vanished
+    }
+
+    /// Commits verified notifications in one transaction, logs what each did, deletes their files.
+    private func ingest(_ reads: [NotificationRead], time: Date, from directory: Int32) -> Summary {
+        var summary = Summary()
+        do {
+            let outcomes = try store.ingestNotifications(reads.map(\.notification), now: time)
+            for (read, outcome) in zip(reads, outcomes) {
+                report(outcome, of: read)
+                if case .duplicate = outcome { summary.duplicates += 1 } else { summary.notifications += 1 }
+            }
+            let logger = logger
+            removals.submit {
+                for read in reads { Self.removeCommitted(name: read.name, identity: read.identity, directory: directory, logger: logger) }
+            }
+        } catch {
+            logger.error(
+                "cannot commit \(Plural.count(reads.count, "store notification")) to the store; the spool files stay in incoming/: \(error)",
+                id: .storeUnavailable, [.count: String(reads.count), .reason: StoreFailure.of(error).rawValue])
+            summary.deferred += reads.count
+        }
+        return summary
+    }
+
+    /// One journal line per notification taken in.
+    private func report(_ outcome: NotificationIngestOutcome, of read: NotificationRead) {
+        let notification = read.notification
+        let shown = read.name.escaped
+        let what = "\(notification.source == .appStore ? "App Store" : "Google Play") \(notification.type)"
+        let transactionID = NotificationMatching.transactionID(of: notification)
+        let transaction = transactionID.map { " for transaction \($0)" } ?? ""
+        switch outcome {
+        case .duplicate:
+            logger.debug(
+                "\(shown) repeats \(what) notification \(notification.notificationID), taken in before; nothing to do",
+                [.spoolFile: shown, .reason: notification.type])
+        case .taken(.applied(let orderID, let from, let to)):
+            let fields: KeyValuePairs<LogField, String?> = [
+                .orderID: orderID, .orderState: to.rawValue, .transactionID: transactionID, .reason: notification.type, .spoolFile: shown,
+            ]
+            let message = "\(what)\(transaction): order \(orderID) \(from) → \(to)"
+            switch (from, to) {
+            case (_, .revoked): logger.notice(message, id: .orderRevoked, fields)
+            case (.revoked, _): logger.notice(message, id: .orderReinstated, fields)
+            default: logger.notice(message, fields)
+            }
+        case .taken(.noChange(let orderID, let state)):
+            logger.info(
+                "\(what)\(transaction): order \(orderID) stays \(state)",
+                [.orderID: orderID, .orderState: state.rawValue, .transactionID: transactionID, .reason: notification.type, .spoolFile: shown])
+        case .taken(.waitsForAttempt(let orderID)):
+            logger.info(
+                "\(what)\(transaction): order \(orderID) has an attempt in flight; applied when it ends",
+                [.orderID: orderID, .transactionID: transactionID, .reason: notification.type, .spoolFile: shown])
+        case .taken(.recorded):
+            logger.info(
+                "\(what) notification \(notification.notificationID) recorded; it changes no order",
+                [.transactionID: transactionID, .reason: notification.type, .spoolFile: shown])
+        case .taken(.unmatched):
+            logger.notice(
+                "\(what)\(transaction) matches no order; recorded (reconcilectl notifications --unmatched)", id: .notificationUnmatched,
+                [.transactionID: transactionID, .reason: notification.type, .spoolFile: shown])
+        }
     }
 
     /// Reads, validates and hashes `names` on every core, keeping their order.
     private func readAll(_ names: [SpoolFileName], in directory: Int32) -> [ReadResult] {
         let reader = SpoolFileReader(maximumSize: settings.maxFileSize)
         let parser = parser
+        let notifications = settings.notifications
         let workers = max(1, min(ProcessInfo.processInfo.activeProcessorCount, names.count / 16))
         let chunk = (names.count + workers - 1) / workers
         let parts = Mutex<[Int: [ReadResult]]>([:])
@@ -315,6 +401,15 @@ public actor SpoolIngestor {
                 case .problem(let problem):
                     return .problem(name, problem)
                 case .contents(let bytes, let identity):
+                    let document = SpoolDocument.classify(bytes)
+                    if document != .order {
+                        do throws(OrderFileProblem) {
+                            let notification = try notifications.read(bytes, kind: document, now: Date())
+                            return .notification(NotificationRead(name: name, notification: notification, identity: identity))
+                        } catch {
+                            return .problem(name, error)
+                        }
+                    }
                     let submission: OrderSubmission
                     do throws(OrderFileProblem) {
                         submission = try parser.parse(bytes)
@@ -376,6 +471,11 @@ public actor SpoolIngestor {
     /// Deletes a committed spool file, but only if its name still points to the inode that was
     /// read: a producer's new file under the same name is never lost.
     private static func removeCommitted(_ read: Read, directory: Int32, logger: Logger) {
+        removeCommitted(name: read.name, identity: read.identity, directory: directory, logger: logger)
+    }
+
+    private static func removeCommitted(name: SpoolFileName, identity: FileIdentity, directory: Int32, logger: Logger) {
+        let read = (name: name, identity: identity)
         var info = stat()
         guard read.name.withCString({ fstatat(directory, $0, &info, AT_SYMLINK_NOFOLLOW) }) == 0 else { return }
         guard FileIdentity(info) == read.identity else {

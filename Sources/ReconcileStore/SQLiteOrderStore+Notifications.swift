@@ -23,7 +23,12 @@ extension SQLiteOrderStore {
     }
 
     public func applyWaitingNotifications(now: Date) throws -> [NotificationRules.Outcome] {
-        try write { connection in
+        // Read first: most turns find none, and must not pay for a write transaction.
+        let any = try withConnection { connection in
+            try connection.queryFirst("SELECT 1 FROM notifications INDEXED BY notifications_waiting WHERE outcome = 'waiting' LIMIT 1") { _ in true }
+        }
+        guard any == true else { return [] }
+        return try write { connection in
             let waiting = try connection.query(
                 "SELECT \(NotificationColumns.select), n.order_ref \(NotificationColumns.from) WHERE n.outcome = 'waiting' ORDER BY n.id LIMIT 100"
             ) { (NotificationColumns.stored(from: $0), $0.optionalInt64(17)) }

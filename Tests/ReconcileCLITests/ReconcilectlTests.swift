@@ -37,6 +37,8 @@ struct ReconcilectlTests {
               list                    List orders, soonest next attempt first.
               show                    Show an order: its fields, next attempt and whole
                                       history.
+              notifications           List the store notifications taken in (refunds,
+                                      revocations), newest first.
               retry                   Make orders due now, granting at least one more
                                       attempt.
               hold                    Keep orders from being attempted until released.

@@ -10,7 +10,8 @@ enum ListCommand {
             usage: "list [--state <state>]... [--product <id>] [--store <store>] [--older-than <span>] [--limit <n>] [--json] | --actions-due [--json]",
             discussion: """
                 Reads the store (read-only; the daemon may run). States: waiting, pending,
-                verifying, verified, finished, rejected, escalated, held, cancelled, expired.
+                verifying, verified, finished, rejected, escalated, held, cancelled, expired,
+                revoked.
                 Stores: app_store, google_play (orders with a purchase token).
                 --actions-due lists the outbox actions still owed (a Google Play
                 acknowledgement, for example), soonest next attempt first.

@@ -9,7 +9,7 @@ enum ShowCommand {
         CommandSpec(
             name: "show", abstract: "Show an order: its fields, next attempt and whole history.",
             usage: "show <order-id> [--json]",
-            discussion: "Receipts and purchase tokens are shown as their length and a short SHA-256, never in full. Its outbox actions follow its history.",
+            discussion: "Receipts and purchase tokens are shown as their length and a short SHA-256, never in full. Its outbox actions and the store's notifications about it follow its history.",
             arguments: [ArgumentSpec(name: "order-id", help: "The merchant's order id.")],
             options: [OptionSpec(long: "json", short: nil, valueName: nil, help: "Print JSON (see README, \"JSON output\").")],
             run: run)
@@ -24,8 +24,10 @@ enum ShowCommand {
         }
         let history = try store.history(orderID: orderID)
         let actions = try store.actions(orderID: orderID)
+        let notifications = try store.notifications(orderID: orderID)
         if arguments.flag("json") {
-            context.output.out(JSONWriter.string(.object(OrderJSON.detail(order, history: history, actions: actions))) + "\n")
+            context.output.out(
+                JSONWriter.string(.object(OrderJSON.detail(order, history: history, actions: actions, notifications: notifications))) + "\n")
             return ExitStatus.success
         }
         let now = context.now()
@@ -105,6 +107,9 @@ enum ShowCommand {
                 outbox.add([action.kind.rawValue, action.state.rawValue, String(action.attempts), next, reason])
             }
             text += "\n" + style.bold("Outbox") + "\n" + outbox.render(style: style)
+        }
+        if !notifications.isEmpty {
+            text += "\n" + style.bold("Store notifications") + "\n" + NotificationsCommand.table(notifications, showOrder: false).render(style: style)
         }
         context.output.out(text)
         return ExitStatus.success

@@ -19,7 +19,9 @@ enum OrderJSON {
     }
 
     /// `show --json`: the order's fields and its history.
-    static func detail(_ order: StoredOrder, history: [TransitionRecord], actions: [OutboxAction] = []) -> JSONObject {
+    static func detail(
+        _ order: StoredOrder, history: [TransitionRecord], actions: [OutboxAction] = [], notifications: [StoredNotification] = []
+    ) -> JSONObject {
         var object = JSONObject(["version": .integer(1)])
         for member in summary(order).members { object[member.key] = member.value }
         object["delivery_attempts"] = .integer(order.deliveryAttempts)
@@ -56,6 +58,7 @@ enum OrderJSON {
             ]))
         })
         object["actions"] = .array(actions.map { .object(action($0)) })
+        object["notifications"] = .array(notifications.map { .object(notification($0)) })
         return object
     }
 
@@ -66,6 +69,22 @@ enum OrderJSON {
             "state": .string(action.state.rawValue), "attempts": .integer(action.attempts), "next_attempt": time(action.nextAttemptAt),
             "created_at": time(action.createdAt), "updated_at": time(action.updatedAt), "deadline": time(action.deadline),
             "warned_at": time(action.warnedAt), "reason": .string(orNull: action.reason), "detail": .string(orNull: action.detail),
+        ])
+    }
+
+    /// A store notification in `notifications --json` and `show --json`: what it said, never
+    /// its signed payload.
+    static func notification(_ stored: StoredNotification) -> JSONObject {
+        let notification = stored.notification
+        return JSONObject([
+            "source": .string(notification.source.rawValue), "notification_id": .string(notification.notificationID),
+            "type": .string(notification.type), "subtype": .string(orNull: notification.subtype),
+            "transaction_id": .string(orNull: notification.transactionID),
+            "original_transaction_id": .string(orNull: notification.originalTransactionID), "product_id": .string(orNull: notification.productID),
+            "environment": .string(orNull: notification.environment), "signed_at": time(notification.signedAt),
+            "revoked_at": time(notification.revokedAt), "revocation_reason": notification.revocationReason.map { .integer($0) } ?? .null,
+            "via": .string(notification.via.rawValue), "received_at": time(stored.receivedAt), "outcome": .string(stored.outcome),
+            "applied_at": time(stored.appliedAt), "order_id": .string(orNull: stored.orderID),
         ])
     }
 

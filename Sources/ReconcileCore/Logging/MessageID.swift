@@ -52,9 +52,17 @@ public struct MessageID: RawRepresentable, Sendable, Hashable, CustomStringConve
     /// A Google Play acknowledgement or consumption still fails 48 hours after the purchase.
     public static let actionOverdue = MessageID("action-overdue", "6ed3934759bd4c628e591a5f509e56d2")
 
+    /// The store took the money back for a finished order (a refund, a revocation): revoked.
+    public static let orderRevoked = MessageID("order-revoked", "12d75d38b3024a59b9dd629a8919480a")
+    /// The store reversed a refund: the revoked order is finished again.
+    public static let orderReinstated = MessageID("order-reinstated", "735d43ef22bd4a2c90109e765c6defa8")
+    /// A store notification names a transaction no order holds.
+    public static let notificationUnmatched = MessageID("notification-unmatched", "bb230276707f4006ab3d30cad77e16ce")
+
     public static let all: [MessageID] = [
         started, stopping, reloaded, configurationError, fileRejected, ordersAccepted, finished, rejected,
         escalated, expired, circuitOpened, circuitClosed, suppressed, suppressedLines, storeUnavailable, duplicateIgnored, startFailed,
-        spoolDirectoryRefused, storeLost, operatorBulkAction, actionEscalated, actionOverdue,
+        spoolDirectoryRefused, storeLost, operatorBulkAction, actionEscalated, actionOverdue, orderRevoked, orderReinstated,
+        notificationUnmatched,
     ]
 }

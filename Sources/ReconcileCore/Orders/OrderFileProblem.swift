@@ -17,6 +17,16 @@ public struct OrderFileProblem: Error, Sendable, Hashable, CustomStringConvertib
         case missingField = "missing_field"
         case invalidField = "invalid_field"
         case conflictingProduct = "conflicting_product"
+        // A store notification that did not verify (DESIGN §3, §5a): the signed-data check that
+        // failed, or why it could not be checked.
+        case malformedNotification = "malformed_notification"
+        case unsupportedAlgorithm = "unsupported_algorithm"
+        case missingX5C = "missing_x5c"
+        case invalidChain = "invalid_chain"
+        case badSignature = "bad_signature"
+        case wrongBundle = "wrong_bundle"
+        case wrongEnvironment = "wrong_environment"
+        case notificationNotVerifiable = "notification_not_verifiable"
     }
 
     public var code: Code

@@ -111,6 +111,7 @@ public actor Scheduler {
             logger.error("cannot release leases: \(error)", [.reason: StoreFailure.of(error).rawValue])
         }
         finishUndeliverable()
+        applyWaitingNotifications(now: storeNow())
         cluster.startedAt = clock.now()
         // After a stop, the loop goes on committing outcomes (without claiming) until nothing is
         // in flight or the drain time is up.
@@ -185,6 +186,8 @@ public actor Scheduler {
             storeRecovered()
             for completion in completions { held.remove(completion.order.reference) }
             reporter.committed(completions, turn.results)
+            // A store notification may have waited for one of these attempts to end.
+            if !completions.isEmpty { applyWaitingNotifications(now: now) }
             if !completions.isEmpty { wakeTimes.append(mono) }  // outcomes may have made orders due
             for (claim, claimed) in zip(claims, turn.claimed) {
                 dispatch(claimed, for: claim, mono: mono)
@@ -201,6 +204,25 @@ public actor Scheduler {
             wakeTimes.append(mono + storeFailed(error))
         }
         return wakeTimes.min().map { max($0, mono) }
+    }
+
+    /// Applies the store notifications that waited for an attempt in flight (DESIGN §5a); a
+    /// failure is logged, and they are tried again after the next attempt ends.
+    func applyWaitingNotifications(now: Date) {
+        do {
+            for outcome in try store.applyWaitingNotifications(now: now) {
+                guard case .applied(let orderID, let from, let to) = outcome else { continue }
+                let message = "a store notification that waited for the attempt in flight: order \(orderID) \(from) → \(to)"
+                switch (from, to) {
+                case (_, .revoked): logger.notice(message, id: .orderRevoked, [.orderID: orderID, .orderState: to.rawValue])
+                case (.revoked, _): logger.notice(message, id: .orderReinstated, [.orderID: orderID, .orderState: to.rawValue])
+                default: logger.notice(message, [.orderID: orderID, .orderState: to.rawValue, .reason: "refunded"])
+                }
+                changeObserver?()
+            }
+        } catch {
+            logger.error("cannot apply the store notifications that waited for an attempt: \(error)", [.reason: StoreFailure.of(error).rawValue])
+        }
     }
 
     /// Starts (a probe), queues (leased ahead) or finishes at once (no delivery URL) the orders

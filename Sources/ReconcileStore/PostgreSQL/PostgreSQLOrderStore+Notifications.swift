@@ -26,7 +26,11 @@ extension PostgreSQLOrderStore {
     }
 
     public func applyWaitingNotifications(now: Date) throws -> [NotificationRules.Outcome] {
-        try write { connection in
+        let any = try withConnection { connection in
+            try connection.queryFirst("SELECT 1 FROM notifications WHERE outcome = 'waiting' LIMIT 1") { _ in true }
+        }
+        guard any == true else { return [] }
+        return try write { connection in
             let waiting = try connection.query(
                 """
                 SELECT \(NotificationColumns.select), n.order_ref \(NotificationColumns.from)

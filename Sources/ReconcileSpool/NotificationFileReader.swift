@@ -1,0 +1,111 @@
+import Foundation
+import ReconcileCore
+import ReconcileCrypto
+
+/// Reads a store notification file (DESIGN §3, §5a) into the form the store keeps, after
+/// verifying it: an App Store Server Notification V2 (`{"signedPayload":…}`) is checked as
+/// signed transactions are — chain to `RootCertificates=`, Apple's marker extensions, the
+/// signature, the bundle id and the environment — and so is the `signedTransactionInfo` inside
+/// it. Nothing unverified comes out of it; a file that does not verify is a problem named by the
+/// check that failed (`invalid_chain`, `wrong_bundle`, …), never by the payload's contents.
+public struct NotificationFileReader: Sendable {
+    /// The verifiers of `[Verifier] Kind=appstore` (production, and sandbox when allowed);
+    /// `nil`: App Store notifications cannot be verified by this configuration.
+    public var appStore: AppStoreVerifiers?
+
+    /// Signed-data verifiers for the environments this daemon accepts.
+    public struct AppStoreVerifiers: Sendable {
+        public var production: SignedDataVerifier
+        /// `AllowSandbox=yes`: sandbox notifications are taken too.
+        public var sandbox: SignedDataVerifier?
+
+        public init(production: SignedDataVerifier, sandbox: SignedDataVerifier?) {
+            self.production = production
+            self.sandbox = sandbox
+        }
+    }
+
+    public init(appStore: AppStoreVerifiers?) {
+        self.appStore = appStore
+    }
+
+    /// The notification a file holds, verified.
+    public func read(_ bytes: [UInt8], kind: SpoolDocument, now: Date) throws(OrderFileProblem) -> StoreNotification {
+        switch kind {
+        case .order:
+            throw OrderFileProblem(.malformedNotification, "not a store notification")
+        case .playNotification:
+            throw OrderFileProblem(
+                .notificationNotVerifiable,
+                "a Google Play notification (Pub/Sub push); this version does not take them in yet — voided purchases are not applied")
+        case .appStoreNotification:
+            return try readAppStore(bytes, now: now)
+        }
+    }
+
+    func readAppStore(_ bytes: [UInt8], now: Date) throws(OrderFileProblem) -> StoreNotification {
+        guard let verifiers = appStore else {
+            throw OrderFileProblem(
+                .notificationNotVerifiable,
+                "an App Store notification; it is verified with [Verifier] Kind=appstore's RootCertificates= and BundleID=, which this configuration does not have")
+        }
+        guard case .object(let object)? = try? JSONParser(maximumDepth: 8).parse(bytes), let jws = object["signedPayload"]?.stringValue else {
+            throw OrderFileProblem(.malformedNotification, "the file holds no \"signedPayload\" string")
+        }
+        let payload = try Self.verify(jws, with: verifiers, now: now)
+        let notification: AppStoreNotification
+        do {
+            notification = try AppStoreNotification.parse(payload.json)
+        } catch {
+            throw OrderFileProblem(.malformedNotification, error.description)
+        }
+        var transaction: AppStoreTransaction?
+        if let signed = notification.signedTransactionInfo {
+            // The transaction is signed on its own; it must verify in the same environment.
+            let verifier = payload.environment == .sandbox ? (verifiers.sandbox ?? verifiers.production) : verifiers.production
+            let verified: VerifiedPayload
+            do {
+                verified = try verifier.verify(signed, now: now)
+            } catch {
+                throw Self.problem(error, what: "the notification's signedTransactionInfo")
+            }
+            do {
+                transaction = try AppStoreTransaction.parse(verified.json)
+            } catch {
+                throw OrderFileProblem(.malformedNotification, "signedTransactionInfo: \(error.description)")
+            }
+        }
+        return StoreNotification.appStore(notification, transaction: transaction, via: .file)
+    }
+
+    /// Verifies with the production verifier, and with the sandbox one when it is allowed and
+    /// the payload says it comes from there.
+    static func verify(_ jws: String, with verifiers: AppStoreVerifiers, now: Date) throws(OrderFileProblem) -> VerifiedPayload {
+        do {
+            return try verifiers.production.verify(jws, now: now)
+        } catch .wrongEnvironment(let found) where found == AppStoreEnvironment.sandbox.rawValue && verifiers.sandbox != nil {
+            do {
+                return try verifiers.sandbox!.verify(jws, now: now)
+            } catch {
+                throw problem(error, what: "the notification")
+            }
+        } catch {
+            throw problem(error, what: "the notification")
+        }
+    }
+
+    /// The quarantine reason for a signed-data failure (its detail never holds the JWS).
+    static func problem(_ error: SignedDataError, what: String) -> OrderFileProblem {
+        let code: OrderFileProblem.Code =
+            switch error {
+            case .malformed: .malformedNotification
+            case .unsupportedAlgorithm: .unsupportedAlgorithm
+            case .missingX5C: .missingX5C
+            case .invalidChain: .invalidChain
+            case .badSignature: .badSignature
+            case .wrongBundle: .wrongBundle
+            case .wrongEnvironment: .wrongEnvironment
+            }
+        return OrderFileProblem(code, "\(what) does not verify: \(error.description)")
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+@testable import ReconcileCore
+
+@Suite("Notification rules (what a store notification does to an order, without a store)")
+struct NotificationRulesTests {
+    typealias F = RuleFixtures
+
+    func notification(_ type: String, transaction: String? = "500") -> StoreNotification {
+        StoreNotification(
+            source: .appStore, notificationID: "n-1", type: type, transactionID: transaction, environment: "Production",
+            revokedAt: F.t0, revocationReason: 1, via: .poll)
+    }
+
+    @Test("a refund or revocation of a finished order revokes it with the store's reason and time in its history")
+    func revokes() throws {
+        for (type, reason) in [("REFUND", "refunded"), ("REVOKE", "revoked")] {
+            let (plan, outcome) = NotificationRules.apply(notification(type), to: F.record(.finished), now: F.now)
+            #expect(outcome == .applied(orderID: "A1", from: .finished, to: .revoked))
+            let written = try #require(plan)
+            #expect(written.record.state == .revoked && written.record.reason == reason && written.record.nextAttemptAt == nil)
+            let transition = try #require(written.transitions.only)
+            #expect(transition.actor == .daemon && transition.from == .finished && transition.to == .revoked)
+            #expect(transition.reason == Reason(
+                reason, detail: "App Store \(type), transaction 500, revoked at 2027-01-15T08:00:00Z, store's reason 1, notification n-1 (poll)"))
+        }
+    }
+
+    @Test("orders not delivered yet end rejected `refunded`; rejected, expired and cancelled ones stay; an attempt in flight makes it wait")
+    func notFinished() throws {
+        for state in [OrderState.waiting, .pending, .verified, .escalated, .held] {
+            let (plan, outcome) = NotificationRules.apply(notification("REFUND"), to: F.record(state, resume: state == .held ? .pending : nil), now: F.now)
+            #expect(outcome == .applied(orderID: "A1", from: state, to: .rejected), "\(state)")
+            #expect(plan?.record.reason == "refunded" && plan?.record.resumeState == nil && plan?.record.nextAttemptAt == nil, "\(state)")
+        }
+        for state in [OrderState.rejected, .expired, .cancelled, .revoked] {
+            let (plan, outcome) = NotificationRules.apply(notification("REFUND"), to: F.record(state), now: F.now)
+            #expect(outcome == .noChange(orderID: "A1", state: state), "\(state)")
+            #expect(plan?.changesRecord == false && plan?.transitions.only?.reason.code == "refunded_ignored", "\(state)")
+        }
+        let (plan, outcome) = NotificationRules.apply(notification("REFUND"), to: F.record(.verifying, leased: true), now: F.now)
+        #expect(plan == nil && outcome == .waitsForAttempt(orderID: "A1"))
+    }
+
+    @Test("a reversal finishes a revoked order again; of an order never revoked it is recorded and changes nothing")
+    func reversal() throws {
+        let (plan, outcome) = NotificationRules.apply(notification("REFUND_REVERSED"), to: F.record(.revoked), now: F.now)
+        #expect(outcome == .applied(orderID: "A1", from: .revoked, to: .finished) && plan?.record.reason == "refund_reversed")
+        let (ignored, unchanged) = NotificationRules.apply(notification("REFUND_REVERSED"), to: F.record(.finished), now: F.now)
+        #expect(unchanged == .noChange(orderID: "A1", state: .finished) && ignored?.transitions.only?.reason.code == "refund_reversed_ignored")
+        #expect(ignored?.changesRecord == false)
+    }
+
+    @Test("types that change no order are recorded; a refund for no order is unmatched")
+    func recordedAndUnmatched() {
+        for type in ["TEST", "CONSUMPTION_REQUEST", "REFUND_DECLINED", "ONE_TIME_CHARGE"] {
+            #expect(NotificationRules.apply(notification(type), to: F.record(.finished), now: F.now) == (nil, .recorded), "\(type)")
+        }
+        #expect(NotificationRules.apply(notification("REFUND"), to: nil, now: F.now) == (nil, .unmatched))
+        // Matched by the transaction; the original only when the transaction is not named.
+        var family = notification("REVOKE", transaction: "900")
+        family.originalTransactionID = "500"
+        #expect(NotificationMatching.transactionID(of: family) == "900")
+        family.transactionID = nil
+        #expect(NotificationMatching.transactionID(of: family) == "500")
+    }
+}
