@@ -138,8 +138,10 @@ public final class MockService: Sendable {
             return .json(400, .object(JSONObject(["error": .string("the body must be a JSON object")])))
         }
         do {
+            // The endpoints' scripted statuses are not faults: MockFaults refuses keys it does not know.
+            let statusKeys: Set<String> = ["delivery_status", "revocation_status"]
             var faults = state.withLock { $0.faults }
-            try faults.apply(object)
+            try faults.apply(JSONObject(object.members.filter { !statusKeys.contains($0.key) }))
             if let status = object["delivery_status"]?.int64Value {
                 state.withLock { $0.deliveryStatus = Int(status) }
             }
