@@ -38,6 +38,14 @@ final class TimedStore: SharedOrderStore {
     func ingest(_ candidates: [IngestCandidate], verifiers: ConfiguredVerifiers, now: Date) throws -> [IngestOutcome] {
         try base.ingest(candidates, verifiers: verifiers, now: now)
     }
+    func ingestNotifications(_ notifications: [StoreNotification], now: Date) throws -> [NotificationIngestOutcome] {
+        try base.ingestNotifications(notifications, now: now)
+    }
+    func applyWaitingNotifications(now: Date) throws -> [NotificationRules.Outcome] { try base.applyWaitingNotifications(now: now) }
+    func notifications(orderID: String) throws -> [StoredNotification] { try base.notifications(orderID: orderID) }
+    func notifications(unmatchedOnly: Bool, limit: Int) throws -> [StoredNotification] {
+        try base.notifications(unmatchedOnly: unmatchedOnly, limit: limit)
+    }
     func order(id orderID: String) throws -> StoredOrder? { try base.order(id: orderID) }
     func history(orderID: String) throws -> [TransitionRecord] { try base.history(orderID: orderID) }
     func countsByState() throws -> [OrderState: Int] { try base.countsByState() }

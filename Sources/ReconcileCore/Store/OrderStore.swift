@@ -11,6 +11,12 @@ public protocol OrderIngesting: Sendable {
     /// - Throws: when nothing could be committed (disk full, read-only, busy); then no spool
     ///   file may be deleted.
     func ingest(_ candidates: [IngestCandidate], verifiers: ConfiguredVerifiers, now: Date) throws -> [IngestOutcome]
+
+    /// Takes in verified store notifications in one transaction, in order (DESIGN §5a): each
+    /// once by its id, applied to the order holding its transaction — at once, or, while that
+    /// order's attempt is in flight, once it has ended.
+    /// - Throws: when nothing could be committed; then no spool file may be deleted.
+    func ingestNotifications(_ notifications: [StoreNotification], now: Date) throws -> [NotificationIngestOutcome]
 }
 
 extension OrderIngesting {
@@ -25,7 +31,7 @@ extension OrderIngesting {
 /// SQLite serves it today (`SQLiteOrderStore`); the protocol is what a PostgreSQL store with
 /// `FOR UPDATE SKIP LOCKED` leases would implement to serve several daemons. Every method is
 /// one transaction: it commits entirely or not at all.
-public protocol OrderStore: OrderIngesting, OutboxStore {
+public protocol OrderStore: OrderIngesting, OutboxStore, NotificationStore {
     /// The order with this id, if stored.
     func order(id orderID: String) throws -> StoredOrder?
 

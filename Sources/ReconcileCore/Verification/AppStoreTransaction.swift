@@ -11,6 +11,8 @@ public struct AppStoreTransaction: Sendable, Hashable {
     public var quantity: Int
     /// Set when Apple refunded or revoked the purchase.
     public var revocationDateMilliseconds: Int64?
+    /// `revocationReason`: 0 refunded for another reason, 1 for an issue in the app.
+    public var revocationReason: Int?
     public var appAccountToken: String?
     /// `Production`, `Sandbox`, `Xcode` or `LocalTesting`.
     public var environment: String?
@@ -54,6 +56,7 @@ public struct AppStoreTransaction: Sendable, Hashable {
         transaction.purchaseDateMilliseconds = AppStoreDocument.milliseconds(object["purchaseDate"])
         transaction.quantity = object["quantity"].flatMap(AppStoreDocument.milliseconds).map { Int(clamping: $0) } ?? 1
         transaction.revocationDateMilliseconds = AppStoreDocument.milliseconds(object["revocationDate"])
+        transaction.revocationReason = AppStoreDocument.milliseconds(object["revocationReason"]).map { Int(clamping: $0) }
         transaction.appAccountToken = object["appAccountToken"]?.stringValue
         transaction.environment = object["environment"]?.stringValue
         transaction.type = object["type"]?.stringValue

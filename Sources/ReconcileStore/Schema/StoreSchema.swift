@@ -223,6 +223,34 @@ public enum StoreSchema {
                 CREATE INDEX orders_prunable ON orders(updated_at)
                     WHERE state IN ('finished', 'cancelled') AND pruned_at IS NULL;
                 """),
+        Migration(
+            version: 6, name: "store notifications (refunds, revocations)",
+            sql: """
+                CREATE TABLE notifications (
+                    id INTEGER PRIMARY KEY,
+                    source TEXT NOT NULL,
+                    notification_id TEXT NOT NULL,
+                    type TEXT NOT NULL,
+                    subtype TEXT,
+                    transaction_id TEXT,
+                    original_transaction_id TEXT,
+                    product_id TEXT,
+                    environment TEXT,
+                    signed_at INTEGER,
+                    revoked_at INTEGER,
+                    revocation_reason INTEGER,
+                    via TEXT NOT NULL,
+                    received_at INTEGER NOT NULL,
+                    order_ref INTEGER REFERENCES orders(id),
+                    outcome TEXT NOT NULL,
+                    applied_at INTEGER,
+                    UNIQUE (source, notification_id)
+                );
+                CREATE INDEX notifications_order ON notifications(order_ref, id);
+                CREATE INDEX notifications_waiting ON notifications(received_at) WHERE outcome = 'waiting';
+                CREATE INDEX notifications_received ON notifications(received_at);
+                CREATE INDEX orders_transaction ON orders(transaction_id) WHERE transaction_id IS NOT NULL;
+                """),
     ]
 
     /// The newest schema version this build knows.

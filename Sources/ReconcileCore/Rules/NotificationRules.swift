@@ -1,0 +1,101 @@
+import Foundation
+
+/// What a verified store notification does to the order it is about (DESIGN §4, §5a): a
+/// refund or revocation of a finished order revokes it, a reversed refund finishes it again, a
+/// refund of an order not yet delivered ends it rejected `refunded`; everything else is recorded.
+/// An order whose attempt is in flight waits: the notification is applied once the attempt has
+/// ended (its completion is guarded by the lease, and must not be overtaken).
+public enum NotificationRules {
+    /// What happened to the notification.
+    public enum Outcome: Sendable, Hashable {
+        /// The order moved.
+        case applied(orderID: String, from: OrderState, to: OrderState)
+        /// The order is where the notification would put it, or the notification cannot move it
+        /// (a refund of a rejected order): recorded in its history.
+        case noChange(orderID: String, state: OrderState)
+        /// The order's attempt is in flight: applied when it ends.
+        case waitsForAttempt(orderID: String)
+        /// A type that changes no order (`TEST`, `CONSUMPTION_REQUEST`, …).
+        case recorded
+        /// No order holds its transaction.
+        case unmatched
+
+        /// How the store records it (`notifications.outcome`).
+        public var code: String {
+            switch self {
+            case .applied: "applied"
+            case .noChange: "no_change"
+            case .waitsForAttempt: "waiting"
+            case .recorded: "recorded"
+            case .unmatched: "unmatched"
+            }
+        }
+
+        public var orderID: String? {
+            switch self {
+            case .applied(let orderID, _, _), .noChange(let orderID, _), .waitsForAttempt(let orderID): orderID
+            case .recorded, .unmatched: nil
+            }
+        }
+    }
+
+    /// The plan for the order `record` (`nil`: no order holds the transaction) and the outcome.
+    public static func apply(
+        _ notification: StoreNotification, to record: OrderRecord?, now: Date
+    ) -> (plan: OrderPlan?, outcome: Outcome) {
+        let event: OrderEvent
+        let reason: String
+        switch notification.effect {
+        case .none:
+            return (nil, .recorded)
+        case .revoke(let code):
+            event = .revocationConfirmed
+            reason = code
+        case .reinstate:
+            event = .refundReversed
+            reason = "refund_reversed"
+        }
+        guard let record else { return (nil, .unmatched) }
+        if record.lease != nil { return (nil, .waitsForAttempt(orderID: record.orderID)) }
+        let detail = Self.detail(notification)
+        let outcome: OrderLifecycle.Outcome
+        do {
+            outcome = try OrderLifecycle.next(from: record.state, on: event)
+        } catch {
+            // A reversal of an order that was never revoked: recorded, nothing changes.
+            let transition = PlannedTransition(
+                at: now, actor: .daemon, from: record.state, to: record.state, reason: Reason("\(reason)_ignored", detail: detail))
+            return (.historyOnly(record, [transition]), .noChange(orderID: record.orderID, state: record.state))
+        }
+        guard case .moveTo(let next) = outcome else {
+            let transition = PlannedTransition(
+                at: now, actor: .daemon, from: record.state, to: record.state, reason: Reason("\(reason)_ignored", detail: detail))
+            return (.historyOnly(record, [transition]), .noChange(orderID: record.orderID, state: record.state))
+        }
+        var after = record
+        after.state = next
+        after.updatedAt = now
+        after.nextAttemptAt = nil
+        after.resumeState = nil
+        after.heldResumeState = nil
+        after.heldReason = nil
+        // An order not delivered yet ends rejected `refunded`, whatever the store called it.
+        after.reason = next == .rejected ? "refunded" : reason
+        let transition = PlannedTransition(
+            at: now, actor: .daemon, from: record.state, to: next, reason: Reason(after.reason ?? reason, detail: detail))
+        return (
+            OrderPlan(record: after, transitions: [transition]),
+            .applied(orderID: record.orderID, from: record.state, to: next)
+        )
+    }
+
+    /// The history's detail: the store, the notification, the store's revocation time and reason.
+    static func detail(_ notification: StoreNotification) -> String {
+        var parts = ["\(notification.source == .appStore ? "App Store" : "Google Play") \(notification.type)"]
+        if let id = notification.transactionID { parts.append("transaction \(id)") }
+        if let revokedAt = notification.revokedAt { parts.append("revoked at \(RFC3339.format(revokedAt))") }
+        if let reason = notification.revocationReason { parts.append("store's reason \(reason)") }
+        parts.append("notification \(notification.notificationID) (\(notification.via.rawValue))")
+        return parts.joined(separator: ", ")
+    }
+}

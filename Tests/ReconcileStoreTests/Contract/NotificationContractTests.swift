@@ -1,0 +1,102 @@
+import Foundation
+import ReconcileCore
+import Testing
+import TestSupport
+
+/// Store notifications as every store owes them (DESIGN §4, §5a), through the protocol alone:
+/// taken in once by id, matched by the claim on their transaction (or, before verification, by
+/// the order's proof), applied with the order's change in one transaction, waiting while an
+/// attempt is in flight. Runs against each store in ``ContractStore/all``.
+@Suite("Store contract: notifications", .postgreSQLTurn)
+struct NotificationContractTests {
+    let owner = "node-a:1:x"
+    static let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+    var t0: Date { Self.t0 }
+
+    func candidate(_ orderID: String, transactionID: String? = nil) -> IngestCandidate {
+        let text = OrderFixtures.orderJSON(orderID, product: "gems", receipt: transactionID == nil ? "QUJD" : nil, transactionID: transactionID)
+        let bytes = Array(text.utf8)
+        return IngestCandidate(submission: try! OrderFileParser().parse(bytes), raw: bytes, contentHash: "test:" + text, fileName: "\(orderID).json")
+    }
+
+    func notification(_ id: String, _ type: String, transaction: String?, revokedAt: Date? = nil) -> StoreNotification {
+        StoreNotification(
+            source: .appStore, notificationID: id, type: type, transactionID: transaction, productID: "gems", environment: "Production",
+            signedAt: t0, revokedAt: revokedAt, revocationReason: revokedAt == nil ? nil : 0, via: .file)
+    }
+
+    /// Finishes `orderID` by matching transaction `transactionID` (which it then claims).
+    func finish(_ store: any OrderStore, _ orderID: String, transactionID: String) throws {
+        _ = try store.ingest([candidate(orderID)], verifierKind: .apple, now: t0)
+        let claimed = try #require(try store.claimDue(.verify, now: t0, limit: 10, owner: owner, leaseUntil: t0 + 120, charge: true).first { $0.orderID == orderID })
+        let items = [AppleReceiptItem(productID: "gems", transactionID: transactionID, originalTransactionID: transactionID, purchaseDateMilliseconds: 1)]
+        let record = AttemptRecord(endpoint: .production, httpStatus: 200, latency: .milliseconds(9), outcome: .answered, startedAt: t0)
+        let result = try store.complete(
+            [AttemptCompletion(order: claimed, records: [record], resolution: .match(items: items, environment: "Production", finishes: true), charged: true)],
+            owner: owner, now: t0 + 1)
+        #expect(result.first?.to == .finished)
+    }
+
+    @Test("a refund revokes the finished order holding its transaction, once; the reversal finishes it again; history carries the store's time", arguments: ContractStore.all)
+    func refundAndReversal(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
+        defer { opened.close() }
+        let store = opened.store
+        try finish(store, "F1", transactionID: "500")
+        let before = try store.history(orderID: "F1").count
+        let refund = notification("n-1", "REFUND", transaction: "500", revokedAt: t0 + 5)
+        #expect(try store.ingestNotifications([refund], now: t0 + 10) == [.taken(.applied(orderID: "F1", from: .finished, to: .revoked))])
+        #expect(try store.order(id: "F1")?.state == .revoked && store.order(id: "F1")?.reason == "refunded")
+        let revoked = try #require(try store.history(orderID: "F1").last)
+        #expect(revoked.reason == "refunded" && revoked.from == .finished && revoked.to == .revoked && revoked.actor == .daemon)
+        #expect(revoked.detail?.contains("revoked at 2027-01-15T08:00:05Z") == true, "\(revoked.detail ?? "")")
+        // The same notification again (a retry, or found by polling): nothing more.
+        #expect(try store.ingestNotifications([refund], now: t0 + 11) == [.duplicate])
+        #expect(try store.history(orderID: "F1").count == before + 1)
+        let reversal = notification("n-2", "REFUND_REVERSED", transaction: "500")
+        #expect(try store.ingestNotifications([reversal], now: t0 + 20) == [.taken(.applied(orderID: "F1", from: .revoked, to: .finished))])
+        #expect(try store.order(id: "F1")?.state == .finished && store.order(id: "F1")?.reason == "refund_reversed")
+        let listed = try store.notifications(orderID: "F1")
+        #expect(listed.map(\.notification.notificationID) == ["n-1", "n-2"] && listed.map(\.outcome) == ["applied", "applied"])
+        #expect(listed.first?.notification.revokedAt == t0 + 5 && listed.first?.orderID == "F1")
+    }
+
+    @Test("a refund of an order not yet verified ends it rejected `refunded`; one for nobody is unmatched and listed; a TEST is recorded", arguments: ContractStore.all)
+    func pendingUnmatchedAndTest(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
+        defer { opened.close() }
+        let store = opened.store
+        _ = try store.ingest([candidate("P1", transactionID: "700")], verifierKind: .appstore, now: t0)
+        let outcomes = try store.ingestNotifications(
+            [
+                notification("n-1", "REFUND", transaction: "700"), notification("n-2", "REFUND", transaction: "999"),
+                notification("n-3", "TEST", transaction: nil),
+            ], now: t0 + 1)
+        #expect(outcomes == [.taken(.applied(orderID: "P1", from: .pending, to: .rejected)), .taken(.unmatched), .taken(.recorded)])
+        let order = try #require(try store.order(id: "P1"))
+        #expect(order.state == .rejected && order.reason == "refunded" && order.nextAttemptAt == nil)
+        #expect(try store.claimDue(.verify, now: t0 + 100, limit: 10, owner: owner, leaseUntil: t0 + 200, charge: true).isEmpty)
+        #expect(try store.notifications(unmatchedOnly: true, limit: 10).map(\.notification.notificationID) == ["n-2"])
+        #expect(try store.notifications(unmatchedOnly: false, limit: 10).map(\.outcome) == ["applied", "unmatched", "recorded"].reversed())
+    }
+
+    @Test("an order whose attempt is in flight: the refund waits, and applies once the attempt has ended", arguments: ContractStore.all)
+    func waitsForAttempt(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
+        defer { opened.close() }
+        let store = opened.store
+        _ = try store.ingest([candidate("V1", transactionID: "800")], verifierKind: .appstore, now: t0)
+        let claimed = try #require(try store.claimDue(.verify, now: t0, limit: 10, owner: owner, leaseUntil: t0 + 120, charge: true).first)
+        #expect(try store.ingestNotifications([notification("n-1", "REFUND", transaction: "800")], now: t0 + 1) == [.taken(.waitsForAttempt(orderID: "V1"))])
+        #expect(try store.order(id: "V1")?.state == .verifying)
+        #expect(try store.applyWaitingNotifications(now: t0 + 2).isEmpty, "applied while the attempt was in flight")
+        let record = AttemptRecord(endpoint: .production, httpStatus: 503, latency: .milliseconds(9), outcome: .transient, startedAt: t0)
+        _ = try store.complete(
+            [AttemptCompletion(order: claimed, records: [record], resolution: .retry(at: t0 + 60, reason: Reason("http_503")), charged: true)],
+            owner: owner, now: t0 + 3)
+        #expect(try store.applyWaitingNotifications(now: t0 + 4) == [.applied(orderID: "V1", from: .pending, to: .rejected)])
+        #expect(try store.order(id: "V1")?.state == .rejected)
+        #expect(try store.applyWaitingNotifications(now: t0 + 5).isEmpty)
+        #expect(try store.notifications(orderID: "V1").map(\.outcome) == ["applied"])
+    }
+}
