@@ -7,7 +7,7 @@ import ReconcileSpool
 import ReconcileSystem
 
 /// Builds the scheduler's settings from the configuration: the verifier for `Kind=`, the
-/// delivery client, limits and retry policy.
+/// delivery client, the revocation sender, limits and retry policy.
 ///
 /// First it reads and checks everything the configuration names outside itself — secrets, the
 /// In-App Purchase key, root certificates, `CAFile=` anchors — in ``resources(for:environment:credentials:)``:
@@ -29,6 +29,8 @@ public enum VerificationFactory {
         public var sharedSecret: String?
         public var verifierToken: String?
         public var deliveryToken: String?
+        /// `[Revocation]`'s bearer token.
+        public var revocationToken: String?
         /// `Kind=appstore`: the In-App Purchase key and the signed-data verifiers built on
         /// `RootCertificates=`.
         public var appStore: AppStoreResources?
@@ -39,6 +41,7 @@ public enum VerificationFactory {
         public var verifierAnchors: TrustAnchors?
         public var googlePlayAnchors: TrustAnchors?
         public var deliveryAnchors: TrustAnchors?
+        public var revocationAnchors: TrustAnchors?
         /// Credentials not checked (``CredentialsDirectory/optional``), as `[Section] Key=name`.
         public var unchecked: [String] = []
     }
@@ -149,10 +152,13 @@ public enum VerificationFactory {
             }
             resources.googlePlayAnchors = anchors(configuration.googlePlay.caFile, section: "GooglePlay")
         }
-        if configuration.delivery.url != nil {
-            resources.deliveryToken = secret(configuration.delivery.token, section: "Delivery", prefix: "Token")
+        // The merchant's endpoints: the token only when the section has a URL (it is sent
+        // nowhere else), the anchors whenever named.
+        func merchantEndpoint(_ settings: MerchantEndpointSettings, section: String) -> (token: String?, anchors: TrustAnchors?) {
+            (settings.url != nil ? secret(settings.token, section: section, prefix: "Token") : nil, anchors(settings.caFile, section: section))
         }
-        resources.deliveryAnchors = anchors(configuration.delivery.caFile, section: "Delivery")
+        (resources.deliveryToken, resources.deliveryAnchors) = merchantEndpoint(configuration.delivery, section: "Delivery")
+        (resources.revocationToken, resources.revocationAnchors) = merchantEndpoint(configuration.revocation, section: "Revocation")
         guard problems.isEmpty else { throw ConfigurationError(problems: problems) }
         return resources
     }
@@ -219,7 +225,14 @@ public enum VerificationFactory {
                 maxInFlight: play.maxInFlight, maxRate: play.maxRate, burst: play.burst, circuitThreshold: play.circuitThreshold,
                 circuitCooldown: play.circuitCooldown, circuitMaxCooldown: play.circuitMaxCooldown)
         }
+        let revocation = configuration.revocation.url.map {
+            RevocationSender(
+                endpoint: endpoint(
+                    $0, timeout: configuration.revocation.timeout, anchors: resources.revocationAnchors, token: resources.revocationToken),
+                transport: transport)
+        }
         var timeout = max(verifier.timeout, configuration.delivery.timeout)
+        if revocation != nil { timeout = max(timeout, configuration.revocation.timeout) }
         if configuration.hasGooglePlay { timeout = max(timeout, configuration.googlePlay.timeout) }
         var settings = Scheduler.Settings(
             verifier: orderVerifier, delivery: delivery,
@@ -233,6 +246,7 @@ public enum VerificationFactory {
         settings.leaseTime = configuration.state.isShared ? configuration.state.leaseTime : nil
         settings.sandboxRateFactor = verifier.sandboxRateFactor
         settings.googlePlay = googlePlay
+        settings.revocation = revocation
         return settings
     }
 

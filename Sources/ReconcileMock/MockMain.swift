@@ -16,6 +16,8 @@ public enum MockMain {
           POST /verifyReceipt, /sandbox/verifyReceipt   Apple's verifyReceipt (production, sandbox)
           POST /merchant/verify                         the merchant protocol (Kind=http)
           POST /deliver                                 delivery
+          POST /revocation                              revocation notices ([Revocation] URL=),
+                                                        recorded per Idempotency-Key
           GET  /appstore/{production,sandbox}/inApps/…  the App Store Server API, with
                                                         --appstore-key (the leaf's private key),
                                                         --appstore-chain (PEM certificates) and

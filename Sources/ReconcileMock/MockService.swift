@@ -3,7 +3,8 @@ import ReconcileCore
 import Synchronization
 
 /// The mock's behaviour: Apple's `verifyReceipt` (production and sandbox), the merchant
-/// verification protocol and a delivery endpoint, with injectable faults and counters.
+/// verification protocol, a delivery endpoint and a revocation endpoint, with injectable faults
+/// and counters.
 ///
 /// | path | protocol |
 /// |---|---|
@@ -11,6 +12,7 @@ import Synchronization
 /// | `POST /sandbox/verifyReceipt` | Apple sandbox |
 /// | `POST /merchant/verify` | the merchant protocol (`Kind=http`) |
 /// | `POST /deliver` | delivery |
+/// | `POST /revocation` | revocation notices (`[Revocation] URL=`): every event recorded per `Idempotency-Key` |
 /// | `GET /appstore/production/…`, `/appstore/sandbox/…` | the App Store Server API (``MockAppStore``) |
 /// | `POST /_mock/appstore/transactions` | register App Store transactions |
 /// | `/googleplay/…` | Google Play's token endpoint and Developer API (``MockGooglePlay``) |
@@ -27,6 +29,8 @@ public final class MockService: Sendable {
         public var token: String?
         /// The delivery endpoint's status (200 unless a test wants 409, 422, …).
         public var deliveryStatus = 200
+        /// The revocation endpoint's status (200 unless a test wants 409, 422, 503, …).
+        public var revocationStatus = 200
         public var seed: UInt64?
         /// The App Store Server API, when the mock was given a signing chain.
         public var appStore: MockAppStore?
@@ -44,6 +48,7 @@ public final class MockService: Sendable {
         var stats = MockStats()
         var random: SeededRandomSource
         var deliveryStatus: Int
+        var revocationStatus: Int
     }
 
     let settings: Settings
@@ -55,7 +60,7 @@ public final class MockService: Sendable {
         self.settings = settings
         self.state = Mutex(State(
             faults: faults, random: SeededRandomSource(seed: settings.seed ?? UInt64.random(in: 0...UInt64.max)),
-            deliveryStatus: settings.deliveryStatus))
+            deliveryStatus: settings.deliveryStatus, revocationStatus: settings.revocationStatus))
         self.onRequest = onRequest
     }
 
@@ -90,6 +95,8 @@ public final class MockService: Sendable {
             return withFaults(request, endpoint: "merchant") { merchant(request) }
         case ("POST", "/deliver"):
             return withFaults(request, endpoint: "delivery") { deliver(request) }
+        case ("POST", "/revocation"):
+            return withFaults(request, endpoint: "revocation") { revocation(request) }
         case ("POST", "/_mock/appstore/transactions"):
             guard let appStore = settings.appStore else { return Self.noAppStore }
             return appStore.register(request)
@@ -131,10 +138,15 @@ public final class MockService: Sendable {
             return .json(400, .object(JSONObject(["error": .string("the body must be a JSON object")])))
         }
         do {
+            // The endpoints' scripted statuses are not faults: MockFaults refuses keys it does not know.
+            let statusKeys: Set<String> = ["delivery_status", "revocation_status"]
             var faults = state.withLock { $0.faults }
-            try faults.apply(object)
+            try faults.apply(JSONObject(object.members.filter { !statusKeys.contains($0.key) }))
             if let status = object["delivery_status"]?.int64Value {
                 state.withLock { $0.deliveryStatus = Int(status) }
+            }
+            if let status = object["revocation_status"]?.int64Value {
+                state.withLock { $0.revocationStatus = Int(status) }
             }
             state.withLock { $0.faults = faults }
             return .json(200, .object(JSONObject(["ok": .bool(true)])))
@@ -304,6 +316,24 @@ public final class MockService: Sendable {
                 key: request.header("idempotency-key"), orderID: orderID, succeeded: (200...299).contains(state.deliveryStatus),
                 store: body["store"]?.stringValue, transactionID: body["transaction_id"]?.stringValue)
             return state.deliveryStatus
+        }
+        return .json(status, .object(JSONObject(["ok": .bool((200...299).contains(status))])))
+    }
+
+    /// `[Revocation] URL=`: records every notice under its `Idempotency-Key` (the body's fields,
+    /// how often the key came, how often it was answered 2xx) and answers `revocation_status`.
+    func revocation(_ request: ServerRequest) -> ServerReply {
+        guard authorized(request) else { return .json(401, .object(JSONObject(["error": .string("unauthorized")]))) }
+        guard case .object(let body)? = try? JSONParser().parse(request.body), let orderID = body["order_id"]?.stringValue,
+            let key = request.header("idempotency-key"), !key.isEmpty
+        else {
+            return .json(400, .object(JSONObject(["reason": .string("the body is not a revocation notice, or it has no Idempotency-Key")])))
+        }
+        let status = state.withLock { state -> Int in
+            state.stats.countRevocation(
+                key: key, orderID: orderID, body: body, contentType: request.header("content-type"),
+                succeeded: (200...299).contains(state.revocationStatus))
+            return state.revocationStatus
         }
         return .json(status, .object(JSONObject(["ok": .bool((200...299).contains(status))])))
     }

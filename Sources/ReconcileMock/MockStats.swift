@@ -2,7 +2,8 @@ import Foundation
 import ReconcileCore
 
 /// What the mock has seen: requests per endpoint and per second, per receipt, grant and delivery
-/// requests per `Idempotency-Key`, and whether any key ever differed from its order id.
+/// requests per `Idempotency-Key`, and whether any key ever differed from its order id; revocation
+/// notices per `Idempotency-Key`, with the last body and the keys each order's notices carried.
 public struct MockStats: Sendable, Hashable {
     public var requests = 0
     public var byEndpoint: [String: Int] = [:]
@@ -25,6 +26,16 @@ public struct MockStats: Sendable, Hashable {
     public var deliveredTransactions: [String: String] = [:]
     /// Merchant requests that carried a purchase token, per order id: the token's fingerprint.
     public var merchantPurchaseTokens: [String: String] = [:]
+    /// Revocation notices received per Idempotency-Key (every one that reached the endpoint,
+    /// whatever it was answered), and those answered 2xx.
+    public var revocations: [String: Int] = [:]
+    public var revocationsSucceeded: [String: Int] = [:]
+    /// The last notice's body per Idempotency-Key, as it came.
+    public var revocationBodies: [String: JSONValue] = [:]
+    /// The Idempotency-Keys each order's notices carried, in the order received.
+    public var revocationKeys: [String: [String]] = [:]
+    /// Notices whose Content-Type was not `application/json`.
+    public var revocationContentTypeMismatches = 0
 
     public init() {}
 
@@ -60,6 +71,14 @@ public struct MockStats: Sendable, Hashable {
         if let transactionID { deliveredTransactions[orderID] = transactionID }
     }
 
+    mutating func countRevocation(key: String, orderID: String, body: JSONObject, contentType: String?, succeeded: Bool) {
+        revocations[key, default: 0] += 1
+        if succeeded { revocationsSucceeded[key, default: 0] += 1 }
+        revocationBodies[key] = .object(body)
+        revocationKeys[orderID, default: []].append(key)
+        if contentType?.lowercased().hasPrefix("application/json") != true { revocationContentTypeMismatches += 1 }
+    }
+
     /// A short, stable fingerprint (FNV-1a 64) of a receipt: counts are keyed by it.
     public static func fingerprint(_ text: String) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
@@ -92,6 +111,12 @@ public struct MockStats: Sendable, Hashable {
             "idempotency_mismatches": .integer(idempotencyMismatches), "attempt_headers": .object(attempts),
             "delivered_stores": texts(deliveredStores), "delivered_transactions": texts(deliveredTransactions),
             "merchant_purchase_tokens": texts(merchantPurchaseTokens),
+            "revocations": counts(revocations), "revocations_succeeded": counts(revocationsSucceeded),
+            "revocation_bodies": .object(JSONObject(revocationBodies.sorted { $0.key < $1.key }.map { JSONObject.Member(key: $0.key, value: $0.value) })),
+            "revocation_keys": .object(JSONObject(revocationKeys.sorted { $0.key < $1.key }.map {
+                JSONObject.Member(key: $0.key, value: .array($0.value.map(JSONValue.string)))
+            })),
+            "revocation_content_type_mismatches": .integer(revocationContentTypeMismatches),
         ]))
     }
 
@@ -120,5 +145,12 @@ public struct MockStats: Sendable, Hashable {
         deliveredStores = texts(json["delivered_stores"])
         deliveredTransactions = texts(json["delivered_transactions"])
         merchantPurchaseTokens = texts(json["merchant_purchase_tokens"])
+        revocations = counts(json["revocations"])
+        revocationsSucceeded = counts(json["revocations_succeeded"])
+        for member in json["revocation_bodies"]?.objectValue?.members ?? [] { revocationBodies[member.key] = member.value }
+        for member in json["revocation_keys"]?.objectValue?.members ?? [] {
+            revocationKeys[member.key] = member.value.arrayValue?.compactMap(\.stringValue) ?? []
+        }
+        revocationContentTypeMismatches = Int(json["revocation_content_type_mismatches"]?.int64Value ?? 0)
     }
 }

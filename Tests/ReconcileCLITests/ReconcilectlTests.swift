@@ -113,6 +113,31 @@ struct CheckConfigTests {
         #expect(reconcilectl(["check-config", "-q"], environment: ["RECONCILE_CONFIG": path]) == (0, "", ""))
     }
 
+    @Test("[Revocation] and [Delivery]: URL, time-out and where the token comes from, never the token; a missing token file or CAFile named by line and key")
+    func merchantEndpoints() {
+        directory.write("secret", "s3cret\n")
+        directory.write("revocation-token", "REVOCATION-SECRET-9\n")
+        let base = "[Verifier]\nKind=apple\nURL=https://buy.itunes.apple.com/verifyReceipt\nBundleID=com.example.app\nSharedSecretFile=secret\n"
+        let none = reconcilectl(["--config", directory.write("none.conf", base), "check-config"])
+        #expect(none.out.contains("  delivery   none (verified orders finish at once)\n"))
+        #expect(none.out.contains("  revocation none (refunds are only logged and recorded)\n"))
+
+        let path = directory.write(
+            "r.conf", base + "[Delivery]\nURL=https://backend.example/iap/deliver\n[Revocation]\nURL=https://backend.example/iap/revoke\nTokenFile=revocation-token\nTimeout=3s\n")
+        let result = reconcilectl(["--config", path, "check-config"])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.contains("  delivery   https://backend.example/iap/deliver (Timeout=10s)\n"))
+        #expect(result.out.contains("  revocation https://backend.example/iap/revoke (Timeout=3s, token from file \(directory.file("revocation-token")))\n"))
+        #expect(!result.out.contains("REVOCATION-SECRET") && !result.err.contains("REVOCATION-SECRET"))
+
+        let broken = directory.write(
+            "broken.conf", base + "[Revocation]\nURL=https://backend.example/iap/revoke\nTokenFile=no-such-token\nCAFile=no-such-ca.pem\n")
+        let refused = reconcilectl(["--config", broken, "check-config"])
+        #expect(refused.status == 78)
+        #expect(refused.err.contains("\(broken):8: [Revocation] TokenFile=: "), "\(refused.err)")
+        #expect(refused.err.contains("\(broken):9: [Revocation] CAFile=: "), "\(refused.err)")
+    }
+
     @Test("an invalid configuration: every problem on stderr, exit 78")
     func invalid() {
         let path = directory.write("r.conf", "[Verifier]\nKind=apple\nTimeout=soon\n[Nope]\n")
@@ -121,7 +146,7 @@ struct CheckConfigTests {
         #expect(result.out.isEmpty)
         #expect(result.err == """
             \(path):3: [Verifier] Timeout=: "soon" is not a time span; use us, ms, s, min, h, d, w, M, y (e.g. 500ms, 30s, 5min, 1h 30min, 3d)
-            \(path):4: [Nope]: unknown section; known sections are [Spool], [State], [Verifier], [GooglePlay], [Delivery], [Retry], [Escalation], [Control], [Daemon]
+            \(path):4: [Nope]: unknown section; known sections are [Spool], [State], [Verifier], [GooglePlay], [Delivery], [Revocation], [Retry], [Escalation], [Control], [Daemon]
             Error: 2 problems in the configuration
 
             """)

@@ -73,4 +73,29 @@ struct MockServiceTests {
         // Stats and config are never faulted.
         #expect(service.handle(ServerRequest(method: "GET", path: "/_mock/stats", query: "", headers: [], body: [])).status == 200)
     }
+
+    @Test("revocation: every notice recorded under its Idempotency-Key (count, answered 2xx, body, keys per order); revocation_status scripts the answer; faults apply; the stats survive JSON")
+    func revocation() {
+        let service = MockService(settings: .init(token: "tok"))
+        let notice = #"{"event":"revoked","order_id":"A1","product_id":"gems","quantity":1}"#
+        // As the server hands them on: names lowercased.
+        let headers = [HTTPHeader("authorization", "Bearer tok"), HTTPHeader("idempotency-key", "A1:revoked:1"), HTTPHeader("content-type", "application/json")]
+        #expect(post(service, "/revocation", notice, headers: headers).0 == 200)
+        #expect(post(service, "/revocation", notice, headers: [headers[1], headers[2]]).0 == 401, "the token is checked")
+        #expect(post(service, "/revocation", notice, headers: [headers[0]]).0 == 400, "a notice needs its key")
+        #expect(post(service, "/_mock/config", #"{"revocation_status":503}"#).0 == 200)
+        #expect(post(service, "/revocation", notice, headers: headers).0 == 503)
+        #expect(post(service, "/_mock/config", #"{"revocation_status":200,"status_rates":{"500":1},"path_prefix":"/revocation"}"#).0 == 200)
+        #expect(post(service, "/revocation", notice, headers: headers).0 == 500, "an injected fault answers before the endpoint")
+        _ = post(service, "/_mock/config", #"{"reset":true}"#)
+        #expect(post(service, "/revocation", notice, headers: headers).0 == 200)
+
+        let stats = service.stats
+        #expect(stats.revocations == ["A1:revoked:1": 3] && stats.revocationsSucceeded == ["A1:revoked:1": 2])
+        #expect(stats.revocationKeys == ["A1": ["A1:revoked:1", "A1:revoked:1", "A1:revoked:1"]])
+        #expect(stats.revocationBodies["A1:revoked:1"]?["event"] == .string("revoked"))
+        #expect(stats.revocationContentTypeMismatches == 0)
+        #expect(stats.byEndpoint["revocation"] == 6)
+        #expect(MockStats(json: stats.json) == stats)
+    }
 }

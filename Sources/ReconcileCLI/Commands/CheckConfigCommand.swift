@@ -93,7 +93,8 @@ enum CheckConfigCommand {
         } else {
             line("googleplay", "none (Google Play orders \(configuration.hasVerifier && verifier.kind == .http ? "go to the merchant endpoint" : "wait"))")
         }
-        line("delivery", configuration.delivery.url?.absoluteString ?? "none (verified orders finish at once)")
+        line("delivery", merchantEndpoint(configuration.delivery) ?? "none (verified orders finish at once)")
+        line("revocation", merchantEndpoint(configuration.revocation) ?? "none (refunds are only logged and recorded)")
         line("proxy", configuration.daemon.proxy?.absoluteString ?? "none (http_proxy and the like are ignored)")
         let retry = configuration.retry
         line(
@@ -102,6 +103,16 @@ enum CheckConfigCommand {
         line("escalation", configuration.escalation.command.map { $0.joined(separator: " ") } ?? "no command (log only)")
         line("control", configuration.control.socket)
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `[Delivery]` or `[Revocation]`: its URL, time-out and where its token comes from (the
+    /// credential's name or the file's path, never the secret); `nil` without a URL.
+    static func merchantEndpoint(_ settings: MerchantEndpointSettings) -> String? {
+        guard let url = settings.url else { return nil }
+        var text = "\(url.absoluteString) (Timeout=\(TimeSpan.format(settings.timeout))"
+        if let token = settings.token { text += ", token from \(token)" }
+        if let caFile = settings.caFile { text += ", CAFile=\(caFile)" }
+        return text + ")"
     }
 
     static func format(_ number: Double) -> String {

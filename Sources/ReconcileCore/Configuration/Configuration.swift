@@ -15,6 +15,8 @@ public struct Configuration: Sendable, Hashable {
     /// Whether `[GooglePlay]` is configured (any of its keys set).
     public var hasGooglePlay = false
     public var delivery = DeliverySettings()
+    /// `[Revocation]`: where refunds and their reversals are told (absent without `URL=`).
+    public var revocation = RevocationSettings()
     public var retry = RetrySettings()
     public var escalation = EscalationSettings()
     public var control = ControlSettings()
@@ -149,15 +151,13 @@ public struct Configuration: Sendable, Hashable {
         }
     }
 
-    /// `[Delivery]`: where verified grants are delivered (DESIGN §5).
-    public struct DeliverySettings: Sendable, Hashable {
-        /// Without a URL, `verified` finishes at once.
-        public var url: URL?
-        public var token: CredentialSource?
-        public var caFile: String?
-        public var timeout: Duration = .seconds(10)
-        public init() {}
-    }
+    /// `[Delivery]`: where verified grants are delivered (DESIGN §5). Without a URL, `verified`
+    /// finishes at once.
+    public typealias DeliverySettings = MerchantEndpointSettings
+
+    /// `[Revocation]`: where the merchant is told of refunds and their reversals (DESIGN §5a).
+    /// Without a URL the events are only logged and recorded.
+    public typealias RevocationSettings = MerchantEndpointSettings
 
     /// `[Retry]`: backoff and limits (DESIGN §6).
     public struct RetrySettings: Sendable, Hashable {

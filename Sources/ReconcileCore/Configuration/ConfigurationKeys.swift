@@ -26,7 +26,7 @@ public enum ConfigurationKeys {
     }
 
     /// Sections in the order the documentation lists them.
-    public static let sectionOrder = ["Spool", "State", "Verifier", "GooglePlay", "Delivery", "Retry", "Escalation", "Control", "Daemon"]
+    public static let sectionOrder = ["Spool", "State", "Verifier", "GooglePlay", "Delivery", "Revocation", "Retry", "Escalation", "Control", "Daemon"]
 
     /// All keys, section by section, in documentation order.
     static var all: [Key] {
@@ -113,12 +113,10 @@ public enum ConfigurationKeys {
         bool("GooglePlay", "Consume", \.googlePlay.consume),
         bool("GooglePlay", "AllowTestPurchases", \.googlePlay.allowTestPurchases),
 
-        optionalURL("Delivery", "URL", \.delivery.url),
-        credentialName("Delivery", "TokenCredential", \.delivery.token),
-        credentialFile("Delivery", "TokenFile", \.delivery.token),
-        optionalPath("Delivery", "CAFile", \.delivery.caFile),
-        span("Delivery", "Timeout", \.delivery.timeout, minimum: .milliseconds(10)),
-
+        ]
+        + merchantEndpoint("Delivery", \.delivery)
+        + merchantEndpoint("Revocation", \.revocation)
+        + [
         span("Retry", "InitialDelay", \.retry.initialDelay, minimum: .milliseconds(1)),
         number("Retry", "Multiplier", \.retry.multiplier, range: 1...100),
         span("Retry", "MaxDelay", \.retry.maxDelay, minimum: .milliseconds(1)),
@@ -176,6 +174,19 @@ public enum ConfigurationKeys {
     public static var names: [String] { all.map { "\($0.section).\($0.name)" } }
 
     // MARK: - Key builders
+
+    /// The keys of a section naming one of the merchant's endpoints (`[Delivery]`,
+    /// `[Revocation]`): `URL=`, `TokenCredential=` / `TokenFile=`, `CAFile=`, `Timeout=`, each
+    /// with the same grammar in every such section.
+    static func merchantEndpoint(_ section: String, _ keyPath: WritableKeyPath<Configuration, MerchantEndpointSettings>) -> [Key] {
+        [
+            optionalURL(section, "URL", keyPath.appending(path: \.url)),
+            credentialName(section, "TokenCredential", keyPath.appending(path: \.token)),
+            credentialFile(section, "TokenFile", keyPath.appending(path: \.token)),
+            optionalPath(section, "CAFile", keyPath.appending(path: \.caFile)),
+            span(section, "Timeout", keyPath.appending(path: \.timeout), minimum: .milliseconds(10)),
+        ]
+    }
 
     static func path(_ section: String, _ name: String, _ keyPath: WritableKeyPath<Configuration, String>) -> Key {
         Key(

@@ -130,6 +130,7 @@ public enum ConfigurationParser {
             ("Verifier.SharedSecretCredential", "Verifier.SharedSecretFile"),
             ("Verifier.TokenCredential", "Verifier.TokenFile"),
             ("Delivery.TokenCredential", "Delivery.TokenFile"),
+            ("Revocation.TokenCredential", "Revocation.TokenFile"),
             ("Verifier.PrivateKeyCredential", "Verifier.PrivateKeyFile"),
             ("GooglePlay.ServiceAccountCredential", "GooglePlay.ServiceAccountFile"),
             ("State.PasswordCredential", "State.PasswordFile"),
@@ -208,6 +209,7 @@ public enum ConfigurationParser {
         // section must fit.
         var timeouts = [("[Verifier]", configuration.verifier.timeout)]
         if configuration.delivery.url != nil { timeouts.append(("[Delivery]", configuration.delivery.timeout)) }
+        if configuration.revocation.url != nil { timeouts.append(("[Revocation]", configuration.revocation.timeout)) }
         if configuration.hasGooglePlay { timeouts.append(("[GooglePlay]", configuration.googlePlay.timeout)) }
         if configuration.state.isShared, let longest = timeouts.max(by: { $0.1 < $1.1 }), configuration.state.leaseTime < longest.1 * 2 {
             at("State.LeaseTime", "must be at least twice \(longest.0) Timeout= (\(TimeSpan.format(longest.1))): an attempt renews its lease at half of it")

@@ -38,4 +38,27 @@ public struct OutboxResolver: Sendable {
             return completion(.retry(at: now.addingTimeInterval(delay.inSeconds), reason: reason))
         }
     }
+
+    /// What becomes of a due action whose endpoint has no sender in this configuration.
+    ///
+    /// A revocation notice without `[Revocation] URL=` is skipped (`no_revocation_url`, not
+    /// charged): DESIGN §5a says that without a URL the event is only logged and recorded, so
+    /// a URL configured later does not send old events. Every other action waits (`nil`): a Play
+    /// follow-up is owed to Google whatever the configuration, and is sent once `[GooglePlay]`
+    /// is back.
+    public static func withoutSender(_ claimed: ClaimedAction) -> OutboxCompletion? {
+        guard let reason = skipReasonWithoutSender(claimed.action.endpoint) else { return nil }
+        return OutboxCompletion(claimed: claimed, resolution: .skipped(reason), charged: false)
+    }
+
+    /// Why actions of `endpoint` are skipped while no sender for it is configured; `nil`: they
+    /// wait for one.
+    public static func skipReasonWithoutSender(_ endpoint: VerificationEndpoint) -> Reason? {
+        switch endpoint {
+        case .revocation:
+            Reason(ReasonCode.noRevocationURL, detail: "[Revocation] URL= is not configured: the event is only logged and recorded")
+        case .production, .sandbox, .merchant, .delivery, .googlePlay, .googlePlayToken:
+            nil
+        }
+    }
 }

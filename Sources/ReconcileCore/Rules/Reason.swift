@@ -49,6 +49,8 @@ public enum ReasonCode {
     public static let verified = "verified"
     public static let delivered = "delivered"
     public static let noDeliveryURL = "no_delivery_url"
+    /// A revocation notice skipped: `[Revocation] URL=` is not configured (DESIGN §5a).
+    public static let noRevocationURL = "no_revocation_url"
     public static let bundleMismatch = "bundle_mismatch"
     public static let duplicateTransaction = "duplicate_transaction"
     public static let leaseLost = "lease_lost"

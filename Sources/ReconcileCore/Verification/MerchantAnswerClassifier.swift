@@ -68,8 +68,12 @@ public enum MerchantAnswerClassifier {
     }
 
     /// The delivery endpoint's answers: 2xx or 409 (already delivered) deliver; 422 and other
-    /// 4xx escalate; the rest as for the merchant protocol.
-    public static func classifyDelivery(_ result: HTTPExchangeResult, now: Date) -> (DeliveryVerdict, EndpointObservation) {
+    /// 4xx escalate; the rest as for the merchant protocol. The revocation endpoint's answers
+    /// are read the same way (DESIGN §5a); `label` names the endpoint in the reasons
+    /// (`delivery_http_422: …`, `revocation_http_422: …`).
+    public static func classifyDelivery(
+        _ result: HTTPExchangeResult, now: Date, label: String = "delivery"
+    ) -> (DeliveryVerdict, EndpointObservation) {
         switch HTTPAnswerClassifier.classify(result, handled: answeredClientErrors, now: now) {
         case .configuration(let reason):
             return (.configuration(reason: reason), .configuration(reason: reason))
@@ -81,7 +85,7 @@ public enum MerchantAnswerClassifier {
                 return (.delivered, .healthy)
             default:
                 let reason = HTTPAnswerClassifier.reasonField(in: response.body) ?? "no reason given"
-                return (.escalate(reason: "delivery_http_\(response.status): \(reason)"), .healthy)
+                return (.escalate(reason: "\(label)_http_\(response.status): \(reason)"), .healthy)
             }
         }
     }

@@ -8,6 +8,9 @@ public enum VerificationEndpoint: String, CaseIterable, Sendable, Hashable, Coda
     case merchant
     /// The delivery endpoint (`[Delivery] URL=`).
     case delivery
+    /// The merchant's revocation endpoint (`[Revocation] URL=`, DESIGN §5a): refunds and their
+    /// reversals, sent from the outbox. `[Verifier]`'s limits apply, as for `delivery`.
+    case revocation
     /// The Google Play Developer API (`[GooglePlay] URL=`): purchases, acknowledge, consume.
     case googlePlay = "googleplay"
     /// Google's OAuth token endpoint (`[GooglePlay] TokenURL=`, the key's `token_uri`).

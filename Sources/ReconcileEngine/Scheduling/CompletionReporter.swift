@@ -128,6 +128,9 @@ struct CompletionReporter {
         case .escalated:
             logger.warning("the \(result.kind.rawValue) of order \(result.orderID) escalated: \(result.reason)", id: .actionEscalated, fields)
             announce(result, productID: productID, reason: result.reason.code)
+        case .skipped where result.reason.code == ReasonCode.noRevocationURL:
+            // DESIGN §5a: without a URL the event is only logged and recorded.
+            logger.notice("order \(result.orderID): the merchant is not told of this event ([Revocation] URL= is not configured)", fields)
         case .done, .skipped:
             logger.debug("the \(result.kind.rawValue) of order \(result.orderID) is \(result.state.rawValue) (\(result.reason))", fields)
         case .pending:

@@ -4,49 +4,102 @@ import ReconcileSystem
 
 /// The outbox's share of the scheduler (DESIGN §5a): due actions leased per endpoint through the
 /// same admission as orders (circuit and bucket of the action's endpoint, the section's
-/// `MaxInFlight=`), sent by their endpoint's sender, and their outcomes committed by the next
-/// turn.
+/// `MaxInFlight=`), sent by their endpoint's sender — Google Play's follow-ups by `[GooglePlay]`,
+/// revocation notices by `[Revocation]` — and their outcomes committed by the next turn.
 extension Scheduler {
     /// How many due actions of one endpoint the turn leases.
     struct ActionClaim {
         var endpoint: VerificationEndpoint
-        var sender: any OutboxSender
+        /// `nil`: no sender is configured for the endpoint and its actions are skipped
+        /// (``OutboxResolver/withoutSender(_:)``): leased uncharged, without a slot or a token.
+        var sender: (any OutboxSender)?
         var limit: Int
         var probe: Bool
+        var pool: Pool
+    }
+
+    /// An endpoint the outbox sends to in this configuration: its sender, the pool its attempts
+    /// count against and the endpoints its requests need first.
+    struct OutboxRoute {
+        var sender: any OutboxSender
+        var pool: Pool
+        var gating: [VerificationEndpoint]
+    }
+
+    /// Every configured sender: Google Play's follow-ups in `[GooglePlay]`'s pool, revocation
+    /// notices in `[Verifier]`'s (`main`: its `MaxInFlight=`, 16 unless set).
+    var outboxRoutes: [OutboxRoute] {
+        var routes: [OutboxRoute] = []
+        if let play = settings.googlePlay {
+            routes.append(OutboxRoute(sender: play.verifier, pool: .googlePlay, gating: play.verifier.gatingEndpoints))
+        }
+        if let revocation = settings.revocation { routes.append(OutboxRoute(sender: revocation, pool: .main, gating: [])) }
+        return routes
+    }
+
+    /// Endpoints whose actions are skipped while they have no sender (a revocation notice
+    /// without `[Revocation] URL=`). On a shared store a node without the URL leaves them to the
+    /// nodes that have one, as it does deliveries (DESIGN §7).
+    var skippedOutboxEndpoints: [VerificationEndpoint] {
+        guard shared == nil else { return [] }
+        let routed = Set(outboxRoutes.map(\.sender.endpoint))
+        return VerificationEndpoint.allCases.filter { !routed.contains($0) && OutboxResolver.skipReasonWithoutSender($0) != nil }
     }
 
     /// The resolver of outbox outcomes: the retry policy's backoff and `MaxAttempts`.
     var outboxResolver: OutboxResolver { OutboxResolver(policy: settings.resolver.policy) }
 
-    /// What the outbox may lease now, from `slots` (its pool's share is taken).
-    func planActionClaim(slots: inout [Pool: Int], now: Date, mono: Double, wakeTimes: inout [Double]) throws -> ActionClaim? {
-        guard let play = settings.googlePlay, slots[.googlePlay, default: 0] > 0 else { return nil }
-        let endpoint = play.verifier.endpoint
-        guard let due = try store.nextActionDueTime(endpoint: endpoint) else { return nil }
-        if due > now {
-            wakeTimes.append(mono + due.timeIntervalSince(now))
-            return nil
+    /// What the outbox may lease now, per endpoint, from `slots` (each pool's share is taken):
+    /// each sender's due actions as its own endpoint's circuit and bucket admit them (one probe
+    /// per endpoint at a time), and the actions of an endpoint without a sender to skip.
+    func planActionClaims(slots: inout [Pool: Int], now: Date, mono: Double, wakeTimes: inout [Double]) throws -> [ActionClaim] {
+        var claims: [ActionClaim] = []
+        for route in outboxRoutes {
+            let endpoint = route.sender.endpoint
+            guard slots[route.pool, default: 0] > 0 else { continue }  // a completion wakes the loop
+            guard let due = try store.nextActionDueTime(endpoint: endpoint) else { continue }
+            if due > now {
+                wakeTimes.append(mono + due.timeIntervalSince(now))
+                continue
+            }
+            guard let cap = dependencyCap(route.gating, mono: mono, wakeTimes: &wakeTimes) else { continue }
+            switch admission.admit(endpoint, slots: min(slots[route.pool, default: 0], cap), now: mono) {
+            case .wait(let until):
+                if let until { wakeTimes.append(until) }
+            case .claim(let limit, let probe):
+                slots[route.pool, default: 0] -= limit
+                claims.append(ActionClaim(endpoint: endpoint, sender: route.sender, limit: limit, probe: probe, pool: route.pool))
+            }
         }
-        guard let cap = dependencyCap(play.verifier.gatingEndpoints, mono: mono, wakeTimes: &wakeTimes) else { return nil }
-        switch admission.admit(endpoint, slots: min(slots[.googlePlay, default: 0], cap), now: mono) {
-        case .wait(let until):
-            if let until { wakeTimes.append(until) }
-            return nil
-        case .claim(let limit, let probe):
-            slots[.googlePlay, default: 0] -= limit
-            return ActionClaim(endpoint: endpoint, sender: play.verifier, limit: limit, probe: probe)
+        for endpoint in skippedOutboxEndpoints {
+            guard let due = try store.nextActionDueTime(endpoint: endpoint) else { continue }
+            if due > now {
+                wakeTimes.append(mono + due.timeIntervalSince(now))
+                continue
+            }
+            claims.append(ActionClaim(endpoint: endpoint, sender: nil, limit: EndpointAdmission.maximumClaim, probe: false, pool: .main))
         }
+        return claims
     }
 
-    /// Leases what `claim` asks for and queues (or probes with) it.
+    /// Leases what `claim` asks for and queues (or probes with) it; actions without a sender are
+    /// resolved at once, committed by the next turn.
     func claimActions(_ claim: ActionClaim, now: Date, mono: Double, wakeTimes: inout [Double]) throws {
         let lease = now.addingTimeInterval(settings.requestTimeout.inSeconds * 4 + 60)
         let claimed = try store.claimActions(
-            endpoint: claim.endpoint, now: now, limit: claim.limit, owner: owner, leaseUntil: lease, charge: !claim.probe)
+            endpoint: claim.endpoint, now: now, limit: claim.limit, owner: owner, leaseUntil: lease, charge: !claim.probe && claim.sender != nil)
         if claim.probe && claimed.isEmpty { admission.probeAbandoned(claim.endpoint) }
         if claimed.count == claim.limit && !claim.probe { wakeTimes.append(mono) }  // more may be due at once
+        guard let sender = claim.sender else {
+            for action in claimed {
+                guard let completion = OutboxResolver.withoutSender(action) else { continue }
+                pendingActionCompletions.append(completion)
+            }
+            if !claimed.isEmpty { wakeTimes.append(mono) }  // their completions, next turn
+            return
+        }
         for action in claimed {
-            dispatch(ReadyItem(work: .action(action, claim.sender), endpoint: claim.endpoint, pool: .googlePlay), probe: claim.probe, mono: mono)
+            dispatch(ReadyItem(work: .action(action, sender), endpoint: claim.endpoint, pool: claim.pool), probe: claim.probe, mono: mono)
         }
     }
 

@@ -10,6 +10,11 @@ extension Scheduler {
         public var delivery: DeliveryClient?
         /// `[GooglePlay]`, when configured: Google Play orders and their outbox actions.
         public var googlePlay: GooglePlaySettings?
+        /// The revocation sender, when `[Revocation] URL=` is set (DESIGN §5a). Its notices count
+        /// against `[Verifier]`'s `MaxInFlight=` (the `main` pool; 16 by default, also for a
+        /// Google Play-only daemon) and its endpoint has `[Verifier]`'s rate and circuit limits,
+        /// as `delivery` does.
+        public var revocation: RevocationSender?
         public var resolver: AttemptResolver
         public var maxInFlight: Int
         /// Requests per second per endpoint; `nil` is unlimited.
@@ -94,6 +99,7 @@ extension Scheduler {
         }
         if let delivery = settings.delivery { used.append(delivery.firstEndpoint) }
         if settings.googlePlay != nil { used += [.googlePlay, .googlePlayToken] }
+        if let revocation = settings.revocation { used.append(revocation.endpoint) }
         return used
     }
 }

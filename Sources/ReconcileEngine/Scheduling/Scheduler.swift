@@ -162,7 +162,7 @@ public actor Scheduler {
         let mono = clock.uptime()
         var wakeTimes: [Double] = []
         var claims: [Claim] = []
-        var actionClaim: ActionClaim?
+        var actionClaims: [ActionClaim] = []
         commitActions(wakeTimes: &wakeTimes)
         let completions = pendingCompletions
         pendingCompletions.removeAll()
@@ -170,11 +170,11 @@ public actor Scheduler {
             if shared != nil, let next = try coordinate(mono: mono) { wakeTimes.append(next) }
             if let time = try expireWaitingOrders(now: now) { wakeTimes.append(mono + time.timeIntervalSince(now)) }
             if !stopping && clusterAllowsWork(mono: mono, wakeTimes: &wakeTimes) {
-                (claims, actionClaim) = try planClaims(now: now, mono: mono, wakeTimes: &wakeTimes)
+                (claims, actionClaims) = try planClaims(now: now, mono: mono, wakeTimes: &wakeTimes)
             }
-            if let claim = actionClaim {
+            while let claim = actionClaims.first {
                 try claimActions(claim, now: now, mono: mono, wakeTimes: &wakeTimes)
-                actionClaim = nil  // leased and dispatched: a later failure must not abandon its probe
+                actionClaims.removeFirst()  // leased and dispatched: a later failure must not abandon its probe
             }
             guard !completions.isEmpty || !claims.isEmpty else {
                 storeRecovered()
@@ -200,7 +200,7 @@ public actor Scheduler {
         } catch {
             pendingCompletions = completions + pendingCompletions
             for claim in claims where claim.probe { admission.probeAbandoned(claim.endpoint) }
-            if let actionClaim, actionClaim.probe { admission.probeAbandoned(actionClaim.endpoint) }
+            for claim in actionClaims where claim.probe { admission.probeAbandoned(claim.endpoint) }
             wakeTimes.append(mono + storeFailed(error))
         }
         return wakeTimes.min().map { max($0, mono) }
@@ -268,13 +268,14 @@ public actor Scheduler {
 
     /// What may be claimed now: per kind, as many due orders as free slots, tokens and the
     /// endpoint's circuit allow (delivery first: those orders are paid and granted already), and
-    /// how many due outbox actions (before Google Play verifications: an acknowledgement owed
-    /// has a deadline).
-    func planClaims(now: Date, mono: Double, wakeTimes: inout [Double]) throws -> (orders: [Claim], actions: ActionClaim?) {
+    /// how many due outbox actions of each endpoint (before Google Play verifications: an
+    /// acknowledgement owed has a deadline; before the orders of `[Verifier]`'s pool: a
+    /// revocation notice tells of money already returned).
+    func planClaims(now: Date, mono: Double, wakeTimes: inout [Double]) throws -> (orders: [Claim], actions: [ActionClaim]) {
         var claims: [Claim] = []
         var slots: [Pool: Int] = [.main: freeSlots(.main), .googlePlay: freeSlots(.googlePlay)]
         let lease = now.addingTimeInterval(settings.leaseTime?.inSeconds ?? (settings.requestTimeout.inSeconds * 2 + 60))
-        let actions = try planActionClaim(slots: &slots, now: now, mono: mono, wakeTimes: &wakeTimes)
+        let actions = try planActionClaims(slots: &slots, now: now, mono: mono, wakeTimes: &wakeTimes)
         for kind in [WorkKind.deliver, .verify, .verifyPlay] {
             // `nil` for deliveries without a delivery URL (they need no slot), and for orders no
             // configured section can verify (they wait for one: `reconcilectl status` tells).
@@ -299,7 +300,7 @@ public actor Scheduler {
             }
             guard let cap = dependencyCap(verifier.gatingEndpoints, mono: mono, wakeTimes: &wakeTimes) else { continue }
             let endpoint = verifier.firstEndpoint
-            if actions?.probe == true && actions?.endpoint == endpoint { continue }  // one probe at a time
+            if actions.contains(where: { $0.probe && $0.endpoint == endpoint }) { continue }  // one probe at a time
             switch admission.admit(endpoint, slots: min(slots[pool, default: 0], cap), now: mono) {
             case .wait(let until):
                 if let until { wakeTimes.append(until) }

@@ -63,3 +63,46 @@ struct OutboxResolverTests {
         #expect(resolve(.transient("play_http_503"), claimed(attempts: 3, charged: false)).resolution == .retry(at: now + 5, reason: "play_http_503"))
     }
 }
+
+/// DESIGN §5a: "Without a URL the event is only logged and recorded" — a revocation notice with
+/// no sender is skipped; every other action waits for its sender.
+@Suite("Outbox resolver: actions without a configured sender")
+struct OutboxWithoutSenderTests {
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func claimed(_ kind: OutboxKind, _ endpoint: VerificationEndpoint, charged: Bool = false) -> ClaimedAction {
+        ClaimedAction(
+            action: OutboxAction(
+                orderID: "A1", kind: kind, endpoint: endpoint, idempotencyKey: "A1:\(kind.rawValue)", payload: "{}", attempts: 0,
+                createdAt: now, updatedAt: now),
+            productID: "gems", proof: OrderProof(), charged: charged)
+    }
+
+    @Test("a revocation notice without [Revocation] URL= is skipped (no_revocation_url), not charged; the store marks it skipped")
+    func revocationSkipped() throws {
+        let action = claimed(.revocationNotice, .revocation)
+        let completion = try #require(OutboxResolver.withoutSender(action))
+        guard case .skipped(let reason) = completion.resolution else {
+            Issue.record("not skipped: \(completion.resolution)")
+            return
+        }
+        #expect(reason.code == "no_revocation_url" && reason.detail?.contains("[Revocation] URL=") == true)
+        #expect(!completion.charged)
+
+        // Applied under its lease: skipped, attempts unchanged.
+        var leased = OutboxRules.claim(action.action, owner: "me", leaseUntil: now + 60, charge: false, now: now)
+        leased.state = .pending
+        let (after, result) = OutboxRules.complete(completion, for: leased, owner: "me", now: now + 1)
+        #expect(after?.state == .skipped && after?.reason == "no_revocation_url" && after?.attempts == 0 && after?.lease == nil)
+        #expect(result.applied && result.state == .skipped)
+    }
+
+    @Test("a Play follow-up without [GooglePlay] waits for it: nothing is decided")
+    func othersWait() {
+        #expect(OutboxResolver.withoutSender(claimed(.playAcknowledge, .googlePlay)) == nil)
+        #expect(OutboxResolver.withoutSender(claimed(.playConsume, .googlePlay)) == nil)
+        for endpoint in VerificationEndpoint.allCases where endpoint != .revocation {
+            #expect(OutboxResolver.skipReasonWithoutSender(endpoint) == nil, "\(endpoint)")
+        }
+    }
+}
