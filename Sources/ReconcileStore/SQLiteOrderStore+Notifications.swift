@@ -62,7 +62,7 @@ extension SQLiteOrderStore {
     static func apply(
         _ notification: StoreNotification, reference: Int64, to record: OrderRecord?, now: Date, connection: SQLiteConnection
     ) throws -> NotificationRules.Outcome {
-        let (plan, outcome) = NotificationRules.apply(notification, to: record, now: now)
+        let (plan, outcome) = try NotificationRules.apply(notification, to: record, now: now, lookups: SQLiteRuleLookups(connection: connection))
         if let plan { try write(plan, connection: connection) }
         let applied: Int64? = if case .waitsForAttempt = outcome { nil } else { now.epochMilliseconds }
         try connection.run(

@@ -117,6 +117,12 @@ struct SQLiteRuleLookups: RuleLookups {
         ) { $0.optionalString(0) } ?? nil
     }
 
+    func actionKeys(orderReference: Int64, kind: OutboxKind) throws -> [String] {
+        try connection.query(
+            "SELECT idempotency_key FROM outbox WHERE order_ref = ? AND kind = ?", [.integer(orderReference), .text(kind.rawValue)]
+        ) { $0.string(0) }
+    }
+
     func escalatedActions(orderReference: Int64) throws -> [OutboxAction] {
         try connection.query(
             "SELECT \(OutboxColumns.action) \(OutboxColumns.from) WHERE x.order_ref = ? AND x.state = 'escalated' ORDER BY x.id",

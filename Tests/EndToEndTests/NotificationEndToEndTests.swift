@@ -38,7 +38,7 @@ struct NotificationEndToEndTests {
         let setup = try await AppStoreEndToEndTests.setUp(harness)
         try await AppStoreEndToEndTests.register(harness, environment: "Production", [("3001", "gems", ""), ("3002", "gems", "")])
         // Verification of order P1 fails for now (the mock does not know 3003): it stays pending.
-        harness.configure(AppStoreEndToEndTests.configuration(harness))
+        harness.configure(AppStoreEndToEndTests.configuration(harness) + "\n[Revocation]\nURL=\(harness.base)/revocation\n")
         harness.drop("f1.json", OrderFixtures.orderJSON("F1", product: "gems", receipt: nil, transactionID: "3001"))
         harness.drop("f2.json", OrderFixtures.orderJSON("F2", product: "gems", receipt: nil, transactionID: "3002"))
         let daemon = try harness.startDaemon()
@@ -61,6 +61,16 @@ struct NotificationEndToEndTests {
 
         harness.drop("n6.json", try Self.notificationFile(setup.signer, id: "nnnn-6", type: "REFUND_REVERSED", transactionID: "3001", revoked: false))
         #expect(await eventually(timeout: .seconds(20)) { (try? harness.store().order(id: "F1")?.state) == .finished })
+        // The merchant was told both, each once, under its own key.
+        #expect(await eventually(timeout: .seconds(20)) {
+            ((try? await harness.mockStats())?.revocationsSucceeded["F1:reinstated:1"] ?? 0) == 1
+        })
+        let stats = try await harness.mockStats()
+        #expect(stats.revocationKeys["F1"] == ["F1:revoked:1", "F1:reinstated:1"], "\(stats.revocationKeys)")
+        #expect(stats.revocationBodies["F1:revoked:1"]?["event"]?.stringValue == "revoked")
+        #expect(stats.revocationBodies["F1:revoked:1"]?["transaction_id"]?.stringValue == "3001")
+        #expect(stats.revocationBodies["F1:reinstated:1"]?["event"]?.stringValue == "reinstated")
+        #expect(stats.revocationKeys["F2"] == nil, "an unverified notification told the merchant")
         let listed = try await harness.ctl(["notifications", "--json"])
         let unmatched = try await harness.ctl(["notifications", "--unmatched"])
         let shown = try await harness.ctl(["show", "F1"])

@@ -4,7 +4,10 @@ import Foundation
 /// refund or revocation of a finished order revokes it, a reversed refund finishes it again, a
 /// refund of an order not yet delivered ends it rejected `refunded`; everything else is recorded.
 /// An order whose attempt is in flight waits: the notification is applied once the attempt has
-/// ended (its completion is guarded by the lease, and must not be overtaken).
+/// ended (its completion is guarded by the lease, and must not be overtaken). A revocation or
+/// reinstatement of a finished order owes the merchant an event (`[Revocation] URL=`): an outbox
+/// action written with the change, whose idempotency key `<order_id>:<event>:<n>` counts the
+/// order's events of that kind.
 public enum NotificationRules {
     /// What happened to the notification.
     public enum Outcome: Sendable, Hashable {
@@ -41,8 +44,8 @@ public enum NotificationRules {
 
     /// The plan for the order `record` (`nil`: no order holds the transaction) and the outcome.
     public static func apply(
-        _ notification: StoreNotification, to record: OrderRecord?, now: Date
-    ) -> (plan: OrderPlan?, outcome: Outcome) {
+        _ notification: StoreNotification, to record: OrderRecord?, now: Date, lookups: some RuleLookups
+    ) throws -> (plan: OrderPlan?, outcome: Outcome) {
         let event: OrderEvent
         let reason: String
         switch notification.effect {
@@ -83,10 +86,33 @@ public enum NotificationRules {
         after.reason = next == .rejected ? "refunded" : reason
         let transition = PlannedTransition(
             at: now, actor: .daemon, from: record.state, to: next, reason: Reason(after.reason ?? reason, detail: detail))
-        return (
-            OrderPlan(record: after, transitions: [transition]),
-            .applied(orderID: record.orderID, from: record.state, to: next)
-        )
+        var plan = OrderPlan(record: after, transitions: [transition])
+        if let event = next == .revoked ? "revoked" : record.state == .revoked ? "reinstated" : nil {
+            let earlier = try lookups.actionKeys(orderReference: record.reference, kind: .revocationNotice)
+                .filter { $0.hasPrefix("\(record.orderID):\(event):") }.count
+            plan.outbox = [revocationNotice(event: event, number: earlier + 1, reason: reason, for: after, notification, now: now)]
+        }
+        return (plan, .applied(orderID: record.orderID, from: record.state, to: next))
+    }
+
+    /// The merchant's event (DESIGN §5a): the body `[Revocation] URL=` receives, as the action's
+    /// payload; due at once.
+    static func revocationNotice(
+        event: String, number: Int, reason: String, for record: OrderRecord, _ notification: StoreNotification, now: Date
+    ) -> OutboxAction {
+        let grant = record.grant
+        let body = JSONObject([
+            "event": .string(event), "order_id": .string(record.orderID), "product_id": .string(record.productID),
+            "transaction_id": .string(orNull: grant?.transactionID ?? notification.transactionID),
+            "store": .string(PurchaseStore(record.proof).rawValue), "quantity": .integer(grant?.quantity ?? 1), "reason": .string(reason),
+            "revoked_at": event == "revoked" ? .string(orNull: notification.revokedAt.map(RFC3339.format)) : .null,
+            "environment": .string(orNull: notification.environment ?? grant?.environment), "user_id": .string(orNull: record.userID),
+            "application_username": .string(orNull: record.applicationUsername),
+        ])
+        return OutboxAction(
+            orderReference: record.reference, orderID: record.orderID, kind: .revocationNotice, endpoint: .revocation,
+            idempotencyKey: "\(record.orderID):\(event):\(number)", payload: JSONWriter.string(.object(body)), nextAttemptAt: now,
+            createdAt: now, updatedAt: now, reason: "queued", detail: "the merchant is told the order was \(event)")
     }
 
     /// The history's detail: the store, the notification, the store's revocation time and reason.

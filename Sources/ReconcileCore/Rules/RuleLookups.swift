@@ -12,4 +12,7 @@ public protocol RuleLookups {
     /// The order's escalated outbox actions, oldest first (locked for the transaction where the
     /// store can: the rule writes them back).
     func escalatedActions(orderReference: Int64) throws -> [OutboxAction]
+
+    /// The idempotency keys of the order's outbox actions of `kind`.
+    func actionKeys(orderReference: Int64, kind: OutboxKind) throws -> [String]
 }

@@ -22,6 +22,12 @@ struct PostgreSQLRuleLookups: RuleLookups {
         ) { $0.optionalString(0) } ?? nil
     }
 
+    func actionKeys(orderReference: Int64, kind: OutboxKind) throws -> [String] {
+        try connection.query(
+            "SELECT idempotency_key FROM outbox WHERE order_ref = $1 AND kind = $2", [.integer(orderReference), .text(kind.rawValue)]
+        ) { $0.string(0) }
+    }
+
     /// Locked for the transaction: the rule writes them back as it decides. Only escalated ones:
     /// an action in flight is neither waited for nor locked against its sender.
     func escalatedActions(orderReference: Int64) throws -> [OutboxAction] {

@@ -19,6 +19,10 @@ struct FixedLookups: RuleLookups {
         details[reason]
     }
 
+    func actionKeys(orderReference: Int64, kind: OutboxKind) throws -> [String] {
+        actions.filter { $0.orderReference == orderReference && $0.kind == kind }.map(\.idempotencyKey)
+    }
+
     func escalatedActions(orderReference: Int64) throws -> [OutboxAction] {
         actions.filter { $0.orderReference == orderReference && $0.state == .escalated }
     }

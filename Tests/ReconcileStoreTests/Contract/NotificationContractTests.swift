@@ -59,6 +59,9 @@ struct NotificationContractTests {
         let listed = try store.notifications(orderID: "F1")
         #expect(listed.map(\.notification.notificationID) == ["n-1", "n-2"] && listed.map(\.outcome) == ["applied", "applied"])
         #expect(listed.first?.notification.revokedAt == t0 + 5 && listed.first?.orderID == "F1")
+        // The merchant is owed one event per change, written with it.
+        let notices = try store.actions(orderID: "F1").filter { $0.kind == .revocationNotice }
+        #expect(notices.map(\.idempotencyKey) == ["F1:revoked:1", "F1:reinstated:1"] && notices.allSatisfy { $0.endpoint == .revocation })
     }
 
     @Test("a refund of an order not yet verified ends it rejected `refunded`; one for nobody is unmatched and listed; a TEST is recorded", arguments: ContractStore.all)
