@@ -14,6 +14,8 @@ public struct Configuration: Sendable, Hashable {
     public var googlePlay = GooglePlaySettings()
     /// Whether `[GooglePlay]` is configured (any of its keys set).
     public var hasGooglePlay = false
+    /// `[Notifications]`: pulling store notifications (DESIGN §5a).
+    public var notifications = NotificationSettings()
     public var delivery = DeliverySettings()
     /// `[Revocation]`: where refunds and their reversals are told (absent without `URL=`).
     public var revocation = RevocationSettings()
@@ -154,6 +156,15 @@ public struct Configuration: Sendable, Hashable {
     /// `[Delivery]`: where verified grants are delivered (DESIGN §5). Without a URL, `verified`
     /// finishes at once.
     public typealias DeliverySettings = MerchantEndpointSettings
+
+    /// `[Notifications]` (DESIGN §5a, §9): how store notifications are pulled.
+    public struct NotificationSettings: Sendable, Hashable {
+        /// `Poll=`: how often `Kind=appstore` asks Get Notification History for what arrived
+        /// since its checkpoint; `nil` (`off`): never (notification files only).
+        public var poll: Duration? = .seconds(3600)
+
+        public init() {}
+    }
 
     /// `[Revocation]`: where the merchant is told of refunds and their reversals (DESIGN §5a).
     /// Without a URL the events are only logged and recorded.

@@ -26,7 +26,7 @@ public enum ConfigurationKeys {
     }
 
     /// Sections in the order the documentation lists them.
-    public static let sectionOrder = ["Spool", "State", "Verifier", "GooglePlay", "Delivery", "Revocation", "Retry", "Escalation", "Control", "Daemon"]
+    public static let sectionOrder = ["Spool", "State", "Verifier", "GooglePlay", "Notifications", "Delivery", "Revocation", "Retry", "Escalation", "Control", "Daemon"]
 
     /// All keys, section by section, in documentation order.
     static var all: [Key] {
@@ -112,6 +112,8 @@ public enum ConfigurationKeys {
         bool("GooglePlay", "Acknowledge", \.googlePlay.acknowledge),
         bool("GooglePlay", "Consume", \.googlePlay.consume),
         bool("GooglePlay", "AllowTestPurchases", \.googlePlay.allowTestPurchases),
+
+        optionalSpan("Notifications", "Poll", \.notifications.poll, offWord: "off", minimum: .seconds(1)),
 
         ]
         + merchantEndpoint("Delivery", \.delivery)
