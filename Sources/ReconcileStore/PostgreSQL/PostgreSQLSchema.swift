@@ -189,6 +189,15 @@ public enum PostgreSQLSchema {
                 CREATE INDEX notifications_received ON notifications (received_at);
                 CREATE INDEX orders_transaction ON orders (transaction_id) WHERE transaction_id IS NOT NULL;
                 """),
+        Migration(
+            version: 7, name: "checkpoints of notification polling",
+            sql: """
+                CREATE TABLE checkpoints (
+                    name text PRIMARY KEY,
+                    value bigint NOT NULL,
+                    updated_at bigint NOT NULL
+                );
+                """),
     ]
 
     /// The newest schema version this build knows.

@@ -251,6 +251,16 @@ public enum StoreSchema {
                 CREATE INDEX notifications_received ON notifications(received_at);
                 CREATE INDEX orders_transaction ON orders(transaction_id) WHERE transaction_id IS NOT NULL;
                 """),
+        // Where the daemon's polling of a store got to (DESIGN §5a), one row per source.
+        Migration(
+            version: 7, name: "checkpoints of notification polling",
+            sql: """
+                CREATE TABLE checkpoints (
+                    name TEXT PRIMARY KEY,
+                    value INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL
+                );
+                """),
     ]
 
     /// The newest schema version this build knows.
