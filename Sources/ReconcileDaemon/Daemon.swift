@@ -68,6 +68,8 @@ public final class Daemon {
     private var clockWatch: WallClockWatch?
     let spoolWatch: SpoolWatchService
     let pruning: PruneService
+    /// `[Notifications] Poll=` with `Kind=appstore`; idle otherwise.
+    let poller: AppStoreNotificationPoller
     /// Set when the store was lost: the ingest's retries are pointless then.
     private let abandonIngest = Flag()
 
@@ -107,8 +109,9 @@ public final class Daemon {
         transport = CurlTransport(maximumConnections: max(64, configuration.verifier.maxInFlight * 2))
         let settings: Scheduler.Settings
         let notifications: NotificationFileReader
+        let polling: AppStoreNotificationPoller.Settings?
         do {
-            (settings, notifications) = try VerificationFactory.configured(for: configuration, environment: environment, transport: transport)
+            (settings, notifications, polling) = try VerificationFactory.configured(for: configuration, environment: environment, transport: transport)
         } catch {
             for problem in error.problems {
                 logger.error("configuration: \(problem)", id: .configurationError, [.path: problem.path, .reason: "configuration"])
@@ -172,6 +175,12 @@ public final class Daemon {
                 scheduler.nudge()
                 stateChanged()
             })
+        poller = AppStoreNotificationPoller(
+            settings: polling, store: store, transport: transport, gate: scheduler, logger: logger,
+            onCommitted: {
+                scheduler.nudge()
+                stateChanged()
+            })
         control = ControlHandler(
             store: store, scheduler: scheduler, configPath: configPath, verifiers: configuration.verifiers, logger: logger,
             liveWindow: ClusterTiming(leaseTime: configuration.state.leaseTime).liveWindow, ordersChanged: stateChanged
@@ -226,6 +235,7 @@ public final class Daemon {
                 await ingestor.run(events: spoolEventStream)
             },
             pruning,
+            poller,
             spoolWatch,
             HeldService("control socket") { controlServer?.stop() },
         ]
@@ -406,8 +416,9 @@ public final class Daemon {
         }
         let settings: Scheduler.Settings
         let notifications: NotificationFileReader
+        let polling: AppStoreNotificationPoller.Settings?
         do {
-            (settings, notifications) = try VerificationFactory.configured(for: next, environment: environment, transport: transport)
+            (settings, notifications, polling) = try VerificationFactory.configured(for: next, environment: environment, transport: transport)
         } catch {
             for problem in error.problems {
                 logger.error("reload refused: \(problem)", id: .configurationError, [.path: problem.path])
@@ -420,6 +431,7 @@ public final class Daemon {
         await scheduler.apply(settings)
         await escalations.apply(next.escalation)
         await ingestor.apply(Self.ingestSettings(next, notifications))
+        poller.apply(polling)
         await metrics.retarget(next.daemon.metricsFile)
         if verifiersChanged, let promoted = try? store.promoteWaiting(usableBy: next.verifiers, now: Date()), promoted > 0 {
             logger.notice("\(next.verifiers) can verify \(Plural.count(promoted, "waiting order")); they are due now")

@@ -69,9 +69,37 @@ public enum VerificationFactory {
     /// of the files the configuration names.
     public static func configured(
         for configuration: Configuration, environment: [String: String], transport: any HTTPTransport
-    ) throws(ConfigurationError) -> (settings: Scheduler.Settings, notifications: NotificationFileReader) {
+    ) throws(ConfigurationError) -> (
+        settings: Scheduler.Settings, notifications: NotificationFileReader, polling: AppStoreNotificationPoller.Settings?
+    ) {
         let resources = try resources(for: configuration, environment: environment)
-        return (try settings(for: configuration, resources: resources, transport: transport), notificationReader(configuration, resources))
+        let reader = notificationReader(configuration, resources)
+        return (try settings(for: configuration, resources: resources, transport: transport), reader, polling(configuration, resources, reader))
+    }
+
+    /// `[Notifications] Poll=` for `Kind=appstore` (DESIGN §5a): Get Notification History on
+    /// `[Verifier]`'s endpoints (the sandbox too with `AllowSandbox=yes`), signed with its key,
+    /// every payload verified by the notification files' own reader. `nil`: `Poll=off`, or
+    /// another `Kind=`.
+    static func polling(
+        _ configuration: Configuration, _ resources: Resources, _ reader: NotificationFileReader
+    ) -> AppStoreNotificationPoller.Settings? {
+        let verifier = configuration.verifier
+        guard let interval = configuration.notifications.poll, configuration.hasVerifier, verifier.kind == .appstore,
+            let key = resources.appStore?.key, let keyID = verifier.keyID, let issuerID = verifier.issuerID, let bundleID = verifier.bundleID
+        else { return nil }
+        let proxy = configuration.daemon.proxy?.absoluteString
+        func endpoint(_ url: URL) -> EndpointSettings {
+            EndpointSettings(url: url.absoluteString, timeout: verifier.timeout, trustAnchors: resources.verifierAnchors, proxy: proxy)
+        }
+        var environments = [AppStoreNotificationPoller.Environment(endpoint: .production, settings: endpoint(verifier.url))]
+        if verifier.allowSandbox {
+            environments.append(.init(endpoint: .sandbox, settings: endpoint(verifier.effectiveSandboxURL ?? Configuration.VerifierSettings.appStoreSandboxURL)))
+        }
+        return AppStoreNotificationPoller.Settings(
+            interval: interval, environments: environments,
+            tokens: AppStoreTokenCache(key: key, keyID: keyID, issuerID: issuerID, bundleID: bundleID),
+            verify: { jws, now throws(OrderFileProblem) in try reader.verifyAppStore(signedPayload: jws, via: .poll, now: now) })
     }
 
     /// App Store notifications are verified with `Kind=appstore`'s signed-data verifiers (the

@@ -44,13 +44,26 @@ public struct NotificationFileReader: Sendable {
     }
 
     func readAppStore(_ bytes: [UInt8], now: Date) throws(OrderFileProblem) -> StoreNotification {
-        guard let verifiers = appStore else {
+        guard appStore != nil else {
             throw OrderFileProblem(
                 .notificationNotVerifiable,
                 "an App Store notification; it is verified with [Verifier] Kind=appstore's RootCertificates= and BundleID=, which this configuration does not have")
         }
         guard case .object(let object)? = try? JSONParser(maximumDepth: 8).parse(bytes), let jws = object["signedPayload"]?.stringValue else {
             throw OrderFileProblem(.malformedNotification, "the file holds no \"signedPayload\" string")
+        }
+        return try verifyAppStore(signedPayload: jws, via: .file, now: now)
+    }
+
+    /// An App Store notification's `signedPayload`, verified with its `signedTransactionInfo`
+    /// (chain, marker extensions, signature, bundle, environment): what a notification file
+    /// holds, and what polling Get Notification History returns (`via`). The same checks, and the
+    /// same problems (named by the check, never holding the JWS), whichever way it came.
+    public func verifyAppStore(signedPayload jws: String, via: StoreNotification.Via, now: Date) throws(OrderFileProblem) -> StoreNotification {
+        guard let verifiers = appStore else {
+            throw OrderFileProblem(
+                .notificationNotVerifiable,
+                "an App Store notification; it is verified with [Verifier] Kind=appstore's RootCertificates= and BundleID=, which this configuration does not have")
         }
         let payload = try Self.verify(jws, with: verifiers, now: now)
         let notification: AppStoreNotification
@@ -75,7 +88,7 @@ public struct NotificationFileReader: Sendable {
                 throw OrderFileProblem(.malformedNotification, "signedTransactionInfo: \(error.description)")
             }
         }
-        return StoreNotification.appStore(notification, transaction: transaction, via: .file)
+        return StoreNotification.appStore(notification, transaction: transaction, via: via)
     }
 
     /// Verifies with the production verifier, and with the sandbox one when it is allowed and

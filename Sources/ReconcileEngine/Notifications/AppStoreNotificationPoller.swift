@@ -1,0 +1,357 @@
+import Foundation
+import ReconcileCore
+import ReconcileCrypto
+import ReconcileSystem
+import Synchronization
+
+/// Pulls App Store Server Notifications with Get Notification History (DESIGN §5a;
+/// `research/app-store-notifications.md` §4), so that no public endpoint is needed and an outage
+/// of the merchant's web handler leaves no gap.
+///
+/// Every `[Notifications] Poll=` (and once shortly after start), one poll at a time, per
+/// environment: from the stored checkpoint minus ``Settings/overlap`` (the first time: the last
+/// ``Settings/firstLookBack``; never further back than Apple keeps history) to now, page by page
+/// while `hasMore`, with `paginationToken`. Each `signedPayload` is verified exactly as a
+/// notification file is (``Settings/verify``, the spool's own function); one that does not is
+/// counted and logged at `warning` with the check that failed, never with the JWS. Each page's
+/// valid notifications are taken in by the store (once by `notificationUUID`, so one also dropped
+/// as a file, or seen again through the overlap, changes nothing). The checkpoint advances only
+/// after every page was committed: a 429, a 5xx, an open circuit or a store failure ends the
+/// poll and the next one starts from the same checkpoint.
+///
+/// Requests take tokens from, and report every exchange to, the same ``EndpointGate`` as
+/// `Kind=appstore`'s verifier (its rate limit and circuit). On a shared store every node polls;
+/// the notifications' unique id makes that correct (a little more traffic, no double effect).
+public final class AppStoreNotificationPoller: Service {
+    public let name = "notification polling"
+
+    /// One environment polled: its endpoint and checkpoint.
+    public struct Environment: Sendable {
+        public var endpoint: VerificationEndpoint
+        /// The API's base URL (`https://api.storekit.apple.com`, or the mock's).
+        public var settings: EndpointSettings
+        /// The checkpoint's name in the store (`appstore.production`, `appstore.sandbox`).
+        public var checkpoint: String
+        /// How far back Apple keeps history: 180 days in production, 30 in the sandbox.
+        public var history: Duration
+
+        public init(endpoint: VerificationEndpoint, settings: EndpointSettings) {
+            self.endpoint = endpoint
+            self.settings = settings
+            self.checkpoint = endpoint == .sandbox ? "appstore.sandbox" : "appstore.production"
+            self.history = endpoint == .sandbox ? .seconds(30 * 86_400) : .seconds(180 * 86_400)
+        }
+    }
+
+    /// What a poll needs; replaced as a whole by a reload.
+    public struct Settings: Sendable {
+        /// `Poll=`.
+        public var interval: Duration
+        public var environments: [Environment]
+        /// Signs the bearer tokens (`Kind=appstore`'s key). Never logged.
+        public var tokens: AppStoreTokenCache
+        /// A `signedPayload` to the notification the store keeps, verified as a file's is.
+        public var verify: @Sendable (String, Date) throws(OrderFileProblem) -> StoreNotification
+        /// How far before the checkpoint each poll starts (Apple records a notification at its
+        /// first send; one signed just before the last poll ended may appear late).
+        public var overlap: Duration = .seconds(3600)
+        /// The first poll's reach, with no checkpoint yet.
+        public var firstLookBack: Duration = .seconds(86_400)
+        /// The first poll comes this long after start (or after `Poll=`, if shorter).
+        public var firstDelay: Duration = .seconds(10)
+        /// A history longer than this is not read to the end (the checkpoint stays; a warning).
+        public var maximumPages = 5_000
+        public var maximumResponseSize = 1 << 20
+
+        public init(
+            interval: Duration, environments: [Environment], tokens: AppStoreTokenCache,
+            verify: @escaping @Sendable (String, Date) throws(OrderFileProblem) -> StoreNotification
+        ) {
+            self.interval = interval
+            self.environments = environments
+            self.tokens = tokens
+            self.verify = verify
+        }
+    }
+
+    /// What one environment's poll did.
+    public struct Summary: Sendable, Hashable {
+        public var endpoint: VerificationEndpoint
+        public var pages = 0
+        /// New notifications taken in.
+        public var taken = 0
+        /// Taken in before (by file, or by an earlier poll).
+        public var duplicates = 0
+        /// Payloads that did not verify, skipped.
+        public var invalid = 0
+        /// Every page was read and committed, and the checkpoint moved to the poll's end.
+        public var completed = false
+        /// Why the poll ended early, in a few words (never a body or a secret).
+        public var stoppedBecause: String?
+    }
+
+    let store: any OrderIngesting & CheckpointStore
+    let transport: any HTTPTransport
+    let gate: any EndpointGate
+    let logger: Logger
+    /// Called after a page's notifications were committed (the scheduler sends the revocation
+    /// notices they wrote).
+    let onCommitted: @Sendable () -> Void
+    private let settings: Mutex<Settings?>
+    private let wake = WakeSignal()
+    private let stopped = Atomic<Bool>(false)
+
+    /// `settings` `nil`: polling is off until a reload turns it on.
+    public init(
+        settings: Settings?, store: any OrderIngesting & CheckpointStore, transport: any HTTPTransport, gate: any EndpointGate, logger: Logger,
+        onCommitted: @escaping @Sendable () -> Void = {}
+    ) {
+        self.settings = Mutex(settings)
+        self.store = store
+        self.transport = transport
+        self.gate = gate
+        self.logger = logger
+        self.onCommitted = onCommitted
+    }
+
+    /// A reload's settings (`nil`: off). The next poll is due `Poll=` after the last one.
+    public func apply(_ settings: Settings?) {
+        self.settings.withLock { $0 = settings }
+        wake.signal()
+    }
+
+    public func run() async throws {
+        let started = ContinuousClock.now
+        var last: ContinuousClock.Instant?
+        while !stopped.load(ordering: .acquiring) {
+            guard let current = settings.withLock({ $0 }) else {
+                await wake.wait(until: nil)
+                continue
+            }
+            let due = last.map { $0 + current.interval } ?? started + min(current.interval, current.firstDelay)
+            if ContinuousClock.now < due {
+                await wake.wait(until: due)
+                continue
+            }
+            _ = await poll(current, now: Date())
+            last = ContinuousClock.now
+        }
+    }
+
+    public func stop() async {
+        stopped.store(true, ordering: .releasing)
+        wake.signal()
+    }
+
+    /// One poll of every environment, now (tests call it directly).
+    public func pollNow(now: Date = Date()) async -> [Summary] {
+        guard let current = settings.withLock({ $0 }) else { return [] }
+        return await poll(current, now: now)
+    }
+
+    func poll(_ settings: Settings, now: Date) async -> [Summary] {
+        var summaries: [Summary] = []
+        for environment in settings.environments {
+            summaries.append(await poll(environment, settings: settings, now: now))
+        }
+        return summaries
+    }
+
+    // MARK: - One environment
+
+    func poll(_ environment: Environment, settings: Settings, now: Date) async -> Summary {
+        var summary = Summary(endpoint: environment.endpoint)
+        let name = environment.endpoint.rawValue
+        let checkpoint: Date?
+        do {
+            checkpoint = try store.checkpoint(environment.checkpoint)
+        } catch {
+            return stop(&summary, "store_unavailable", "cannot read the \(name) notification checkpoint: \(error)", reason: StoreFailure.of(error).rawValue)
+        }
+        // Apple refuses a start further back than it keeps history: a minute inside that edge.
+        let earliest = now.addingTimeInterval(-environment.history.inSeconds + 60)
+        let start = max(earliest, checkpoint.map { $0.addingTimeInterval(-settings.overlap.inSeconds) } ?? now.addingTimeInterval(-settings.firstLookBack.inSeconds))
+        let body = JSONWriter.bytes(.object(JSONObject([
+            "startDate": .number(String(Self.milliseconds(start))), "endDate": .number(String(Self.milliseconds(now))),
+        ])))
+        var paginationToken: String?
+        repeat {
+            guard summary.pages < settings.maximumPages else {
+                return stop(
+                    &summary, "too_many_pages",
+                    "\(name) notification history holds more than \(settings.maximumPages) pages since \(RFC3339.format(start)); the checkpoint stays",
+                    reason: "too_many_pages")
+            }
+            guard await gate.acquire(environment.endpoint) else {
+                return stop(&summary, "\(name)_circuit_open", "\(name) notification history not asked: the endpoint's circuit is open", reason: "circuit_open")
+            }
+            let page: Page
+            switch await fetch(environment, settings: settings, body: body, paginationToken: paginationToken) {
+            case .failure(let failure):
+                return stop(&summary, failure.reason, "\(name) notification history: \(failure.reason); retried at the next poll", reason: failure.reason)
+            case .success(let fetched):
+                page = fetched
+            }
+            summary.pages += 1
+            var valid: [StoreNotification] = []
+            for payload in page.signedPayloads {
+                do throws(OrderFileProblem) {
+                    valid.append(try settings.verify(payload, now))
+                } catch {
+                    summary.invalid += 1
+                    logger.warning(
+                        "\(name) notification history: a notification does not verify (\(error.code.rawValue)); skipped: \(error.detail)",
+                        [.endpoint: name, .reason: error.code.rawValue])
+                }
+            }
+            if !valid.isEmpty {
+                let outcomes: [NotificationIngestOutcome]
+                do {
+                    outcomes = try store.ingestNotifications(valid, now: Date())
+                } catch {
+                    return stop(
+                        &summary, "store_unavailable", "cannot commit \(Plural.count(valid.count, "polled notification")): \(error); retried at the next poll",
+                        reason: StoreFailure.of(error).rawValue)
+                }
+                for (notification, outcome) in zip(valid, outcomes) {
+                    if case .duplicate = outcome { summary.duplicates += 1 } else { summary.taken += 1 }
+                    report(outcome, of: notification)
+                }
+                onCommitted()
+            }
+            paginationToken = page.hasMore ? page.paginationToken : nil
+        } while paginationToken != nil
+        do {
+            try store.advanceCheckpoint(environment.checkpoint, to: now, now: Date())
+        } catch {
+            return stop(&summary, "store_unavailable", "cannot store the \(name) notification checkpoint: \(error)", reason: StoreFailure.of(error).rawValue)
+        }
+        summary.completed = true
+        if summary.taken > 0 || summary.invalid > 0 {
+            logger.info(
+                "\(name) notification history since \(RFC3339.format(start)): \(Plural.count(summary.taken, "new notification")), \(summary.duplicates) seen before, \(summary.invalid) invalid",
+                [.endpoint: name, .count: String(summary.taken)])
+        }
+        return summary
+    }
+
+    /// Ends a poll early: logged at `warning`, the checkpoint left where it was.
+    private func stop(_ summary: inout Summary, _ code: String, _ message: String, reason: String) -> Summary {
+        summary.stoppedBecause = code
+        logger.warning(message, [.endpoint: summary.endpoint.rawValue, .reason: reason])
+        return summary
+    }
+
+    /// One page of `NotificationHistoryResponse`.
+    struct Page {
+        var signedPayloads: [String]
+        var hasMore: Bool
+        var paginationToken: String?
+    }
+
+    struct FetchFailure: Error {
+        var reason: String
+    }
+
+    /// One POST to Get Notification History, judged as `Kind=appstore` judges answers, reported
+    /// to the gate.
+    func fetch(_ environment: Environment, settings: Settings, body: [UInt8], paginationToken: String?) async -> Result<Page, FetchFailure> {
+        let token: String
+        do {
+            token = try settings.tokens.token(now: Date())
+        } catch {
+            await gate.report(environment.endpoint, .configuration(reason: "appstore_key"), retryAfter: nil, rateLimited: false)
+            return .failure(FetchFailure(reason: "appstore_key: cannot sign the token (\(error))"))
+        }
+        var endpoint = environment.settings
+        endpoint.bearerToken = token
+        var url = AppStoreVerifier.join(environment.settings.url, "/inApps/v1/notifications/history")
+        if let paginationToken { url += "?paginationToken=" + AppStoreVerifier.pathComponent(paginationToken) }
+        let request = endpoint.request(
+            method: "POST", url: url, headers: endpoint.headers([]), body: body, maximumResponseSize: settings.maximumResponseSize)
+        let exchange = EndpointExchange(transport: transport, gate: gate)
+        let (_, meaning) = await exchange.send(request, to: environment.endpoint) { result in
+            .of(HTTPAnswerClassifier.classify(result, handled: Set(100...599), now: Date()), answer: AppStoreVerifier.judge)
+        }
+        switch meaning {
+        case .verdict(let verdict):
+            return .failure(FetchFailure(reason: Self.reason(verdict)))
+        case .answer(.notFound):
+            return .failure(FetchFailure(reason: "appstore_4040010"))
+        case .answer(.body(let bytes)):
+            guard let page = Self.parse(bytes) else { return .failure(FetchFailure(reason: "unparseable_answer")) }
+            return .success(page)
+        }
+    }
+
+    static func milliseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+    }
+
+    /// A verdict's reason code, for the log.
+    static func reason(_ verdict: VerifierOutcome.Verdict) -> String {
+        switch verdict {
+        case .transient(let reason, _), .limitedTransient(let reason, _), .configuration(let reason), .reject(let reason), .escalate(let reason), .notSent(let reason):
+            reason.code
+        case .internalError:
+            "appstore_5000000"
+        default:
+            "unexpected_answer"
+        }
+    }
+
+    /// `{"notificationHistory": [{"signedPayload": …}…], "hasMore": …, "paginationToken": …}`;
+    /// `nil` when it is not that.
+    static func parse(_ bytes: [UInt8]) -> Page? {
+        guard case .object(let object)? = try? JSONParser(maximumDepth: 8).parse(bytes) else { return nil }
+        var payloads: [String] = []
+        if let history = object["notificationHistory"] {
+            guard case .array(let items) = history else { return nil }
+            for item in items {
+                guard case .object(let record) = item, let payload = record["signedPayload"]?.stringValue else { return nil }
+                payloads.append(payload)
+            }
+        }
+        let hasMore: Bool
+        if case .bool(let value)? = object["hasMore"] { hasMore = value } else { hasMore = false }
+        let token = object["paginationToken"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+        // More pages without a token to ask for them: a broken answer, not the end.
+        if hasMore && token == nil { return nil }
+        return Page(signedPayloads: payloads, hasMore: hasMore, paginationToken: token)
+    }
+
+    /// One journal line per notification taken in.
+    private func report(_ outcome: NotificationIngestOutcome, of notification: StoreNotification) {
+        let what = "App Store \(notification.type) (polled)"
+        let transactionID = NotificationMatching.transactionID(of: notification)
+        let transaction = transactionID.map { " for transaction \($0)" } ?? ""
+        switch outcome {
+        case .duplicate:
+            logger.debug("\(what) notification \(notification.notificationID) was taken in before; nothing to do", [.reason: notification.type])
+        case .taken(.applied(let orderID, let from, let to)):
+            let fields: KeyValuePairs<LogField, String?> = [
+                .orderID: orderID, .orderState: to.rawValue, .transactionID: transactionID, .reason: notification.type,
+            ]
+            let message = "\(what)\(transaction): order \(orderID) \(from) → \(to)"
+            switch (from, to) {
+            case (_, .revoked): logger.notice(message, id: .orderRevoked, fields)
+            case (.revoked, _): logger.notice(message, id: .orderReinstated, fields)
+            default: logger.notice(message, fields)
+            }
+        case .taken(.noChange(let orderID, let state)):
+            logger.info(
+                "\(what)\(transaction): order \(orderID) stays \(state)",
+                [.orderID: orderID, .orderState: state.rawValue, .transactionID: transactionID, .reason: notification.type])
+        case .taken(.waitsForAttempt(let orderID)):
+            logger.info(
+                "\(what)\(transaction): order \(orderID) has an attempt in flight; applied when it ends",
+                [.orderID: orderID, .transactionID: transactionID, .reason: notification.type])
+        case .taken(.recorded):
+            logger.info("\(what) notification \(notification.notificationID) recorded; it changes no order", [.transactionID: transactionID, .reason: notification.type])
+        case .taken(.unmatched):
+            logger.notice(
+                "\(what)\(transaction) matches no order; recorded (reconcilectl notifications --unmatched)", id: .notificationUnmatched,
+                [.transactionID: transactionID, .reason: notification.type])
+        }
+    }
+}
