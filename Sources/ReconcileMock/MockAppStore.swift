@@ -12,6 +12,15 @@ import Synchronization
 /// | `GET /inApps/v1/transactions/{id}` | `{"signedTransactionInfo": …}`, or 404 4040010 |
 /// | `GET /inApps/v2/history/{id}?revision=N` | pages of `pageSize`, or 404 4040010 |
 ///
+/// | `POST /inApps/v1/notifications/history[?paginationToken=…]` | the registered notifications signed in `[startDate, endDate)`, 20 a page |
+///
+/// `POST /_mock/appstore/notifications` registers notifications (what Apple would answer Get
+/// Notification History with, whether or not it reached the merchant's web handler):
+/// `{"environment": …, "notifications": [{notificationUUID, notificationType, …, "data":
+/// {"transactionInfo": {payload fields}}}…]}`; the mock signs `transactionInfo` (as a transaction)
+/// into `data.signedTransactionInfo`, adds `bundleId`, `environment` and `signedDate` where left
+/// out, and signs the whole as each `signedPayload`.
+///
 /// `POST /_mock/appstore/transactions` registers transactions:
 /// `{"environment": "Production"|"Sandbox", "transactions": [{payload fields}…]}`; the mock adds
 /// `bundleId`, `environment` and `signedDate` where a payload leaves them out.
@@ -25,6 +34,8 @@ public final class MockAppStore: Sendable {
         public var bundleID: String
         /// Transactions per history page (Apple's is 20; small in tests, to page).
         public var pageSize = 2
+        /// Notifications per Get Notification History page (Apple's: 20).
+        public var notificationPageSize = 20
 
         public init(signer: JWSSigner, tokenKey: ES256PublicKey, bundleID: String) {
             self.signer = signer
@@ -36,6 +47,9 @@ public final class MockAppStore: Sendable {
     let settings: Settings
     /// Registered payloads by environment, in registration order.
     private let transactions = Mutex<[String: [JSONObject]]>([:])
+    /// Registered notification payloads (decoded, `signedTransactionInfo` already signed) by
+    /// environment, in registration order.
+    private let notifications = Mutex<[String: [JSONObject]]>([:])
 
     public init(settings: Settings) {
         self.settings = settings
@@ -82,6 +96,72 @@ public final class MockAppStore: Sendable {
         return .json(200, .object(JSONObject(["ok": .bool(true)])))
     }
 
+    /// `POST /_mock/appstore/notifications`.
+    func registerNotifications(_ request: ServerRequest) -> ServerReply {
+        guard case .object(let object)? = try? JSONParser().parse(request.body),
+            let environment = object["environment"]?.stringValue, ["Production", "Sandbox"].contains(environment),
+            case .array(let list)? = object["notifications"]
+        else {
+            return .json(400, .object(JSONObject(["error": .string("expected {\"environment\": \"Production\"|\"Sandbox\", \"notifications\": [...]}")])))
+        }
+        let now = String(Int64(Date().timeIntervalSince1970 * 1000))
+        var payloads: [JSONObject] = []
+        for value in list {
+            guard case .object(var payload) = value, payload["notificationUUID"]?.stringValue != nil, payload["notificationType"]?.stringValue != nil
+            else {
+                return .json(400, .object(JSONObject(["error": .string("each notification needs a string notificationUUID and notificationType")])))
+            }
+            if payload["signedDate"] == nil { payload["signedDate"] = .number(now) }
+            var data = payload["data"]?.objectValue ?? JSONObject()
+            if data["bundleId"] == nil { data["bundleId"] = .string(settings.bundleID) }
+            if data["environment"] == nil { data["environment"] = .string(environment) }
+            if case .object(var transaction)? = data["transactionInfo"] {
+                if transaction["bundleId"] == nil { transaction["bundleId"] = .string(settings.bundleID) }
+                if transaction["environment"] == nil { transaction["environment"] = .string(environment) }
+                if transaction["signedDate"] == nil { transaction["signedDate"] = .number(now) }
+                guard let signed = sign(transaction) else { return Self.error(500, 5000000, "cannot sign the transaction") }
+                data["transactionInfo"] = nil
+                data["signedTransactionInfo"] = .string(signed)
+            }
+            payload["data"] = .object(data)
+            payloads.append(payload)
+        }
+        notifications.withLock { $0[environment, default: []] += payloads }
+        return .json(200, .object(JSONObject(["ok": .bool(true)])))
+    }
+
+    /// Get Notification History: the registered notifications whose `signedDate` is in
+    /// `[startDate, endDate)`, in registration order, `notificationPageSize` a page; the token is
+    /// the next page's offset.
+    func notificationHistory(_ request: ServerRequest, environment: String) -> ServerReply {
+        guard case .object(let body)? = try? JSONParser().parse(request.body) else {
+            return Self.error(400, 4000000, "Invalid request.")
+        }
+        guard let start = body["startDate"]?.int64Value else { return Self.error(400, 4000015, "Invalid start date.") }
+        guard let end = body["endDate"]?.int64Value else { return Self.error(400, 4000016, "Invalid end date.") }
+        guard start < end else { return Self.error(400, 4000013, "Start date after end date.") }
+        let matching = notifications.withLock { $0[environment] ?? [] }.filter {
+            guard let signed = $0["signedDate"]?.int64Value else { return false }
+            return signed >= start && signed < end
+        }
+        var offset = 0
+        if let token = Self.queryValue("paginationToken", in: request.query) {
+            guard token.hasPrefix("offset-"), let value = Int(token.dropFirst("offset-".count)), value >= 0, value <= matching.count else {
+                return Self.error(400, 4000014, "Invalid pagination token.")
+            }
+            offset = value
+        }
+        let next = min(matching.count, offset + max(1, settings.notificationPageSize))
+        var history: [JSONValue] = []
+        for payload in matching[offset..<next] {
+            guard let jws = sign(payload) else { return Self.error(500, 5000000, "An unknown error occurred.") }
+            history.append(.object(JSONObject(["signedPayload": .string(jws), "sendAttempts": .array([])])))
+        }
+        var answer = JSONObject(["notificationHistory": .array(history), "hasMore": .bool(next < matching.count)])
+        if next < matching.count { answer["paginationToken"] = .string("offset-\(next)") }
+        return .json(200, .object(answer))
+    }
+
     /// Answers one API request for `environment` (`Production` or `Sandbox`); `path` is the part
     /// after `/appstore/production` or `/appstore/sandbox`.
     func handle(_ request: ServerRequest, path: String, environment: String) -> ServerReply {
@@ -91,6 +171,9 @@ public final class MockAppStore: Sendable {
         else {
             // Apple answers 401 with a body that is not JSON.
             return ServerReply(status: 401, headers: [HTTPHeader("Content-Type", "text/plain")], body: Array("Unauthenticated\n".utf8))
+        }
+        if request.method == "POST" && path == "/inApps/v1/notifications/history" {
+            return notificationHistory(request, environment: environment)
         }
         guard request.method == "GET" else { return Self.error(404, 4040000, "no such endpoint") }
         let known = transactions.withLock { $0[environment] ?? [] }

@@ -24,6 +24,7 @@ public enum MockMain {
                                                         --appstore-token-key (the public key of
                                                         the daemon's In-App Purchase key)
           POST /_mock/appstore/transactions             register App Store transactions
+          POST /_mock/appstore/notifications            register App Store notifications (notification history)
           POST /googleplay/token, GET/POST /googleplay/androidpublisher/v3/…
                                                         Google Play's token endpoint and
                                                         purchases API, with --googleplay-key (a

@@ -15,6 +15,7 @@ import Synchronization
 /// | `POST /revocation` | revocation notices (`[Revocation] URL=`): every event recorded per `Idempotency-Key` |
 /// | `GET /appstore/production/…`, `/appstore/sandbox/…` | the App Store Server API (``MockAppStore``) |
 /// | `POST /_mock/appstore/transactions` | register App Store transactions |
+/// | `POST /_mock/appstore/notifications` | register App Store notifications (Get Notification History) |
 /// | `/googleplay/…` | Google Play's token endpoint and Developer API (``MockGooglePlay``) |
 /// | `POST /_mock/googleplay/purchases`, `/config`, `/revoke-tokens` | script Google Play |
 /// | `GET /_mock/stats` | counters, as JSON |
@@ -100,6 +101,9 @@ public final class MockService: Sendable {
         case ("POST", "/_mock/appstore/transactions"):
             guard let appStore = settings.appStore else { return Self.noAppStore }
             return appStore.register(request)
+        case ("POST", "/_mock/appstore/notifications"):
+            guard let appStore = settings.appStore else { return Self.noAppStore }
+            return appStore.registerNotifications(request)
         case ("POST", "/_mock/googleplay/purchases"):
             guard let googlePlay = settings.googlePlay else { return Self.noGooglePlay }
             return googlePlay.register(request)
