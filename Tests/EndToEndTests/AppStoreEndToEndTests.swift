@@ -41,7 +41,9 @@ struct AppStoreEndToEndTests {
         return Setup(chain: chain, signer: signer)
     }
 
-    static func configuration(_ harness: Harness, allowSandbox: Bool = true, extra: String = "") -> String {
+    /// `poll`: `[Notifications] Poll=`; off unless a test is about polling (a poll's requests
+    /// would add to the counts and faults other tests check). It ends in quickRetry's [Retry].
+    static func configuration(_ harness: Harness, allowSandbox: Bool = true, extra: String = "", poll: String = "off") -> String {
         """
         [Verifier]
         Kind=appstore
@@ -56,6 +58,8 @@ struct AppStoreEndToEndTests {
         AllowSandbox=\(allowSandbox ? "yes" : "no")
         MaxRate=infinity
         \(extra)
+        [Notifications]
+        Poll=\(poll)
         \(VerificationEndToEndTests.quickRetry)
         """
     }
