@@ -173,6 +173,7 @@ final class ControlHandler: Sendable {
                 "oldest_pending": summary.outbox.oldestPendingCreatedAt.map { .string(RFC3339.format($0)) } ?? .null,
                 "next_attempt": summary.outbox.nextAttemptAt.map { .string(RFC3339.format($0)) } ?? .null,
             ]))
+            object["notifications"] = .object(JSONObject(["unmatched": .integer(summary.unmatchedNotifications)]))
         }
         if let unreachable = live.storeUnreachableSince {
             object["store_unreachable_since"] = .string(RFC3339.format(unreachable))

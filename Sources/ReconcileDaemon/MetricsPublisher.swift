@@ -124,7 +124,7 @@ actor MetricsPublisher {
         summary: StoreSummary, status: SchedulerStatus, ingest: SpoolIngestor.Summary, startedAt: Date, takenAt: Date
     ) -> MetricsSnapshot {
         let counters = status.counters
-        return MetricsSnapshot(
+        var snapshot = MetricsSnapshot(
             version: ReconcileVersion.current, startedAt: startedAt, takenAt: takenAt, ordersByState: summary.counts,
             oldestPendingReceivedAt: summary.oldestPendingReceivedAt, attemptsInFlight: status.inFlight,
             attemptsStarted: counters.attemptsStarted, outcomes: counters.outcomes,
@@ -142,5 +142,8 @@ actor MetricsPublisher {
                 .accepted: ingest.accepted, .unchanged: ingest.unchanged, .proofReplaced: ingest.proofReplaced,
                 .duplicate: ingest.duplicates, .rejected: ingest.rejected,
             ])
+        snapshot.outbox = summary.outbox
+        snapshot.unmatchedNotifications = summary.unmatchedNotifications
+        return snapshot
     }
 }

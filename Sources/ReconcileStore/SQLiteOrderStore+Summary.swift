@@ -10,16 +10,25 @@ public struct StoreSummary: Sendable, Hashable {
     public var nextAttemptAt: Date?
     /// The outbox's backlog (DESIGN §5a).
     public var outbox: OutboxSummary
+    /// Store notifications no order holds the transaction of (DESIGN §5a).
+    public var unmatchedNotifications: Int
 
     /// The states ``oldestPendingReceivedAt`` looks at.
     public static let pendingStates: [OrderState] = [.pending, .verifying]
 
-    public init(counts: [OrderState: Int], oldestPendingReceivedAt: Date? = nil, nextAttemptAt: Date? = nil, outbox: OutboxSummary = OutboxSummary()) {
+    public init(
+        counts: [OrderState: Int], oldestPendingReceivedAt: Date? = nil, nextAttemptAt: Date? = nil, outbox: OutboxSummary = OutboxSummary(),
+        unmatchedNotifications: Int = 0
+    ) {
         self.counts = counts
         self.oldestPendingReceivedAt = oldestPendingReceivedAt
         self.nextAttemptAt = nextAttemptAt
         self.outbox = outbox
+        self.unmatchedNotifications = unmatchedNotifications
     }
+
+    /// Counts the unmatched notifications: a scan of the partial index `notifications_unmatched`.
+    static let unmatchedNotificationsSQL = "SELECT count(*) FROM notifications WHERE outcome = 'unmatched'"
 }
 
 extension SQLiteOrderStore {
@@ -50,8 +59,10 @@ extension SQLiteOrderStore {
                         """
                     ) { Date(epochMilliseconds: $0.int64(0)) }
                 }.min()
+                let unmatched = try connection.queryFirst(StoreSummary.unmatchedNotificationsSQL) { $0.int(0) } ?? 0
                 return StoreSummary(
-                    counts: counts, oldestPendingReceivedAt: oldest, nextAttemptAt: next, outbox: try Self.outboxSummary(connection))
+                    counts: counts, oldestPendingReceivedAt: oldest, nextAttemptAt: next, outbox: try Self.outboxSummary(connection),
+                    unmatchedNotifications: unmatched)
             }
         }
     }

@@ -74,6 +74,7 @@ struct NotificationEndToEndTests {
         let listed = try await harness.ctl(["notifications", "--json"])
         let unmatched = try await harness.ctl(["notifications", "--unmatched"])
         let shown = try await harness.ctl(["show", "F1"])
+        let status = try await harness.ctl(["status"])
         daemon.send(SIGTERM)
         #expect(await daemon.wait() == 0)
 
@@ -98,6 +99,7 @@ struct NotificationEndToEndTests {
         #expect(listed.status == 0 && listed.output.contains("\"notification_id\":\"nnnn-1\"") && listed.output.contains("\"outcome\":\"unmatched\""), "\(listed)")
         #expect(unmatched.output.contains("9999") && !unmatched.output.contains("3001"), "\(unmatched.output)")
         #expect(shown.output.contains("REFUND_REVERSED"), "\(shown.output)")
+        #expect(status.output.contains("1 unmatched"), "\(status.output)")
     }
 
     @Test("a refund for an order not yet verified ends it rejected `refunded`: nothing is delivered")

@@ -146,7 +146,7 @@ struct CheckConfigTests {
         #expect(result.out.isEmpty)
         #expect(result.err == """
             \(path):3: [Verifier] Timeout=: "soon" is not a time span; use us, ms, s, min, h, d, w, M, y (e.g. 500ms, 30s, 5min, 1h 30min, 3d)
-            \(path):4: [Nope]: unknown section; known sections are [Spool], [State], [Verifier], [GooglePlay], [Delivery], [Revocation], [Retry], [Escalation], [Control], [Daemon]
+            \(path):4: [Nope]: unknown section; known sections are [Spool], [State], [Verifier], [GooglePlay], [Notifications], [Delivery], [Revocation], [Retry], [Escalation], [Control], [Daemon]
             Error: 2 problems in the configuration
 
             """)

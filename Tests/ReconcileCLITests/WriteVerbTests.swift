@@ -45,7 +45,7 @@ struct WriteVerbTests {
         "forbidden actions are refused with the order's state named",
         arguments: [
             (["retry", "O-finished"], "O-finished: cannot retry: the order is finished, and no follow-up of it is escalated\n"),
-            (["retry", "O-revoked"], "O-revoked: cannot retry: the order is revoked (the store took the money back)\n"),
+            (["retry", "O-revoked"], "O-revoked: cannot retry: the order is revoked, and no follow-up of it is escalated\n"),
             (["cancel", "O-verified", "--note", "x"], "O-verified: cannot cancel: the order is verified (granted; delivery not yet acknowledged)\n"),
             (["release", "O-pending"], "O-pending: cannot release: the order is pending (waiting for its next attempt)\n"),
             (["hold", "O-cancelled"], "O-cancelled: cannot hold: the order is cancelled (cancelled by an operator)\n"),

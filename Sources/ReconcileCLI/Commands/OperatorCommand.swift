@@ -194,8 +194,8 @@ enum OperatorCommand {
         var unchanged = 0
         for outcome in outcomes {
             switch outcome.result {
-            case .applied(.finished, .finished) where action == .retry:
-                context.output.out("\(outcome.orderID): finished; its escalated follow-ups are sent again (due now)\n")
+            case .applied(let from, let to) where action == .retry && from == to && from.isTerminal:
+                context.output.out("\(outcome.orderID): \(from); its escalated follow-ups are sent again (due now)\n")
             case .applied(let from, let to):
                 let due = (to == .pending || to == .verified) ? " (due now)" : ""
                 context.output.out("\(outcome.orderID): \(from) → \(to)\(due)\n")

@@ -38,6 +38,7 @@ enum StatusCommand {
         var oldest: Date?
         var next: Date?
         var outbox = OutboxSummary()
+        var unmatched = 0
         // A shared store: every node, from the daemon's answer or from the store itself.
         var nodes: [NodeStatus]? = daemon.flatMap { $0["nodes"] }.map { StatusNodes.parse($0) }
         if daemon == nil && environment.isShared {
@@ -51,6 +52,7 @@ enum StatusCommand {
             oldest = daemon["oldest_pending"]?.stringValue.flatMap(RFC3339.parse)
             next = daemon["next_attempt"]?.stringValue.flatMap(RFC3339.parse)
             if let object = daemon["outbox"] { outbox = OrderJSON.outboxSummary(object) }
+            unmatched = Int(daemon["notifications"]?["unmatched"]?.int64Value ?? 0)
         } else {
             // No daemon: the store tells what it can; if it cannot be read, that is said too.
             do {
@@ -59,6 +61,7 @@ enum StatusCommand {
                 oldest = summary.oldestPendingReceivedAt
                 next = summary.nextAttemptAt
                 outbox = summary.outbox
+                unmatched = summary.unmatchedNotifications
             } catch {
                 context.output.err("cannot read the store: \((error as? CommandLineError)?.message ?? String(describing: error))\n")
             }
@@ -74,6 +77,7 @@ enum StatusCommand {
             object["next_attempt"] = next.map { .string(RFC3339.format($0)) } ?? .null
             object["circuits"] = daemon?["circuits"] ?? .array([])
             object["outbox"] = .object(OrderJSON.outboxSummary(outbox))
+            object["notifications"] = .object(JSONObject(["unmatched": .integer(unmatched)]))
             if let nodes { object["nodes"] = StatusNodes.json(nodes) }
             if let unreachable = daemon?["store_unreachable_since"] { object["store_unreachable_since"] = unreachable }
             context.output.out(JSONWriter.string(.object(object)) + "\n")
@@ -100,6 +104,9 @@ enum StatusCommand {
             if let oldestAction = outbox.oldestPendingCreatedAt { text += " (oldest \(RelativeTime.describe(oldestAction, now: now)))" }
             if outbox.escalated > 0 { text += " · " + style.paint("\(Number.grouped(outbox.escalated)) escalated", .red) }
             lines.append(row("outbox", text))
+        }
+        if unmatched > 0 {
+            lines.append(row("notifications", style.paint("\(Number.grouped(unmatched)) unmatched", .yellow) + " (reconcilectl notifications --unmatched)"))
         }
         if let circuits = daemon?["circuits"]?.arrayValue, !circuits.isEmpty {
             let text = circuits.compactMap { value -> String? in

@@ -75,6 +75,19 @@ extension MetricsSnapshot {
             "reconciled_spool_files_total", .counter,
             "Spool files handled, by outcome: accepted (a new order), unchanged, proof_replaced, duplicate (ignored), rejected (moved to rejected/).",
             SpoolFileOutcome.allCases.map { .number(spoolFiles[$0] ?? 0, [Label("outcome", $0.rawValue)]) })
+
+        // The outbox and store notifications (DESIGN §5a).
+        add(
+            "reconciled_outbox_actions", .gauge,
+            "Outbox actions still owed (pending: due or waiting for a retry) or given up on (escalated: needs a person).",
+            [.number(outbox.pending, [Label("state", "pending")]), .number(outbox.escalated, [Label("state", "escalated")])])
+        add(
+            "reconciled_oldest_pending_action_created_timestamp_seconds", .gauge,
+            "When the oldest outbox action still owed was written, in seconds since 1970; absent when none is. Alert on time() minus this.",
+            outbox.oldestPendingCreatedAt.map { [.number($0.timeIntervalSince1970)] } ?? [])
+        add(
+            "reconciled_notifications_unmatched", .gauge, "Store notifications taken in that no order holds the transaction of.",
+            [.number(unmatchedNotifications)])
         return families
     }
 

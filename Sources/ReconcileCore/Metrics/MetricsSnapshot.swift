@@ -78,6 +78,10 @@ public struct MetricsSnapshot: Sendable, Hashable {
     public var requestDurations: [VerificationEndpoint: LatencyHistogram]
     /// Spool files handled since start, by outcome.
     public var spoolFiles: [SpoolFileOutcome: Int]
+    /// The outbox's backlog.
+    public var outbox: OutboxSummary = OutboxSummary()
+    /// Store notifications no order holds the transaction of.
+    public var unmatchedNotifications = 0
 
     public init(
         version: String, startedAt: Date, takenAt: Date, ordersByState: [OrderState: Int] = [:], oldestPendingReceivedAt: Date? = nil,

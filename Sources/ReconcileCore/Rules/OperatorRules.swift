@@ -20,22 +20,23 @@ public enum OperatorRules {
         return (plan.changesRecord || !plan.transitions.isEmpty ? plan : nil, OperatorOutcome(orderID: orderID, result: result))
     }
 
-    /// `retry` of a finished order: the order stays finished (it is paid and granted); what is
-    /// sent again is each follow-up it owes that was escalated (DESIGN §5a) — due now, its
-    /// attempts from zero, the retry in the order's history. Refused when none is.
+    /// `retry` of a finished or revoked order: the order stays where it is (a terminal state);
+    /// what is sent again is each follow-up it owes that was escalated (DESIGN §5a: a Play
+    /// acknowledgement, the merchant's revocation notice) — due now, its attempts from zero, the
+    /// retry in the order's history. Refused when none is.
     static func requeueEscalatedActions(
         _ request: OperatorRequest, on plan: inout OrderPlan, now: Date, lookups: some RuleLookups
     ) throws -> OperatorOutcome.Result {
         let escalated = try lookups.escalatedActions(orderReference: plan.record.reference)
         guard !escalated.isEmpty else {
-            return .refused("cannot retry: the order is finished, and no follow-up of it is escalated")
+            return .refused("cannot retry: the order is \(plan.record.state), and no follow-up of it is escalated")
         }
         plan.outboxUpdates = escalated.map { OutboxRules.requeue($0, actor: request.actor, now: now) }
         let kinds = escalated.map(\.kind.rawValue).joined(separator: ", ")
         plan.transitions.append(PlannedTransition(
-            at: now, actor: request.actor, from: .finished, to: .finished,
+            at: now, actor: request.actor, from: plan.record.state, to: plan.record.state,
             reason: Reason("retry_actions", detail: Reason.joined("\(kinds) sent again", request.note))))
-        return .applied(from: .finished, to: .finished)
+        return .applied(from: plan.record.state, to: plan.record.state)
     }
 
     /// The attempt in flight ends first; its completion applies the action (DESIGN §4).
@@ -88,7 +89,7 @@ public enum OperatorRules {
             return .refused(
                 "the order was escalated as a duplicate (\(claimant ?? "its transaction is claimed by another order")); retry with --force to verify it again")
         }
-        if request.action == .retry && record.state == .finished {
+        if request.action == .retry && (record.state == .finished || record.state == .revoked) {
             return try requeueEscalatedActions(request, on: &plan, now: now, lookups: lookups)
         }
         let usable = verifiers.map { record.proof.isUsable(by: $0) } ?? !record.proof.isEmpty

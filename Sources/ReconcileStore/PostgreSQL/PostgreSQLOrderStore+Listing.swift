@@ -6,7 +6,7 @@ import ReconcileCore
 /// `applyInBatches` do it.
 extension PostgreSQLOrderStore: OperableOrderStore {
     public func summary() throws -> StoreSummary {
-        try withConnection { connection in
+        var summary = try withConnection { connection in
             try connection.transaction {
                 var counts: [OrderState: Int] = [:]
                 let pairs = try connection.query("SELECT state, count(*) FROM orders GROUP BY state") { (OrderState(rawValue: $0.string(0)), $0.int(1)) }
@@ -21,9 +21,13 @@ extension PostgreSQLOrderStore: OperableOrderStore {
                 let next = try WorkKind.allCases.compactMap { kind in
                     try connection.queryFirst(Self.nextDueSQL(kind)) { Date(epochMilliseconds: $0.int64(0)) }
                 }.min()
-                return StoreSummary(counts: counts, oldestPendingReceivedAt: oldest, nextAttemptAt: next)
+                let unmatched = try connection.queryFirst(StoreSummary.unmatchedNotificationsSQL) { $0.int(0) } ?? 0
+                return StoreSummary(counts: counts, oldestPendingReceivedAt: oldest, nextAttemptAt: next, unmatchedNotifications: unmatched)
             }
         }
+        // Its own read (the connection's lock is not reentrant): the outbox's backlog.
+        summary.outbox = try outboxSummary()
+        return summary
     }
 
     public func countsByState(in states: [OrderState]) throws -> [OrderState: Int] {

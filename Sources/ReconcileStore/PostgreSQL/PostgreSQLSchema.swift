@@ -186,6 +186,7 @@ public enum PostgreSQLSchema {
                 );
                 CREATE INDEX notifications_order ON notifications (order_ref, id);
                 CREATE INDEX notifications_waiting ON notifications (received_at) WHERE outcome = 'waiting';
+                CREATE INDEX notifications_unmatched ON notifications (received_at) WHERE outcome = 'unmatched';
                 CREATE INDEX notifications_received ON notifications (received_at);
                 CREATE INDEX orders_transaction ON orders (transaction_id) WHERE transaction_id IS NOT NULL;
                 """),

@@ -250,7 +250,7 @@ struct ConfigurationParserTests {
             ("[Retry]\nMultiplier=0.5", "2: [Retry] Multiplier=: 0.5 is out of range; use 1–100"),
             ("[Retry]\nJitter=some", "2: [Retry] Jitter=: \"some\" is not a jitter mode; use full, equal or none"),
             ("[Escalation]\nCommand=/bin/page \"open", "2: [Escalation] Command=: cannot split the command line: a quote is not closed"),
-            ("[Bogus]\nKey=1", "1: [Bogus]: unknown section; known sections are [Spool], [State], [Verifier], [GooglePlay], [Delivery], [Revocation], [Retry], [Escalation], [Control], [Daemon]"),
+            ("[Bogus]\nKey=1", "1: [Bogus]: unknown section; known sections are [Spool], [State], [Verifier], [GooglePlay], [Notifications], [Delivery], [Revocation], [Retry], [Escalation], [Control], [Daemon]"),
             ("[Retry]\nMaxAttempt=3", "2: [Retry] MaxAttempt=: unknown key; did you mean MaxAttempts=?"),
             ("[Verifier\nKind=apple", "1: malformed section header \"[Verifier\"; expected [Section]"),
             ("[Verifier]\njust words", "2: [Verifier]: expected Key=Value, a [Section] header or a comment, found \"just words\""),

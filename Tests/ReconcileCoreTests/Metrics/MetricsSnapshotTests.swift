@@ -92,6 +92,21 @@ struct MetricsSnapshotTests {
         #expect(parsed.family("reconciled_circuit_state")?.samples.isEmpty == true)
     }
 
+    @Test("the outbox's backlog and the unmatched store notifications: zeros when idle, the oldest owed action's time only when one is owed")
+    func outboxAndNotifications() throws {
+        var snapshot = MetricsSnapshot(version: "1", startedAt: Self.started, takenAt: Self.started)
+        var parsed = try PrometheusText(parsing: PrometheusExposition.render(snapshot.families))
+        #expect(parsed.value("reconciled_outbox_actions", ["state": "pending"]) == 0 && parsed.value("reconciled_outbox_actions", ["state": "escalated"]) == 0)
+        #expect(parsed.family("reconciled_oldest_pending_action_created_timestamp_seconds")?.samples.isEmpty == true)
+        #expect(parsed.value("reconciled_notifications_unmatched") == 0)
+        snapshot.outbox = OutboxSummary(pending: 3, escalated: 1, oldestPendingCreatedAt: Self.started.addingTimeInterval(-60))
+        snapshot.unmatchedNotifications = 2
+        parsed = try PrometheusText(parsing: PrometheusExposition.render(snapshot.families))
+        #expect(parsed.value("reconciled_outbox_actions", ["state": "pending"]) == 3 && parsed.value("reconciled_outbox_actions", ["state": "escalated"]) == 1)
+        #expect(parsed.value("reconciled_oldest_pending_action_created_timestamp_seconds") == Self.started.timeIntervalSince1970 - 60)
+        #expect(parsed.value("reconciled_notifications_unmatched") == 2)
+    }
+
     @Test("the same numbers give the same text, whatever order the dictionaries were filled in")
     func deterministic() {
         let snapshot = Self.busy()

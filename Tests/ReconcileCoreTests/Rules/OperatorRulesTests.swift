@@ -113,6 +113,21 @@ struct OperatorRulesTests {
         #expect(none == nil && refused == .refused("cannot retry: the order is finished, and no follow-up of it is escalated"))
     }
 
+    @Test("retry of a revoked order sends its escalated revocation notice again, and it stays revoked")
+    func retryRevoked() throws {
+        let record = F.record(.revoked)
+        let notice = OutboxAction(
+            reference: 4, orderReference: record.reference, orderID: "A1", kind: .revocationNotice, endpoint: .revocation,
+            idempotencyKey: "A1:revoked:1", payload: "{}", state: .escalated, attempts: 20, createdAt: F.t0, updatedAt: F.t0,
+            reason: "revocation_refused")
+        let (plan, result) = try apply(request(.retry), to: record, lookups: FixedLookups(actions: [notice]))
+        #expect(result == .applied(from: .revoked, to: .revoked))
+        #expect(plan?.outboxUpdates.map(\.idempotencyKey) == ["A1:revoked:1"] && plan?.outboxUpdates.first?.state == .pending)
+        #expect(plan?.record.state == .revoked && plan?.changesRecord == false)
+        let (_, refused) = try apply(request(.retry), to: record)
+        #expect(refused == .refused("cannot retry: the order is revoked, and no follow-up of it is escalated"))
+    }
+
     @Test("retrying a duplicate needs --force, and the refusal names the claimant from the history")
     func duplicateNeedsForce() throws {
         let record = F.record(.escalated, reason: "duplicate_transaction")
