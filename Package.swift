@@ -115,7 +115,7 @@ let package = Package(
             dependencies: ["ReconcileEngine", "ReconcileCore", "ReconcileStore", "ReconcileCrypto", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "ReconcileMockTests", dependencies: ["ReconcileMock", "ReconcileCore"],
+            name: "ReconcileMockTests", dependencies: ["ReconcileMock", "ReconcileCore", "ReconcileCrypto"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ReconcileSpoolTests",
