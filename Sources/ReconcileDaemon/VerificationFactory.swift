@@ -96,10 +96,13 @@ public enum VerificationFactory {
         if verifier.allowSandbox {
             environments.append(.init(endpoint: .sandbox, settings: endpoint(verifier.effectiveSandboxURL ?? Configuration.VerifierSettings.appStoreSandboxURL)))
         }
-        return AppStoreNotificationPoller.Settings(
+        var settings = AppStoreNotificationPoller.Settings(
             interval: interval, environments: environments,
             tokens: AppStoreTokenCache(key: key, keyID: keyID, issuerID: issuerID, bundleID: bundleID),
             verify: { jws, now throws(OrderFileProblem) in try reader.verifyAppStore(signedPayload: jws, via: .poll, now: now) })
+        // Nodes sharing a PostgreSQL store take turns; one daemon per SQLite store polls alone.
+        settings.sharedTurns = configuration.state.isShared
+        return settings
     }
 
     /// App Store notifications are verified with `Kind=appstore`'s signed-data verifiers (the

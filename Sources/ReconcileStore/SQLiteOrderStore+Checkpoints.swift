@@ -18,4 +18,15 @@ extension SQLiteOrderStore: CheckpointStore {
                 """, [.text(name), .integer(value.epochMilliseconds), .integer(now.epochMilliseconds)])
         }
     }
+
+    public func takeTurn(_ name: String, until: Date, now: Date) throws -> Bool {
+        try write { connection in
+            try connection.run(
+                """
+                INSERT INTO checkpoints (name, value, updated_at) VALUES (?, ?, ?)
+                ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at WHERE checkpoints.value <= ?
+                """, [.text(name), .integer(until.epochMilliseconds), .integer(now.epochMilliseconds), .integer(now.epochMilliseconds)])
+            return connection.changes == 1
+        }
+    }
 }

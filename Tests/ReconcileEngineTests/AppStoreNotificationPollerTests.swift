@@ -163,6 +163,26 @@ struct AppStoreNotificationPollerTests {
     }
 }
 
+extension AppStoreNotificationPollerTests {
+    @Test("nodes sharing a store take turns: the second node skips while the first's turn lasts (90 % of Poll=), then polls")
+    func sharedTurns() async throws {
+        let f = try await fixture([Self.url: [Self.page(["n-1:TEST:1"])]])
+        var settings = AppStoreNotificationPoller.Settings(
+            interval: .seconds(100), environments: [.init(endpoint: .production, settings: EndpointSettings(url: Self.base, timeout: .seconds(1)))],
+            tokens: try await Self.tokens(), verify: Self.verify)
+        settings.sharedTurns = true
+        let nodeA = AppStoreNotificationPoller(settings: settings, store: f.store, transport: f.transport, gate: f.gate, logger: Logger(handler: f.log))
+        let nodeB = AppStoreNotificationPoller(settings: settings, store: f.store, transport: f.transport, gate: f.gate, logger: Logger(handler: f.log))
+        #expect(try #require(await nodeA.pollNow(now: Self.now).first).completed)
+        let skipped = try #require(await nodeB.pollNow(now: Self.now + 50).first)
+        #expect(!skipped.completed && skipped.stoppedBecause == "another_node_polls")
+        #expect(f.transport.requests.count == 1, "the second node sent nothing")
+        #expect(try #require(await nodeB.pollNow(now: Self.now + 90).first).completed, "the turn ended at 90 s")
+        #expect(f.transport.requests.count == 2)
+        #expect(try f.store.checkpoint("appstore.production") == Self.now + 90)
+    }
+}
+
 /// A store whose notification commits fail (disk full); checkpoints go to the real one.
 final class FailingIngest: OrderIngesting, CheckpointStore {
     struct Full: Error, CustomStringConvertible {
@@ -179,4 +199,5 @@ final class FailingIngest: OrderIngesting, CheckpointStore {
     func ingestNotifications(_ notifications: [StoreNotification], now: Date) throws -> [NotificationIngestOutcome] { throw Full() }
     func checkpoint(_ name: String) throws -> Date? { try store.checkpoint(name) }
     func advanceCheckpoint(_ name: String, to value: Date, now: Date) throws { try store.advanceCheckpoint(name, to: value, now: now) }
+    func takeTurn(_ name: String, until: Date, now: Date) throws -> Bool { try store.takeTurn(name, until: until, now: now) }
 }

@@ -10,4 +10,9 @@ public protocol CheckpointStore: Sendable {
     /// it never moves back (several nodes polling a shared store may finish out of order). One
     /// transaction.
     func advanceCheckpoint(_ name: String, to value: Date, now: Date) throws
+
+    /// Takes the turn called `name` until `until`, if nobody holds it at `now` (nodes sharing a
+    /// store poll one at a time: the one that takes the turn polls, the others skip). One
+    /// transaction. - Returns: whether this caller took it.
+    func takeTurn(_ name: String, until: Date, now: Date) throws -> Bool
 }

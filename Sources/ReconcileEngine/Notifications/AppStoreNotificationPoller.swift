@@ -20,8 +20,10 @@ import Synchronization
 /// poll and the next one starts from the same checkpoint.
 ///
 /// Requests take tokens from, and report every exchange to, the same ``EndpointGate`` as
-/// `Kind=appstore`'s verifier (its rate limit and circuit). On a shared store every node polls;
-/// the notifications' unique id makes that correct (a little more traffic, no double effect).
+/// `Kind=appstore`'s verifier (its rate limit and circuit). On a shared store (``Settings/sharedTurns``)
+/// the nodes take turns: a node polls an environment only when it takes that environment's turn
+/// (held for 90 % of `Poll=`) in the store, so one node polls per interval; should two ever
+/// overlap, the notifications' unique id keeps it correct.
 public final class AppStoreNotificationPoller: Service {
     public let name = "notification polling"
 
@@ -62,6 +64,8 @@ public final class AppStoreNotificationPoller: Service {
         /// A history longer than this is not read to the end (the checkpoint stays; a warning).
         public var maximumPages = 5_000
         public var maximumResponseSize = 1 << 20
+        /// A store shared by several nodes: poll only after taking the environment's turn.
+        public var sharedTurns = false
 
         public init(
             interval: Duration, environments: [Environment], tokens: AppStoreTokenCache,
@@ -162,6 +166,19 @@ public final class AppStoreNotificationPoller: Service {
     func poll(_ environment: Environment, settings: Settings, now: Date) async -> Summary {
         var summary = Summary(endpoint: environment.endpoint)
         let name = environment.endpoint.rawValue
+        if settings.sharedTurns {
+            let taken: Bool
+            do {
+                taken = try store.takeTurn(environment.checkpoint + ".turn", until: now.addingTimeInterval(settings.interval.inSeconds * 0.9), now: now)
+            } catch {
+                return stop(&summary, "store_unavailable", "cannot take the \(name) polling turn: \(error)", reason: StoreFailure.of(error).rawValue)
+            }
+            guard taken else {
+                summary.stoppedBecause = "another_node_polls"
+                logger.debug("\(name) notification history: another node polled it less than Poll= ago; skipped", [.endpoint: name])
+                return summary
+            }
+        }
         let checkpoint: Date?
         do {
             checkpoint = try store.checkpoint(environment.checkpoint)

@@ -19,4 +19,15 @@ extension PostgreSQLOrderStore: CheckpointStore {
                 """, [.text(name), .integer(value.epochMilliseconds), .integer(now.epochMilliseconds)])
         }
     }
+
+    public func takeTurn(_ name: String, until: Date, now: Date) throws -> Bool {
+        try write { connection in
+            try connection.queryFirst(
+                """
+                INSERT INTO checkpoints (name, value, updated_at) VALUES ($1, $2, $3)
+                ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value, updated_at = EXCLUDED.updated_at WHERE checkpoints.value <= $3
+                RETURNING name
+                """, [.text(name), .integer(until.epochMilliseconds), .integer(now.epochMilliseconds)]) { _ in true } ?? false
+        }
+    }
 }

@@ -28,4 +28,17 @@ struct CheckpointContractTests {
         #expect(try store.checkpoint("appstore.production") == Self.t0 + 3600)
         #expect(try store.checkpoint("appstore.sandbox") == Self.t0 + 60)
     }
+
+    @Test("a turn is taken by one caller until it ends; then by the next that asks", arguments: ContractStore.all)
+    func turns(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
+        defer { opened.close() }
+        let store = try #require(opened.store as? any CheckpointStore)
+        #expect(try store.takeTurn("appstore.production.turn", until: Self.t0 + 3000, now: Self.t0))
+        #expect(try !store.takeTurn("appstore.production.turn", until: Self.t0 + 3100, now: Self.t0 + 100), "held by the first")
+        #expect(try store.takeTurn("appstore.sandbox.turn", until: Self.t0 + 3100, now: Self.t0 + 100), "each name has its own")
+        #expect(try store.takeTurn("appstore.production.turn", until: Self.t0 + 6000, now: Self.t0 + 3000), "ended: the next one takes it")
+        #expect(try !store.takeTurn("appstore.production.turn", until: Self.t0 + 6100, now: Self.t0 + 5999))
+        #expect(try store.checkpoint("appstore.production") == nil, "turns are not checkpoints")
+    }
 }
