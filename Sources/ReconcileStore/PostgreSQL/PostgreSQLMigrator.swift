@@ -25,11 +25,16 @@ public struct PostgreSQLMigrator: Sendable {
     ///
     /// - Throws: ``PostgreSQLStoreError/foreignDatabase(database:)`` when it holds other tables.
     public func currentVersion(of connection: PostgreSQLConnection) throws -> Int {
-        let hasTable = try connection.scalar(
-            "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema() AND tablename = 'schema_migrations'") ?? 0
+        // One statement, so one snapshot: read apart, another node's migration 1 committing
+        // between the two counts made a fresh database look foreign.
+        let (hasTable, tables) = try connection.queryFirst(
+            """
+            SELECT count(*) FILTER (WHERE tablename = 'schema_migrations'), count(*)
+            FROM pg_catalog.pg_tables WHERE schemaname = current_schema()
+            """
+        ) { ($0.int64(0), $0.int64(1)) } ?? (0, 0)
         if hasTable == 0 {
-            let otherTables = try connection.scalar("SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema()") ?? 0
-            if otherTables > 0 { throw PostgreSQLStoreError.foreignDatabase(database: connection.options.redactedURI) }
+            if tables > 0 { throw PostgreSQLStoreError.foreignDatabase(database: connection.options.redactedURI) }
             return 0
         }
         return Int(try connection.scalar("SELECT coalesce(max(version), 0) FROM schema_migrations") ?? 0)
