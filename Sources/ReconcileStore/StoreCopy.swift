@@ -3,12 +3,22 @@ import ReconcileCore
 
 /// `reconcilectl copy-store`: an SQLite store copied whole into an empty PostgreSQL database
 /// (DESIGN §7) — orders with their raw files, history, attempts, claimed transactions and the
-/// outbox of follow-up requests (Google Play acknowledgements owed), keys kept — in one
+/// outbox of follow-up requests, the store notifications taken in and the polling checkpoints,
+/// keys kept — in one
 /// PostgreSQL transaction, then the rows of every table counted on both sides.
 /// The daemon must be stopped (the caller holds the store's lock).
 public enum StoreCopy {
     /// The tables copied, parents first.
-    public static let tables = ["orders", "attempts", "transitions", "claims", "outbox"]
+    public static let tables = ["orders", "attempts", "transitions", "claims", "outbox", "notifications", "checkpoints"]
+
+    /// Each table's key: `id`, but for the tables keyed by text (no identity column to set on).
+    static func key(of table: String) -> String? {
+        switch table {
+        case "claims": "transaction_id"
+        case "checkpoints": "name"
+        default: nil
+        }
+    }
 
     /// Rows per table, as counted after the copy on both sides.
     public struct Counts: Sendable, Hashable {
@@ -53,7 +63,7 @@ public enum StoreCopy {
                     let copied = try copy(table: table, from: source, to: connection)
                     let stored = Int(try connection.scalar("SELECT count(*) FROM \(table)") ?? 0)
                     guard stored == copied else { throw Failure.countsDiffer(table: table, source: copied, target: stored) }
-                    if table != "claims" {
+                    if key(of: table) == nil {
                         // Identity columns go on after the highest key copied.
                         try connection.run("SELECT setval(pg_get_serial_sequence('\(table)', 'id'), coalesce(max(id), 0) + 1, false) FROM \(table)")
                     }
@@ -84,9 +94,9 @@ public enum StoreCopy {
         let names = shared.map(\.0).joined(separator: ", ")
         let batch = max(1, 30_000 / max(1, shared.count))
         var copied = 0
-        // Claims are keyed by their transaction id (a table without rowid), the rest by id.
-        let key = table == "claims" ? "transaction_id" : "id"
-        var after: SQLiteValue = table == "claims" ? .text("") : .integer(Int64.min)
+        // Claims are keyed by their transaction id and checkpoints by name, the rest by id.
+        let key = Self.key(of: table) ?? "id"
+        var after: SQLiteValue = Self.key(of: table) != nil ? .text("") : .integer(Int64.min)
         while true {
             // Keyset pages in key order, so that a large store is never read whole into memory.
             let page = try source.withConnection { connection in

@@ -22,9 +22,20 @@ struct CopyStoreCommandTests {
         return server.socketURI(database: name)
     }
 
-    @Test("every order, its history and claims copied the same; the counts said; a second copy into the same database refused")
+    @Test("every order, its history and claims, the store notifications and the polling checkpoints copied the same; the counts said; a second copy into the same database refused")
     func copies() async throws {
         let fixture = try CLIFixture()
+        do {
+            // A refund of the finished order (revoked, a revocation notice owed), one for nobody,
+            // and a poll's checkpoint.
+            let store = try SQLiteOrderStore(path: fixture.directory.file("state/orders.db"), mode: .owner)
+            defer { store.close() }
+            let notifications = [("n-1", "7777"), ("n-2", "9999")].map { id, transaction in
+                StoreNotification(source: .appStore, notificationID: id, type: "REFUND", transactionID: transaction, via: .file)
+            }
+            #expect(try store.ingestNotifications(notifications, now: CLIFixture.now).count == 2)
+            try store.advanceCheckpoint("appstore-production", to: CLIFixture.now, now: CLIFixture.now)
+        }
         let uri = try await offPool { try Self.emptyDatabase() }
         let copied = try await offPool { fixture.run(["copy-store", uri]) }
         #expect(copied.status == 0, "\(copied.err)")
@@ -48,6 +59,10 @@ struct CopyStoreCommandTests {
         defer { postgres.close() }
         var differences: [String] = []
         if try postgres.countsByState() != sqlite.countsByState() { differences.append("counts by state") }
+        if try postgres.notifications(unmatchedOnly: false, limit: 1000) != sqlite.notifications(unmatchedOnly: false, limit: 1000) {
+            differences.append("notifications")
+        }
+        if try postgres.checkpoint("appstore-production") != sqlite.checkpoint("appstore-production") { differences.append("checkpoints") }
         let ids = try sqlite.withConnection { try $0.query("SELECT order_id FROM orders ORDER BY id") { $0.string(0) } }
         for id in ids {
             if try postgres.order(id: id) != sqlite.order(id: id) { differences.append("order \(id)") }
