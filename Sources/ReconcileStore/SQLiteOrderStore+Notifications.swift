@@ -30,7 +30,7 @@ extension SQLiteOrderStore {
         guard any == true else { return [] }
         return try write { connection in
             let waiting = try connection.query(
-                "SELECT \(NotificationColumns.select), n.order_ref \(NotificationColumns.from) WHERE n.outcome = 'waiting' ORDER BY n.id LIMIT 100"
+                "SELECT \(NotificationColumns.select), n.order_ref \(NotificationColumns.from) WHERE n.outcome = 'waiting' AND o.lease_owner IS NULL ORDER BY n.id LIMIT 100"
             ) { (NotificationColumns.stored(from: $0), $0.optionalInt64(17)) }
             var outcomes: [NotificationRules.Outcome] = []
             for (stored, orderReference) in waiting {
@@ -40,6 +40,26 @@ extension SQLiteOrderStore {
             }
             return outcomes
         }
+    }
+
+    /// Inside the caller's transaction: applies the notifications that waited for an attempt on
+    /// one of `orders` (their attempts have just ended).
+    static func applyWaitingNotifications(of orders: [Int64], now: Date, connection: SQLiteConnection) throws -> [NotificationRules.Outcome] {
+        guard !orders.isEmpty,
+            try connection.queryFirst("SELECT 1 FROM notifications INDEXED BY notifications_waiting WHERE outcome = 'waiting' LIMIT 1", [], { _ in true }) == true
+        else { return [] }
+        var outcomes: [NotificationRules.Outcome] = []
+        for order in Set(orders).sorted() {
+            let waiting = try connection.query(
+                "SELECT \(NotificationColumns.select) \(NotificationColumns.from) WHERE n.order_ref = ? AND n.outcome = 'waiting' ORDER BY n.id",
+                [.integer(order)], NotificationColumns.stored(from:))
+            for stored in waiting {
+                let record = try record(reference: order, connection: connection)
+                guard record?.lease == nil else { break }
+                outcomes.append(try apply(stored.notification, reference: stored.reference, to: record, now: now, connection: connection))
+            }
+        }
+        return outcomes
     }
 
     public func notifications(orderID: String) throws -> [StoredNotification] {

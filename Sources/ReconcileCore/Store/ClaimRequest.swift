@@ -21,9 +21,13 @@ public struct TurnResult: Sendable, Hashable {
     public var results: [CompletionResult]
     /// Per claim request, in order.
     public var claimed: [[ClaimedOrder]]
+    /// Store notifications that waited for one of these attempts, applied in the same
+    /// transaction before anything was claimed (a refunded order is never leased for delivery).
+    public var notifications: [NotificationRules.Outcome]
 
-    public init(results: [CompletionResult], claimed: [[ClaimedOrder]]) {
+    public init(results: [CompletionResult], claimed: [[ClaimedOrder]], notifications: [NotificationRules.Outcome] = []) {
         self.results = results
         self.claimed = claimed
+        self.notifications = notifications
     }
 }

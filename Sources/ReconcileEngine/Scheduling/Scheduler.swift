@@ -186,7 +186,8 @@ public actor Scheduler {
             storeRecovered()
             for completion in completions { held.remove(completion.order.reference) }
             reporter.committed(completions, turn.results)
-            // A store notification may have waited for one of these attempts to end.
+            reportNotifications(turn.notifications)
+            // Notifications that waited for an attempt another node ended, or whose apply failed.
             if !completions.isEmpty { applyWaitingNotifications(now: now) }
             if !completions.isEmpty { wakeTimes.append(mono) }  // outcomes may have made orders due
             for (claim, claimed) in zip(claims, turn.claimed) {
@@ -210,18 +211,23 @@ public actor Scheduler {
     /// failure is logged, and they are tried again after the next attempt ends.
     func applyWaitingNotifications(now: Date) {
         do {
-            for outcome in try store.applyWaitingNotifications(now: now) {
-                guard case .applied(let orderID, let from, let to) = outcome else { continue }
-                let message = "a store notification that waited for the attempt in flight: order \(orderID) \(from) → \(to)"
-                switch (from, to) {
-                case (_, .revoked): logger.notice(message, id: .orderRevoked, [.orderID: orderID, .orderState: to.rawValue])
-                case (.revoked, _): logger.notice(message, id: .orderReinstated, [.orderID: orderID, .orderState: to.rawValue])
-                default: logger.notice(message, [.orderID: orderID, .orderState: to.rawValue, .reason: "refunded"])
-                }
-                changeObserver?()
-            }
+            reportNotifications(try store.applyWaitingNotifications(now: now))
         } catch {
             logger.error("cannot apply the store notifications that waited for an attempt: \(error)", [.reason: StoreFailure.of(error).rawValue])
+        }
+    }
+
+    /// Logs the notifications applied once an attempt had ended.
+    func reportNotifications(_ outcomes: [NotificationRules.Outcome]) {
+        for outcome in outcomes {
+            guard case .applied(let orderID, let from, let to) = outcome else { continue }
+            let message = "a store notification that waited for the attempt in flight: order \(orderID) \(from) → \(to)"
+            switch (from, to) {
+            case (_, .revoked): logger.notice(message, id: .orderRevoked, [.orderID: orderID, .orderState: to.rawValue])
+            case (.revoked, _): logger.notice(message, id: .orderReinstated, [.orderID: orderID, .orderState: to.rawValue])
+            default: logger.notice(message, [.orderID: orderID, .orderState: to.rawValue, .reason: "refunded"])
+            }
+            changeObserver?()
         }
     }
 

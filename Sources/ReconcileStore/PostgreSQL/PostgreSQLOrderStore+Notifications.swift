@@ -34,7 +34,7 @@ extension PostgreSQLOrderStore {
             let waiting = try connection.query(
                 """
                 SELECT \(NotificationColumns.select), n.order_ref \(NotificationColumns.from)
-                WHERE n.outcome = 'waiting' ORDER BY n.id LIMIT 100 FOR UPDATE OF n SKIP LOCKED
+                WHERE n.outcome = 'waiting' AND o.lease_owner IS NULL ORDER BY n.id LIMIT 100 FOR UPDATE OF n SKIP LOCKED
                 """
             ) { (NotificationColumns.stored(from: $0), $0.optionalInt64(17)) }
             var outcomes: [NotificationRules.Outcome] = []
@@ -46,6 +46,26 @@ extension PostgreSQLOrderStore {
             }
             return outcomes
         }
+    }
+
+    /// Inside the caller's transaction: applies the notifications that waited for an attempt on
+    /// one of `orders` (their attempts have just ended; their rows are locked already).
+    static func applyWaitingNotifications(of orders: [Int64], now: Date, connection: PostgreSQLConnection) throws -> [NotificationRules.Outcome] {
+        guard !orders.isEmpty else { return [] }
+        let waiting = try connection.query(
+            """
+            SELECT \(NotificationColumns.select), n.order_ref \(NotificationColumns.from)
+            WHERE n.order_ref = ANY($1::bigint[]) AND n.outcome = 'waiting' ORDER BY n.id FOR UPDATE OF n
+            """, [.integerArray(Array(Set(orders)))]
+        ) { (NotificationColumns.stored(from: $0), $0.optionalInt64(17)) }
+        var outcomes: [NotificationRules.Outcome] = []
+        for (stored, reference) in waiting {
+            // Read for each: an earlier notification of the same order may have changed it.
+            let record = try reference.flatMap { try Self.records(references: [$0], connection: connection)[$0] }
+            guard record?.lease == nil else { continue }
+            outcomes.append(try apply(stored.notification, reference: stored.reference, to: record, now: now, connection: connection))
+        }
+        return outcomes
     }
 
     public func notifications(orderID: String) throws -> [StoredNotification] {

@@ -125,8 +125,11 @@ extension PostgreSQLOrderStore {
                 if let written { records[reference] = written.record }
                 return result
             }
+            // Before the claims: a refund that waited for one of these attempts must end the order
+            // before this same turn could lease it for delivery.
+            let applied = try Self.applyWaitingNotifications(of: completions.map(\.order.reference), now: now, connection: connection)
             let claimed = try claims.map { try Self.claim($0, owner: owner, now: now, connection: connection) }
-            return TurnResult(results: results, claimed: claimed)
+            return TurnResult(results: results, claimed: claimed, notifications: applied)
         }
     }
 

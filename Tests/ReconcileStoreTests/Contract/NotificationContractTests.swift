@@ -83,7 +83,28 @@ struct NotificationContractTests {
         #expect(try store.notifications(unmatchedOnly: false, limit: 10).map(\.outcome) == ["applied", "unmatched", "recorded"].reversed())
     }
 
-    @Test("an order whose attempt is in flight: the refund waits, and applies once the attempt has ended", arguments: ContractStore.all)
+    @Test("a refund that waited for the verification is applied in the commit that ends it, before that turn's delivery claim: the refunded order is never leased for delivery", arguments: ContractStore.all)
+    func appliedBeforeDeliveryClaim(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
+        defer { opened.close() }
+        let store = opened.store
+        _ = try store.ingest([candidate("D1", transactionID: "810")], verifierKind: .appstore, now: t0)
+        let claimed = try #require(try store.claimDue(.verify, now: t0, limit: 10, owner: owner, leaseUntil: t0 + 120, charge: true).first)
+        #expect(try store.ingestNotifications([notification("n-1", "REFUND", transaction: "810")], now: t0 + 1) == [.taken(.waitsForAttempt(orderID: "D1"))])
+        let record = AttemptRecord(endpoint: .production, httpStatus: 200, latency: .milliseconds(9), outcome: .answered, startedAt: t0)
+        // Verified, to be delivered; the same turn claims due deliveries.
+        let turn = try store.commit(
+            [AttemptCompletion(
+                order: claimed, records: [record], resolution: .verified(Grant(transactionID: "810"), finishes: false, finishedBy: .verifier),
+                charged: true)],
+            claims: [ClaimRequest(kind: .deliver, limit: 10, charge: true, leaseUntil: t0 + 200)], owner: owner, now: t0 + 2)
+        #expect(turn.notifications == [.applied(orderID: "D1", from: .verified, to: .rejected)])
+        #expect(turn.claimed == [[]], "the refunded order was leased for delivery")
+        #expect(try store.order(id: "D1")?.state == .rejected && store.order(id: "D1")?.reason == "refunded")
+        #expect(try store.notifications(orderID: "D1").map(\.outcome) == ["applied"])
+    }
+
+    @Test("an order whose attempt is in flight: the refund waits, and applies when the attempt ends", arguments: ContractStore.all)
     func waitsForAttempt(_ kind: ContractStore) async throws {
         let opened = try await kind.open()
         defer { opened.close() }
@@ -97,9 +118,20 @@ struct NotificationContractTests {
         _ = try store.complete(
             [AttemptCompletion(order: claimed, records: [record], resolution: .retry(at: t0 + 60, reason: Reason("http_503")), charged: true)],
             owner: owner, now: t0 + 3)
-        #expect(try store.applyWaitingNotifications(now: t0 + 4) == [.applied(orderID: "V1", from: .pending, to: .rejected)])
+        // Applied in the commit that ended the attempt: nothing is left waiting.
         #expect(try store.order(id: "V1")?.state == .rejected)
-        #expect(try store.applyWaitingNotifications(now: t0 + 5).isEmpty)
+        #expect(try store.applyWaitingNotifications(now: t0 + 4).isEmpty)
+
+        // An attempt that never ended (the daemon died): its lease released at the next start,
+        // the refund that waited is applied then.
+        _ = try store.ingest([candidate("V2", transactionID: "801")], verifierKind: .appstore, now: t0 + 5)
+        // Leased by an earlier start of this node (a shared store releases only its node's).
+        let earlier = (store as? any SharedOrderStore).map { "\($0.node)/earlier-start" } ?? owner
+        _ = try store.claimDue(.verify, now: t0 + 6, limit: 10, owner: earlier, leaseUntil: t0 + 120, charge: true)
+        #expect(try store.ingestNotifications([notification("n-2", "REFUND", transaction: "801")], now: t0 + 7) == [.taken(.waitsForAttempt(orderID: "V2"))])
+        _ = try store.releaseLeases(now: t0 + 8)
+        #expect(try store.applyWaitingNotifications(now: t0 + 9) == [.applied(orderID: "V2", from: .pending, to: .rejected)])
+        #expect(try store.applyWaitingNotifications(now: t0 + 10).isEmpty)
         #expect(try store.notifications(orderID: "V1").map(\.outcome) == ["applied"])
     }
 }
