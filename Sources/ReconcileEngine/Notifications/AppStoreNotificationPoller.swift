@@ -238,6 +238,14 @@ public final class AppStoreNotificationPoller: Service {
             }
             paginationToken = page.hasMore ? page.paginationToken : nil
         } while paginationToken != nil
+        // A notification that did not verify is read again at every poll until the cause is
+        // fixed (RootCertificates=, BundleID=, the clock): past the checkpoint it would be lost.
+        guard summary.invalid == 0 else {
+            return stop(
+                &summary, "invalid_notifications",
+                "\(name) notification history: \(Plural.count(summary.invalid, "notification")) did not verify; the checkpoint stays at \(checkpoint.map(RFC3339.format) ?? "none"), so they are read again at the next poll",
+                reason: "invalid_notifications")
+        }
         do {
             try store.advanceCheckpoint(environment.checkpoint, to: now, now: Date())
         } catch {
