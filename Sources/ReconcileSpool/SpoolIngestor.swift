@@ -324,6 +324,9 @@ public actor SpoolIngestor {
     /// Commits verified notifications in one transaction, logs what each did, deletes their files.
     private func ingest(_ reads: [NotificationRead], time: Date, from directory: Int32) -> Summary {
         var summary = Summary()
+        // In the order the store signed them, not the files' names: a refund before its reversal.
+        let reads = reads.enumerated().sorted { ($0.element.notification.signedAt ?? .distantPast, $0.offset) < ($1.element.notification.signedAt ?? .distantPast, $1.offset) }
+            .map(\.element)
         do {
             let outcomes = try store.ingestNotifications(reads.map(\.notification), now: time)
             for (read, outcome) in zip(reads, outcomes) {

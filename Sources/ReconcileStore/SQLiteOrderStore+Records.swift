@@ -117,6 +117,12 @@ struct SQLiteRuleLookups: RuleLookups {
         ) { $0.optionalString(0) } ?? nil
     }
 
+    func reversalTaken(transactionID: String, signedAfter date: Date) throws -> Bool {
+        try connection.queryFirst(
+            "SELECT 1 FROM notifications WHERE transaction_id = ? AND type = 'REFUND_REVERSED' AND signed_at > ? LIMIT 1",
+            [.text(transactionID), .integer(date.epochMilliseconds)], { _ in true }) ?? false
+    }
+
     func actionKeys(orderReference: Int64, kind: OutboxKind) throws -> [String] {
         try connection.query(
             "SELECT idempotency_key FROM outbox WHERE order_ref = ? AND kind = ?", [.integer(orderReference), .text(kind.rawValue)]

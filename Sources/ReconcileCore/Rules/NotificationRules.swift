@@ -61,6 +61,17 @@ public enum NotificationRules {
         guard let record else { return (nil, .unmatched) }
         if record.lease != nil { return (nil, .waitsForAttempt(orderID: record.orderID)) }
         let detail = Self.detail(notification)
+        // Files are read in name order and polls overlap: a reversal may come before the refund
+        // it reverses. The refund then changes nothing (the store has taken it back already).
+        if event == .revocationConfirmed, let signedAt = notification.signedAt,
+            let transactionID = NotificationMatching.transactionID(of: notification),
+            try lookups.reversalTaken(transactionID: transactionID, signedAfter: signedAt)
+        {
+            let transition = PlannedTransition(
+                at: now, actor: .daemon, from: record.state, to: record.state,
+                reason: Reason("\(reason)_reversed_before", detail: Reason.joined("a reversal the store signed later came first", detail)))
+            return (.historyOnly(record, [transition]), .noChange(orderID: record.orderID, state: record.state))
+        }
         let outcome: OrderLifecycle.Outcome
         do {
             outcome = try OrderLifecycle.next(from: record.state, on: event)

@@ -222,6 +222,9 @@ public final class AppStoreNotificationPoller: Service {
                 }
             }
             if !valid.isEmpty {
+                // In the order the store signed them: a refund before its reversal.
+                valid = valid.enumerated().sorted { ($0.element.signedAt ?? .distantPast, $0.offset) < ($1.element.signedAt ?? .distantPast, $1.offset) }
+                    .map(\.element)
                 let outcomes: [NotificationIngestOutcome]
                 do {
                     outcomes = try store.ingestNotifications(valid, now: Date())

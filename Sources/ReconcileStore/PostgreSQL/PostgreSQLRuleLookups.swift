@@ -1,3 +1,4 @@
+import Foundation
 import ReconcileCore
 
 /// The rules' lookups inside a PostgreSQL transaction. Each is a statement of its own, so under
@@ -20,6 +21,12 @@ struct PostgreSQLRuleLookups: RuleLookups {
             "SELECT detail FROM transitions WHERE order_ref = $1 AND reason = $2 ORDER BY id DESC LIMIT 1",
             [.integer(orderReference), .text(reason)]
         ) { $0.optionalString(0) } ?? nil
+    }
+
+    func reversalTaken(transactionID: String, signedAfter date: Date) throws -> Bool {
+        try connection.queryFirst(
+            "SELECT 1 FROM notifications WHERE transaction_id = $1 AND type = 'REFUND_REVERSED' AND signed_at > $2 LIMIT 1",
+            [.text(transactionID), .integer(date.epochMilliseconds)], { _ in true }) ?? false
     }
 
     func actionKeys(orderReference: Int64, kind: OutboxKind) throws -> [String] {

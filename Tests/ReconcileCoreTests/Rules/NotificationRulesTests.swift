@@ -76,6 +76,19 @@ struct NotificationRulesTests {
         #expect(ignored?.changesRecord == false)
     }
 
+    @Test("a refund whose reversal, signed later, came first changes nothing; an earlier reversal does not stop a later refund")
+    func reversalFirst() throws {
+        var refund = notification("REFUND")
+        refund.signedAt = F.t0
+        let later = FixedLookups(reversals: ["500": [F.t0.addingTimeInterval(60)]])
+        let (plan, outcome) = try NotificationRules.apply(refund, to: F.record(.finished), now: F.now, lookups: later)
+        #expect(outcome == .noChange(orderID: "A1", state: .finished))
+        #expect(plan?.changesRecord == false && plan?.outbox.isEmpty == true && plan?.transitions.only?.reason.code == "refunded_reversed_before")
+        let earlier = FixedLookups(reversals: ["500": [F.t0.addingTimeInterval(-60)]])
+        let (_, again) = try NotificationRules.apply(refund, to: F.record(.finished), now: F.now, lookups: earlier)
+        #expect(again == .applied(orderID: "A1", from: .finished, to: .revoked))
+    }
+
     @Test("types that change no order are recorded; a refund for no order is unmatched")
     func recordedAndUnmatched() throws {
         for type in ["TEST", "CONSUMPTION_REQUEST", "REFUND_DECLINED", "ONE_TIME_CHARGE"] {

@@ -19,6 +19,13 @@ struct FixedLookups: RuleLookups {
         details[reason]
     }
 
+    /// Reversals taken in: transaction id → when the store signed each.
+    var reversals: [String: [Date]] = [:]
+
+    func reversalTaken(transactionID: String, signedAfter date: Date) throws -> Bool {
+        reversals[transactionID, default: []].contains { $0 > date }
+    }
+
     func actionKeys(orderReference: Int64, kind: OutboxKind) throws -> [String] {
         actions.filter { $0.orderReference == orderReference && $0.kind == kind }.map(\.idempotencyKey)
     }

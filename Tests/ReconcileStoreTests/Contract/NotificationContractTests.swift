@@ -64,6 +64,23 @@ struct NotificationContractTests {
         #expect(notices.map(\.idempotencyKey) == ["F1:revoked:1", "F1:reinstated:1"] && notices.allSatisfy { $0.endpoint == .revocation })
     }
 
+    @Test("a reversal taken in before the refund it reverses (files read in name order): the order stays finished, nothing is owed the merchant", arguments: ContractStore.all)
+    func reversalBeforeRefund(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
+        defer { opened.close() }
+        let store = opened.store
+        try finish(store, "F2", transactionID: "600")
+        var refund = notification("n-1", "REFUND", transaction: "600", revokedAt: t0 + 5)
+        refund.signedAt = t0 + 5
+        var reversal = notification("n-2", "REFUND_REVERSED", transaction: "600")
+        reversal.signedAt = t0 + 50
+        #expect(try store.ingestNotifications([reversal], now: t0 + 60) == [.taken(.noChange(orderID: "F2", state: .finished))])
+        #expect(try store.ingestNotifications([refund], now: t0 + 61) == [.taken(.noChange(orderID: "F2", state: .finished))])
+        #expect(try store.order(id: "F2")?.state == .finished)
+        #expect(try store.history(orderID: "F2").suffix(2).map(\.reason) == ["refund_reversed_ignored", "refunded_reversed_before"])
+        #expect(try store.actions(orderID: "F2").isEmpty, "the merchant was told of a refund the store had reversed")
+    }
+
     @Test("a refund of an order not yet verified ends it rejected `refunded`; one for nobody is unmatched and listed; a TEST is recorded", arguments: ContractStore.all)
     func pendingUnmatchedAndTest(_ kind: ContractStore) async throws {
         let opened = try await kind.open()
