@@ -105,13 +105,25 @@ public enum VerificationFactory {
         return settings
     }
 
-    /// App Store notifications are verified with `Kind=appstore`'s signed-data verifiers (the
-    /// sandbox one only with `AllowSandbox=yes`); without them a notification file is refused
-    /// with that reason.
+    /// App Store notifications are verified against `RootCertificates=` (Apple's root by
+    /// default) and `BundleID=`, whatever the `Kind=` (DESIGN §5a): `Kind=appstore`'s signed-data
+    /// verifiers, else ones made here (the sandbox one only with `AllowSandbox=yes`). When the
+    /// roots cannot be read, a notification file is refused with that reason — not the daemon:
+    /// a `Kind=apple` daemon without Apple's root file keeps working for orders.
     static func notificationReader(_ configuration: Configuration, _ resources: Resources) -> NotificationFileReader {
-        NotificationFileReader(appStore: resources.appStore.map {
-            NotificationFileReader.AppStoreVerifiers(production: $0.production, sandbox: configuration.verifier.allowSandbox ? $0.sandbox : nil)
-        })
+        let allowSandbox = configuration.verifier.allowSandbox
+        if let appStore = resources.appStore {
+            return NotificationFileReader(appStore: .init(production: appStore.production, sandbox: allowSandbox ? appStore.sandbox : nil))
+        }
+        guard configuration.hasVerifier, configuration.verifier.bundleID != nil else {
+            return NotificationFileReader(appStore: nil, unavailable: "[Verifier] BundleID= is not set")
+        }
+        do {
+            let verifiers = try appStore(configuration.verifier, key: nil)
+            return NotificationFileReader(appStore: .init(production: verifiers.production, sandbox: allowSandbox ? verifiers.sandbox : nil))
+        } catch {
+            return NotificationFileReader(appStore: nil, unavailable: "[Verifier] RootCertificates= \(error.description)")
+        }
     }
 
     /// Reads and checks every secret, key and certificate file `configuration` names; every

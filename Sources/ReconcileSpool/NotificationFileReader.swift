@@ -25,8 +25,12 @@ public struct NotificationFileReader: Sendable {
         }
     }
 
-    public init(appStore: AppStoreVerifiers?) {
+    /// Why ``appStore`` is `nil`, for the reason written beside a refused file.
+    public var unavailable: String?
+
+    public init(appStore: AppStoreVerifiers?, unavailable: String? = nil) {
         self.appStore = appStore
+        self.unavailable = unavailable
     }
 
     /// The notification a file holds, verified.
@@ -47,7 +51,7 @@ public struct NotificationFileReader: Sendable {
         guard appStore != nil else {
             throw OrderFileProblem(
                 .notificationNotVerifiable,
-                "an App Store notification; it is verified with [Verifier] Kind=appstore's RootCertificates= and BundleID=, which this configuration does not have")
+                "an App Store notification, which this configuration cannot verify: \(unavailable ?? "it has no [Verifier] BundleID= and RootCertificates=")")
         }
         guard case .object(let object)? = try? JSONParser(maximumDepth: 8).parse(bytes), let jws = object["signedPayload"]?.stringValue else {
             throw OrderFileProblem(.malformedNotification, "the file holds no \"signedPayload\" string")

@@ -123,6 +123,41 @@ struct NotificationEndToEndTests {
         #expect(try await harness.mockStats().deliveries["P1"] == nil, "a refunded order was delivered")
     }
 
+    @Test("Kind=apple: App Store notifications are verified against RootCertificates= too; a refund revokes the receipt order that claimed its transaction; without a readable root a file is set aside naming it")
+    func kindApple() async throws {
+        let harness = Harness("notifications-apple")
+        let setup = try await AppStoreEndToEndTests.setUp(harness, mockArguments: ["--shared-secret", "s3cret"])
+        harness.directory.write("shared-secret", "s3cret\n")
+        func configuration(roots: String) -> String {
+            """
+            [Verifier]
+            Kind=apple
+            URL=\(harness.base)/verifyReceipt
+            BundleID=\(Self.bundleID)
+            SharedSecretFile=shared-secret
+            RootCertificates=\(roots)
+            MaxRate=infinity
+            """
+        }
+        harness.configure(configuration(roots: "root.der"))
+        harness.dropOrder("A1", receipt: appleReceipt("7001"))
+        let daemon = try harness.startDaemon()
+        #expect(await harness.waitFor(.finished, count: 1), "\(harness.counts())")
+        harness.drop("refund.json", try Self.notificationFile(setup.signer, id: "apple-1", type: "REFUND", transactionID: "7001"))
+        #expect(await eventually(timeout: .seconds(20)) { (try? harness.store().order(id: "A1")?.state) == .revoked })
+        // A root file that is not there: orders go on; notification files are set aside, named why.
+        harness.configure(configuration(roots: "missing-root.der"))
+        let reload = try await harness.ctl(["reload"])
+        #expect(reload.status == 0, "\(reload)")
+        harness.drop("refund-2.json", try Self.notificationFile(setup.signer, id: "apple-2", type: "REFUND", transactionID: "7002"))
+        #expect(await eventually(timeout: .seconds(20)) { !Self.rejectedReasons(harness).isEmpty })
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+        let reasons = Self.rejectedReasons(harness)
+        #expect(reasons.count == 1 && reasons[0].hasPrefix("notification_not_verifiable: ") && reasons[0].contains("missing-root.der"), "\(reasons)")
+        #expect(try harness.store().order(id: "A1")?.reason == "refunded")
+    }
+
     /// The reasons written beside the files in `rejected/`, as `code: detail`.
     static func rejectedReasons(_ harness: Harness) -> [String] {
         harness.directory.list("spool/rejected").filter { $0.hasSuffix(".reason") }.compactMap { name in

@@ -188,7 +188,8 @@ public enum ConfigurationParser {
             }
         }
         if assigned["Verifier.Kind"] != nil && verifier.kind != .appstore {
-            for key in ["IssuerID", "KeyID", "PrivateKeyCredential", "PrivateKeyFile", "AppAppleID", "RootCertificates"]
+            // RootCertificates= also verifies App Store notifications (DESIGN §5a), whatever the Kind=.
+            for key in ["IssuerID", "KeyID", "PrivateKeyCredential", "PrivateKeyFile", "AppAppleID"]
             where assigned["Verifier.\(key)"] != nil {
                 at("Verifier.\(key)", "used only with Kind=appstore")
             }

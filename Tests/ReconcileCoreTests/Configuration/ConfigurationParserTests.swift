@@ -298,6 +298,8 @@ struct ConfigurationParserTests {
             "\(Self.path):6: [Verifier] TokenCredential=: a bearer token is used only with Kind=http"))
         #expect(problems(Self.minimalApple + "\nIssuerID=57246542-96fe-1a63-e053-0824d011072a").contains(
             "\(Self.path):6: [Verifier] IssuerID=: used only with Kind=appstore"))
+        // Root certificates verify App Store notifications too, whatever the Kind=.
+        #expect(problems(Self.minimalApple + "\nRootCertificates=/etc/reconciled/root.pem").isEmpty)
     }
 
     static let minimalAppStore = """
