@@ -330,7 +330,8 @@ public actor SpoolIngestor {
         do {
             let outcomes = try store.ingestNotifications(reads.map(\.notification), now: time)
             for (read, outcome) in zip(reads, outcomes) {
-                report(outcome, of: read)
+                NotificationJournal.report(
+                    outcome, of: read.notification, via: "from spool file \(read.name.escaped)", spoolFile: read.name.escaped, logger: logger)
                 if case .duplicate = outcome { summary.duplicates += 1 } else { summary.notifications += 1 }
             }
             let logger = logger
@@ -344,47 +345,6 @@ public actor SpoolIngestor {
             summary.deferred += reads.count
         }
         return summary
-    }
-
-    /// One journal line per notification taken in.
-    private func report(_ outcome: NotificationIngestOutcome, of read: NotificationRead) {
-        let notification = read.notification
-        let shown = read.name.escaped
-        let what = "\(notification.source == .appStore ? "App Store" : "Google Play") \(notification.type)"
-        let transactionID = NotificationMatching.transactionID(of: notification)
-        let transaction = transactionID.map { " for transaction \($0)" } ?? ""
-        switch outcome {
-        case .duplicate:
-            logger.debug(
-                "\(shown) repeats \(what) notification \(notification.notificationID), taken in before; nothing to do",
-                [.spoolFile: shown, .reason: notification.type])
-        case .taken(.applied(let orderID, let from, let to)):
-            let fields: KeyValuePairs<LogField, String?> = [
-                .orderID: orderID, .orderState: to.rawValue, .transactionID: transactionID, .reason: notification.type, .spoolFile: shown,
-            ]
-            let message = "\(what)\(transaction): order \(orderID) \(from) → \(to)"
-            switch (from, to) {
-            case (_, .revoked): logger.notice(message, id: .orderRevoked, fields)
-            case (.revoked, _): logger.notice(message, id: .orderReinstated, fields)
-            default: logger.notice(message, fields)
-            }
-        case .taken(.noChange(let orderID, let state)):
-            logger.info(
-                "\(what)\(transaction): order \(orderID) stays \(state)",
-                [.orderID: orderID, .orderState: state.rawValue, .transactionID: transactionID, .reason: notification.type, .spoolFile: shown])
-        case .taken(.waitsForAttempt(let orderID)):
-            logger.info(
-                "\(what)\(transaction): order \(orderID) has an attempt in flight; applied when it ends",
-                [.orderID: orderID, .transactionID: transactionID, .reason: notification.type, .spoolFile: shown])
-        case .taken(.recorded):
-            logger.info(
-                "\(what) notification \(notification.notificationID) recorded; it changes no order",
-                [.transactionID: transactionID, .reason: notification.type, .spoolFile: shown])
-        case .taken(.unmatched):
-            logger.notice(
-                "\(what)\(transaction) matches no order; recorded (reconcilectl notifications --unmatched)", id: .notificationUnmatched,
-                [.transactionID: transactionID, .reason: notification.type, .spoolFile: shown])
-        }
     }
 
     /// Reads, validates and hashes `names` on every core, keeping their order.

@@ -91,7 +91,7 @@ struct NotificationEndToEndTests {
         let log = daemon.standardError
         #expect(log.contains("App Store REFUND for transaction 3001: order F1 finished → revoked"), "\(log.suffix(1500))")
         #expect(log.contains("App Store REFUND_REVERSED for transaction 3001: order F1 revoked → finished"))
-        #expect(log.contains("App Store REFUND for transaction 9999 matches no order"))
+        #expect(log.contains("App Store REFUND for transaction 9999 (from spool file nobody.json) matches no order"))
         // No signed payload in any output.
         for written in [log, listed.output, unmatched.output, shown.output, reasons.joined(separator: "\n")] {
             #expect(!written.contains("eyJ"), "a JWS was written out")

@@ -57,7 +57,7 @@ struct PolledNotificationEndToEndTests {
         #expect(try harness.scalar("SELECT count(*) FROM checkpoints WHERE name = 'appstore.production'") == 1)
         #expect(Set(try FileManager.default.contentsOfDirectory(atPath: harness.directory.file("spool/rejected"))).isEmpty, "the file was taken, not quarantined")
         let log = daemon.standardError
-        #expect(log.contains("App Store REFUND (polled) for transaction 6001: order F1 finished → revoked"), "\(log.suffix(2000))")
+        #expect(log.contains("App Store REFUND for transaction 6001: order F1 finished → revoked (polled)"), "\(log.suffix(2000))")
         #expect(!log.contains("eyJ"), "a JWS was written out")
         #expect(!log.contains("does not verify"), "\(log.suffix(2000))")
     }

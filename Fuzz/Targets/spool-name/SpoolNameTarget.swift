@@ -29,6 +29,11 @@ final class RecordingStore: OrderIngesting {
         self.candidates.withLock { $0 += candidates }
         return candidates.map { _ in .accepted(.pending) }
     }
+
+    /// Store notifications (no spool name here is one; verified ones would be recorded).
+    func ingestNotifications(_ notifications: [StoreNotification], now: Date) throws -> [NotificationIngestOutcome] {
+        notifications.map { _ in .taken(.recorded) }
+    }
 }
 
 /// Keeps the records of one run.

@@ -235,7 +235,7 @@ public final class AppStoreNotificationPoller: Service {
                 }
                 for (notification, outcome) in zip(valid, outcomes) {
                     if case .duplicate = outcome { summary.duplicates += 1 } else { summary.taken += 1 }
-                    report(outcome, of: notification)
+                    NotificationJournal.report(outcome, of: notification, via: "polled", logger: logger)
                 }
                 onCommitted()
             }
@@ -346,40 +346,5 @@ public final class AppStoreNotificationPoller: Service {
         // More pages without a token to ask for them: a broken answer, not the end.
         if hasMore && token == nil { return nil }
         return Page(signedPayloads: payloads, hasMore: hasMore, paginationToken: token)
-    }
-
-    /// One journal line per notification taken in.
-    private func report(_ outcome: NotificationIngestOutcome, of notification: StoreNotification) {
-        let what = "App Store \(notification.type) (polled)"
-        let transactionID = NotificationMatching.transactionID(of: notification)
-        let transaction = transactionID.map { " for transaction \($0)" } ?? ""
-        switch outcome {
-        case .duplicate:
-            logger.debug("\(what) notification \(notification.notificationID) was taken in before; nothing to do", [.reason: notification.type])
-        case .taken(.applied(let orderID, let from, let to)):
-            let fields: KeyValuePairs<LogField, String?> = [
-                .orderID: orderID, .orderState: to.rawValue, .transactionID: transactionID, .reason: notification.type,
-            ]
-            let message = "\(what)\(transaction): order \(orderID) \(from) → \(to)"
-            switch (from, to) {
-            case (_, .revoked): logger.notice(message, id: .orderRevoked, fields)
-            case (.revoked, _): logger.notice(message, id: .orderReinstated, fields)
-            default: logger.notice(message, fields)
-            }
-        case .taken(.noChange(let orderID, let state)):
-            logger.info(
-                "\(what)\(transaction): order \(orderID) stays \(state)",
-                [.orderID: orderID, .orderState: state.rawValue, .transactionID: transactionID, .reason: notification.type])
-        case .taken(.waitsForAttempt(let orderID)):
-            logger.info(
-                "\(what)\(transaction): order \(orderID) has an attempt in flight; applied when it ends",
-                [.orderID: orderID, .transactionID: transactionID, .reason: notification.type])
-        case .taken(.recorded):
-            logger.info("\(what) notification \(notification.notificationID) recorded; it changes no order", [.transactionID: transactionID, .reason: notification.type])
-        case .taken(.unmatched):
-            logger.notice(
-                "\(what)\(transaction) matches no order; recorded (reconcilectl notifications --unmatched)", id: .notificationUnmatched,
-                [.transactionID: transactionID, .reason: notification.type])
-        }
     }
 }
