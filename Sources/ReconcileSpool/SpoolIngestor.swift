@@ -438,19 +438,18 @@ public actor SpoolIngestor {
     }
 
     private static func removeCommitted(name: SpoolFileName, identity: FileIdentity, directory: Int32, logger: Logger) {
-        let read = (name: name, identity: identity)
         var info = stat()
-        guard read.name.withCString({ fstatat(directory, $0, &info, AT_SYMLINK_NOFOLLOW) }) == 0 else { return }
-        guard FileIdentity(info) == read.identity else {
+        guard name.withCString({ fstatat(directory, $0, &info, AT_SYMLINK_NOFOLLOW) }) == 0 else { return }
+        guard FileIdentity(info) == identity else {
             logger.notice(
-                "\(read.name.escaped) was replaced after it was read; the new file will be read next",
-                [.spoolFile: read.name.escaped])
+                "\(name.escaped) was replaced after it was read; the new file will be read next",
+                [.spoolFile: name.escaped])
             return
         }
-        if read.name.withCString({ unlinkat(directory, $0, 0) }) != 0 && errno != ENOENT {
+        if name.withCString({ unlinkat(directory, $0, 0) }) != 0 && errno != ENOENT {
             logger.warning(
-                "cannot delete committed spool file \(read.name.escaped): \(String(cString: strerror(errno))); reading it again is harmless",
-                [.spoolFile: read.name.escaped, .errno: String(errno)])
+                "cannot delete committed spool file \(name.escaped): \(String(cString: strerror(errno))); reading it again is harmless",
+                [.spoolFile: name.escaped, .errno: String(errno)])
         }
     }
 

@@ -22,11 +22,12 @@ extension SQLiteOrderStore {
         }
     }
 
+    /// Whether any notification waits: one step into the partial index.
+    static let anyWaitingSQL = "SELECT 1 FROM notifications INDEXED BY notifications_waiting WHERE outcome = 'waiting' LIMIT 1"
+
     public func applyWaitingNotifications(now: Date) throws -> [NotificationRules.Outcome] {
         // Read first: most turns find none, and must not pay for a write transaction.
-        let any = try withConnection { connection in
-            try connection.queryFirst("SELECT 1 FROM notifications INDEXED BY notifications_waiting WHERE outcome = 'waiting' LIMIT 1") { _ in true }
-        }
+        let any = try withConnection { connection in try connection.queryFirst(Self.anyWaitingSQL) { _ in true } }
         guard any == true else { return [] }
         return try write { connection in
             let waiting = try connection.query(
@@ -46,7 +47,7 @@ extension SQLiteOrderStore {
     /// one of `orders` (their attempts have just ended).
     static func applyWaitingNotifications(of orders: [Int64], now: Date, connection: SQLiteConnection) throws -> [NotificationRules.Outcome] {
         guard !orders.isEmpty,
-            try connection.queryFirst("SELECT 1 FROM notifications INDEXED BY notifications_waiting WHERE outcome = 'waiting' LIMIT 1", [], { _ in true }) == true
+            try connection.queryFirst(anyWaitingSQL, [], { _ in true }) == true
         else { return [] }
         var outcomes: [NotificationRules.Outcome] = []
         for order in Set(orders).sorted() {

@@ -61,30 +61,23 @@ public enum NotificationRules {
         guard let record else { return (nil, .unmatched) }
         if record.lease != nil { return (nil, .waitsForAttempt(orderID: record.orderID)) }
         let detail = Self.detail(notification)
+        // Recorded in the order's history; nothing else changes.
+        func unchanged(_ recorded: Reason) -> (plan: OrderPlan?, outcome: Outcome) {
+            let transition = PlannedTransition(at: now, actor: .daemon, from: record.state, to: record.state, reason: recorded)
+            return (.historyOnly(record, [transition]), .noChange(orderID: record.orderID, state: record.state))
+        }
         // Files are read in name order and polls overlap: a reversal may come before the refund
         // it reverses. The refund then changes nothing (the store has taken it back already).
         if event == .revocationConfirmed, let signedAt = notification.signedAt,
             let transactionID = NotificationMatching.transactionID(of: notification),
             try lookups.reversalTaken(transactionID: transactionID, signedAfter: signedAt)
         {
-            let transition = PlannedTransition(
-                at: now, actor: .daemon, from: record.state, to: record.state,
-                reason: Reason("\(reason)_reversed_before", detail: Reason.joined("a reversal the store signed later came first", detail)))
-            return (.historyOnly(record, [transition]), .noChange(orderID: record.orderID, state: record.state))
+            return unchanged(Reason("\(reason)_reversed_before", detail: Reason.joined("a reversal the store signed later came first", detail)))
         }
-        let outcome: OrderLifecycle.Outcome
-        do {
-            outcome = try OrderLifecycle.next(from: record.state, on: event)
-        } catch {
-            // A reversal of an order that was never revoked: recorded, nothing changes.
-            let transition = PlannedTransition(
-                at: now, actor: .daemon, from: record.state, to: record.state, reason: Reason("\(reason)_ignored", detail: detail))
-            return (.historyOnly(record, [transition]), .noChange(orderID: record.orderID, state: record.state))
-        }
-        guard case .moveTo(let next) = outcome else {
-            let transition = PlannedTransition(
-                at: now, actor: .daemon, from: record.state, to: record.state, reason: Reason("\(reason)_ignored", detail: detail))
-            return (.historyOnly(record, [transition]), .noChange(orderID: record.orderID, state: record.state))
+        // A reversal of an order that was never revoked, a refund of one that was never granted:
+        // recorded, nothing changes.
+        guard case .moveTo(let next)? = try? OrderLifecycle.next(from: record.state, on: event) else {
+            return unchanged(Reason("\(reason)_ignored", detail: detail))
         }
         var after = record
         after.state = next

@@ -187,8 +187,9 @@ public actor Scheduler {
             for completion in completions { held.remove(completion.order.reference) }
             reporter.committed(completions, turn.results)
             reportNotifications(turn.notifications)
-            // Notifications that waited for an attempt another node ended, or whose apply failed.
-            if !completions.isEmpty { applyWaitingNotifications(now: now) }
+            // Those that waited for an attempt another node ended (this node's were applied in
+            // the commit; on SQLite there is no other node, so the pass at start is enough).
+            if shared != nil && !completions.isEmpty { applyWaitingNotifications(now: now) }
             if !completions.isEmpty { wakeTimes.append(mono) }  // outcomes may have made orders due
             for (claim, claimed) in zip(claims, turn.claimed) {
                 dispatch(claimed, for: claim, mono: mono)
