@@ -256,6 +256,25 @@ struct SpoolIngestorTests {
         #expect(!logged.message.unicodeScalars.contains { $0.value < 0x20 }, "\(logged.message)")
     }
 
+    @Test("an NFC/NFD pair both rejected: each keeps its own bytes and its own reason (Swift's String == holds them equal)")
+    func canonicallyEqualNamesRejectedApart() async throws {
+        let store = try fixture.store()
+        let nfc = SpoolFileName("caf\u{E9}.json")
+        let nfd = SpoolFileName("cafe\u{301}.json")
+        fixture.drop(nfc, bytes: Array("composed, not json".utf8))
+        fixture.drop(nfd, bytes: Array("decomposed, not json".utf8))
+
+        let summary = await ingestor(store).process([nfc, nfd])
+        #expect(summary.rejected == 2)
+        #expect(Set(fixture.rejectedNames) == [nfc, nfd, Quarantine.reasonName(of: nfc), Quarantine.reasonName(of: nfd)])
+        #expect(fixture.readRejected(nfc) == Array("composed, not json".utf8))
+        #expect(fixture.readRejected(nfd) == Array("decomposed, not json".utf8))
+        for name in [nfc, nfd] {
+            let reason = fixture.readRejected(Quarantine.reasonName(of: name)) ?? []
+            #expect(reason.starts(with: Array("file: \(name.escaped)\n".utf8)), "\(name.escaped): \(String(decoding: reason, as: UTF8.self))")
+        }
+    }
+
     @Test("names from inotify are bytes too: a non-UTF-8 name arriving is read")
     func arrivedBytes() async throws {
         let store = try fixture.store()

@@ -132,17 +132,20 @@ enum SpoolNameTarget {
                 // The documented rule: a leading '.' or a '.tmp' ending is a producer's work in progress.
                 invariant(entry.name.bytes.first == UInt8(ascii: ".") || entry.name.bytes.ends(with: Array(".tmp".utf8)), "\(shown) skipped against the rule")
                 invariant(incoming.contains(entry.name), "\(shown), which is to be ignored, left incoming/")
-                invariant(!stored.contains { $0.fileName == shown }, "\(shown), which is to be ignored, was stored")
+                invariant(!stored.contains { $0.fileName.utf8.elementsEqual(shown.utf8) }, "\(shown), which is to be ignored, was stored")
                 continue
             }
             invariant(!incoming.contains(entry.name), "\(shown) is still in incoming/")
             if entry.kind == .valid {
-                invariant(stored.contains { $0.fileName == shown && $0.raw == entry.content }, "\(shown) was not stored")
+                invariant(stored.contains { $0.fileName.utf8.elementsEqual(shown.utf8) && $0.raw == entry.content }, "\(shown) was not stored")
                 continue
             }
             // Rejected: a reason naming it, beside a file with its bytes.
+            // Names compare as bytes: Swift's String == holds "café" composed and decomposed equal,
+            // yet they are two files (found by this target: it matched the other file's reason).
+            let heading = Array("file: \(shown)\n".utf8)
             let match = reasons.first { reason in
-                read(layout.rejected, reason).map { String(decoding: $0, as: UTF8.self).hasPrefix("file: \(shown)\n") } ?? false
+                read(layout.rejected, reason).map { $0.starts(with: heading) } ?? false
             }
             guard let reason = match else {
                 invariant(false, "\(shown) has no reason in rejected/")
