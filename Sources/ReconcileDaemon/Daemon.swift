@@ -70,6 +70,8 @@ public final class Daemon {
     let pruning: PruneService
     /// `[Notifications] Poll=` with `Kind=appstore`; idle otherwise.
     let poller: AppStoreNotificationPoller
+    /// Google Play's voided purchases: `Poll=`, and pushes' confirmations; idle without `[GooglePlay]`.
+    let playPoller: PlayVoidedPurchasePoller
     /// Set when the store was lost: the ingest's retries are pointless then.
     private let abandonIngest = Flag()
 
@@ -107,11 +109,9 @@ public final class Daemon {
         self.configuration = configuration
 
         transport = CurlTransport(maximumConnections: max(64, configuration.verifier.maxInFlight * 2))
-        let settings: Scheduler.Settings
-        let notifications: NotificationFileReader
-        let polling: AppStoreNotificationPoller.Settings?
+        let configured: VerificationFactory.Configured
         do {
-            (settings, notifications, polling) = try VerificationFactory.configured(for: configuration, environment: environment, transport: transport)
+            configured = try VerificationFactory.configured(for: configuration, environment: environment, transport: transport)
         } catch {
             for problem in error.problems {
                 logger.error("configuration: \(problem)", id: .configurationError, [.path: problem.path, .reason: "configuration"])
@@ -152,7 +152,7 @@ public final class Daemon {
         if !leftovers.isEmpty { logger.notice("removed \(leftovers.count) half-written reason files from \(layout.rejected)") }
 
         escalations = EscalationRunner(settings: configuration.escalation, logger: logger)
-        let scheduler = Scheduler(store: store, settings: settings, logger: logger, escalations: escalations)
+        let scheduler = Scheduler(store: store, settings: configured.settings, logger: logger, escalations: escalations)
         self.scheduler = scheduler
         wakeBox?.set { scheduler.nudge() }
         let statusTrigger = statusTrigger
@@ -169,14 +169,23 @@ public final class Daemon {
             metrics.changed()
         }
         self.stateChanged = stateChanged
+        let playPoller = PlayVoidedPurchasePoller(
+            settings: configured.playPolling, store: store, gate: scheduler, logger: logger,
+            onCommitted: {
+                scheduler.nudge()
+                stateChanged()
+            })
+        self.playPoller = playPoller
         ingestor = SpoolIngestor(
-            layout: layout, store: store, settings: Self.ingestSettings(configuration, notifications), logger: logger,
-            onCommitted: { _ in
+            layout: layout, store: store, settings: Self.ingestSettings(configuration, configured.notifications), logger: logger,
+            onCommitted: { summary in
+                // A push of a voided purchase changes nothing until Google's list confirms it.
+                if summary.playVoidedPushes > 0 { playPoller.confirm(packages: summary.playVoidedPackages) }
                 scheduler.nudge()
                 stateChanged()
             })
         poller = AppStoreNotificationPoller(
-            settings: polling, store: store, transport: transport, gate: scheduler, logger: logger,
+            settings: configured.polling, store: store, transport: transport, gate: scheduler, logger: logger,
             onCommitted: {
                 scheduler.nudge()
                 stateChanged()
@@ -236,6 +245,7 @@ public final class Daemon {
             },
             pruning,
             poller,
+            playPoller,
             spoolWatch,
             HeldService("control socket") { controlServer?.stop() },
         ]
@@ -414,11 +424,9 @@ public final class Daemon {
             logger.error("reload refused: \(names) changed; these need a restart (systemctl restart reconciled)", id: .configurationError)
             return .failure(.needsRestart(changed))
         }
-        let settings: Scheduler.Settings
-        let notifications: NotificationFileReader
-        let polling: AppStoreNotificationPoller.Settings?
+        let configured: VerificationFactory.Configured
         do {
-            (settings, notifications, polling) = try VerificationFactory.configured(for: next, environment: environment, transport: transport)
+            configured = try VerificationFactory.configured(for: next, environment: environment, transport: transport)
         } catch {
             for problem in error.problems {
                 logger.error("reload refused: \(problem)", id: .configurationError, [.path: problem.path])
@@ -428,10 +436,11 @@ public final class Daemon {
         let verifiersChanged = next.verifiers != configuration.verifiers
         configuration = next
         transport.reloadTrustAnchors()
-        await scheduler.apply(settings)
+        await scheduler.apply(configured.settings)
         await escalations.apply(next.escalation)
-        await ingestor.apply(Self.ingestSettings(next, notifications))
-        poller.apply(polling)
+        await ingestor.apply(Self.ingestSettings(next, configured.notifications))
+        poller.apply(configured.polling)
+        playPoller.apply(configured.playPolling)
         await metrics.retarget(next.daemon.metricsFile)
         if verifiersChanged, let promoted = try? store.promoteWaiting(usableBy: next.verifiers, now: Date()), promoted > 0 {
             logger.notice("\(next.verifiers) can verify \(Plural.count(promoted, "waiting order")); they are due now")

@@ -65,16 +65,38 @@ public enum VerificationFactory {
         try settings(for: configuration, resources: resources(for: configuration, environment: environment), transport: transport)
     }
 
-    /// The scheduler's settings and the reader of store notification files, from one reading
-    /// of the files the configuration names.
+    /// What the daemon's parts need of one configuration, from one reading of the files it names.
+    public struct Configured: Sendable {
+        public var settings: Scheduler.Settings
+        /// Reads store notification files.
+        public var notifications: NotificationFileReader
+        /// Get Notification History (`Kind=appstore`, `Poll=`); `nil`: off.
+        public var polling: AppStoreNotificationPoller.Settings?
+        /// `voidedpurchases.list` (`[GooglePlay]`); `nil`: no `[GooglePlay]`.
+        public var playPolling: PlayVoidedPurchasePoller.Settings?
+    }
+
+    /// The scheduler's settings, the reader of store notification files and the pollers'
+    /// settings, from one reading of the files the configuration names.
     public static func configured(
         for configuration: Configuration, environment: [String: String], transport: any HTTPTransport
-    ) throws(ConfigurationError) -> (
-        settings: Scheduler.Settings, notifications: NotificationFileReader, polling: AppStoreNotificationPoller.Settings?
-    ) {
+    ) throws(ConfigurationError) -> Configured {
         let resources = try resources(for: configuration, environment: environment)
         let reader = notificationReader(configuration, resources)
-        return (try settings(for: configuration, resources: resources, transport: transport), reader, polling(configuration, resources, reader))
+        let settings = try settings(for: configuration, resources: resources, transport: transport)
+        return Configured(
+            settings: settings, notifications: reader, polling: polling(configuration, resources, reader),
+            playPolling: playPolling(configuration, settings.googlePlay))
+    }
+
+    /// Google Play's voided purchases (DESIGN §5a): read every `Poll=` (not at all with
+    /// `Poll=off`, but a push's confirmation still reads them), with `[GooglePlay]`'s verifier.
+    static func playPolling(_ configuration: Configuration, _ play: GooglePlaySettings?) -> PlayVoidedPurchasePoller.Settings? {
+        guard let play else { return nil }
+        var settings = PlayVoidedPurchasePoller.Settings(
+            interval: configuration.notifications.poll, packageName: configuration.googlePlay.packageName, verifier: play.verifier)
+        settings.sharedTurns = configuration.state.isShared
+        return settings
     }
 
     /// `[Notifications] Poll=` for `Kind=appstore` (DESIGN §5a): Get Notification History on
@@ -111,6 +133,12 @@ public enum VerificationFactory {
     /// roots cannot be read, a notification file is refused with that reason — not the daemon:
     /// a `Kind=apple` daemon without Apple's root file keeps working for orders.
     static func notificationReader(_ configuration: Configuration, _ resources: Resources) -> NotificationFileReader {
+        var reader = appStoreNotificationReader(configuration, resources)
+        reader.googlePlay = configuration.hasGooglePlay
+        return reader
+    }
+
+    static func appStoreNotificationReader(_ configuration: Configuration, _ resources: Resources) -> NotificationFileReader {
         let allowSandbox = configuration.verifier.allowSandbox
         if let appStore = resources.appStore {
             return NotificationFileReader(appStore: .init(production: appStore.production, sandbox: allowSandbox ? appStore.sandbox : nil))

@@ -255,6 +255,14 @@ public final class MockGooglePlay: Sendable {
         state.withLock { state -> ServerReply in
             state.stats.voidedListRequests += 1
             let voided = state.purchases.values.filter { $0.package == package && $0.voided != nil }.sorted { $0.registered < $1.registered }
+            // As Google: a start more than 30 days back, or an end in the future, is refused.
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            if let startTime = MockAppStore.queryValue("startTime", in: query).flatMap(Int64.init), startTime < now - 30 * 86_400_000 {
+                return Self.error(400, "invalid", "startTime is too far in the past.")
+            }
+            if let endTime = MockAppStore.queryValue("endTime", in: query).flatMap(Int64.init), endTime > now + 1000 {
+                return Self.error(400, "invalid", "endTime cannot be in the future.")
+            }
             let start = MockAppStore.queryValue("token", in: query).flatMap(Int.init) ?? 0
             let size = min(1000, max(1, MockAppStore.queryValue("maxResults", in: query).flatMap(Int.init) ?? 1000))
             guard start >= 0, start <= voided.count else { return Self.error(400, "invalid", "Invalid Value") }

@@ -27,10 +27,15 @@ public struct NotificationFileReader: Sendable {
 
     /// Why ``appStore`` is `nil`, for the reason written beside a refused file.
     public var unavailable: String?
+    /// A `[GooglePlay]` section, whose API confirms what a Pub/Sub push says: pushes are taken
+    /// in (recorded; the voided purchases list is then read). Without it a push is refused —
+    /// nothing could confirm it.
+    public var googlePlay: Bool
 
-    public init(appStore: AppStoreVerifiers?, unavailable: String? = nil) {
+    public init(appStore: AppStoreVerifiers?, unavailable: String? = nil, googlePlay: Bool = false) {
         self.appStore = appStore
         self.unavailable = unavailable
+        self.googlePlay = googlePlay
     }
 
     /// The notification a file holds, verified.
@@ -39,12 +44,27 @@ public struct NotificationFileReader: Sendable {
         case .order:
             throw OrderFileProblem(.malformedNotification, "not a store notification")
         case .playNotification:
-            throw OrderFileProblem(
-                .notificationNotVerifiable,
-                "a Google Play notification (Pub/Sub push); this version does not take them in yet — voided purchases are not applied")
+            return try readPlayPush(bytes).notification
         case .appStoreNotification:
             return try readAppStore(bytes, now: now)
         }
+    }
+
+    /// A Pub/Sub push, parsed, and the form kept of it: recorded, never applied — it changes an
+    /// order only once `voidedpurchases.list` confirms it (DESIGN §5a).
+    public func readPlayPush(_ bytes: [UInt8]) throws(OrderFileProblem) -> (push: PlayNotification, notification: StoreNotification) {
+        guard googlePlay else {
+            throw OrderFileProblem(
+                .notificationNotVerifiable,
+                "a Google Play notification (Pub/Sub push), which only the Play API can confirm, and this configuration has no [GooglePlay] section")
+        }
+        let push: PlayNotification
+        do {
+            push = try PlayNotification.parse(bytes)
+        } catch {
+            throw OrderFileProblem(.malformedNotification, error.description)
+        }
+        return (push, StoreNotification.playPush(push))
     }
 
     func readAppStore(_ bytes: [UInt8], now: Date) throws(OrderFileProblem) -> StoreNotification {

@@ -57,6 +57,11 @@ public actor SpoolIngestor {
         public var rejected = 0
         /// Files left in `incoming/` because the store or the disk failed; retried later.
         public var deferred = 0
+        /// New Pub/Sub pushes of voided purchases taken in: Google Play's voided purchases list
+        /// is to be read now to confirm them (DESIGN §5a).
+        public var playVoidedPushes = 0
+        /// The packages those pushes named (valid package names only).
+        public var playVoidedPackages: Set<String> = []
 
         public init() {}
 
@@ -70,6 +75,8 @@ public actor SpoolIngestor {
             lhs.notifications += rhs.notifications
             lhs.rejected += rhs.rejected
             lhs.deferred += rhs.deferred
+            lhs.playVoidedPushes += rhs.playVoidedPushes
+            lhs.playVoidedPackages.formUnion(rhs.playVoidedPackages)
         }
     }
 
@@ -261,6 +268,10 @@ public actor SpoolIngestor {
         var name: SpoolFileName
         var notification: StoreNotification
         var identity: FileIdentity
+        /// A Pub/Sub push of a voided purchase: confirmed by reading the list.
+        var isPlayVoided = false
+        /// The package it named, if valid.
+        var playPackage: String? = nil
     }
 
     private func processBatch(_ names: [SpoolFileName], in directory: Int32) -> Summary {
@@ -332,7 +343,15 @@ public actor SpoolIngestor {
             for (read, outcome) in zip(reads, outcomes) {
                 NotificationJournal.report(
                     outcome, of: read.notification, via: "from spool file \(read.name.escaped)", spoolFile: read.name.escaped, logger: logger)
-                if case .duplicate = outcome { summary.duplicates += 1 } else { summary.notifications += 1 }
+                if case .duplicate = outcome {
+                    summary.duplicates += 1
+                } else {
+                    summary.notifications += 1
+                    if read.isPlayVoided {
+                        summary.playVoidedPushes += 1
+                        if let package = read.playPackage { summary.playVoidedPackages.insert(package) }
+                    }
+                }
             }
             let logger = logger
             removals.submit {
@@ -365,6 +384,15 @@ public actor SpoolIngestor {
                     return .problem(name, problem)
                 case .contents(let bytes, let identity):
                     let document = SpoolDocument.classify(bytes)
+                    if document == .playNotification {
+                        do throws(OrderFileProblem) {
+                            let (push, notification) = try notifications.readPlayPush(bytes)
+                            return .notification(NotificationRead(
+                                name: name, notification: notification, identity: identity, isPlayVoided: push.isVoided, playPackage: push.voidedPackage))
+                        } catch {
+                            return .problem(name, error)
+                        }
+                    }
                     if document != .order {
                         do throws(OrderFileProblem) {
                             let notification = try notifications.read(bytes, kind: document, now: Date())

@@ -102,8 +102,15 @@ extension SQLiteOrderStore {
         {
             return try record(reference: claimant, connection: connection)
         }
-        return try connection.queryFirst(
+        if let record = try connection.queryFirst(
             "SELECT \(recordColumns) FROM orders INDEXED BY orders_transaction WHERE transaction_id = ? ORDER BY id LIMIT 1",
             [.text(transactionID)], record(from:))
+        {
+            return record
+        }
+        guard let token = notification.purchaseToken else { return nil }
+        return try connection.queryFirst(
+            "SELECT \(recordColumns) FROM orders INDEXED BY orders_purchase_token WHERE purchase_token = ? ORDER BY id LIMIT 1",
+            [.text(token)], record(from:))
     }
 }

@@ -30,6 +30,19 @@ public struct PlayNotification: Sendable, Hashable {
         self.kind = kind
     }
 
+    /// The package whose voided purchases are read to confirm this push: its `packageName`
+    /// when it is a voided purchase notification naming a valid one; `nil` otherwise (a voided
+    /// push without one is confirmed in `[GooglePlay] PackageName=`).
+    public var voidedPackage: String? {
+        guard case .voided = kind, let packageName, AndroidPackageName.problem(packageName) == nil else { return nil }
+        return packageName
+    }
+
+    public var isVoided: Bool {
+        if case .voided = kind { return true }
+        return false
+    }
+
     /// Why a push body is not a Play notification.
     public struct Unparseable: Error, Sendable, Hashable, CustomStringConvertible {
         public var description: String

@@ -104,7 +104,13 @@ extension PostgreSQLOrderStore {
         {
             return try records(references: [claimant], connection: connection)[claimant]
         }
-        return try connection.queryFirst(
+        if let record = try connection.queryFirst(
             "\(selectRecords) WHERE transaction_id = $1 ORDER BY id LIMIT 1 FOR UPDATE", [.text(transactionID)], OrderColumns.record(from:))
+        {
+            return record
+        }
+        guard let token = notification.purchaseToken else { return nil }
+        return try connection.queryFirst(
+            "\(selectRecords) WHERE purchase_token = $1 ORDER BY id LIMIT 1 FOR UPDATE", [.text(token)], OrderColumns.record(from:))
     }
 }

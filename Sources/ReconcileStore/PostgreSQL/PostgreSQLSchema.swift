@@ -199,6 +199,12 @@ public enum PostgreSQLSchema {
                     updated_at bigint NOT NULL
                 );
                 """),
+        // A Google Play voided purchase finds an order not verified yet (no claim) by its token.
+        Migration(
+            version: 8, name: "orders by purchase token (Google Play refunds)",
+            sql: """
+                CREATE INDEX orders_purchase_token ON orders (purchase_token) WHERE purchase_token IS NOT NULL;
+                """),
     ]
 
     /// The newest schema version this build knows.

@@ -1,0 +1,75 @@
+import Foundation
+import ReconcileCore
+
+/// `voidedpurchases.list` (`research/google-play.md` §4): the purchases Google voided, as the
+/// polling of `[Notifications] Poll=` and the confirmation of Pub/Sub pushes read them — with
+/// the verifier's access tokens, and its endpoint's circuit and bucket.
+extension GooglePlayVerifier {
+    /// Why a page could not be read, in a few words for the log (never a token or a body).
+    public struct VoidedListFailure: Error, Sendable, Hashable {
+        public var reason: String
+    }
+
+    /// One page, from `startTime` (milliseconds) to Google's now (an `endTime` from a clock
+    /// ahead of Google's would be refused as in the future), or the one `pageToken` names. The
+    /// caller took the request's token from the gate; a token refresh takes its own.
+    public func voidedPage(
+        package: String, startTime: Int64, pageToken: String?, gate: any EndpointGate
+    ) async -> Result<PlayVoidedPurchase.Page, VoidedListFailure> {
+        var exchanges = Exchanges()
+        var query = "startTime=\(startTime)&maxResults=1000"
+        if let pageToken { query += "&token=" + AppStoreVerifier.pathComponent(pageToken) }
+        let path = "/androidpublisher/v3/applications/\(AppStoreVerifier.pathComponent(package))/purchases/voidedpurchases?\(query)"
+        switch await exchange(method: "GET", path: path, body: [], exchanges: &exchanges, gate: gate, judge: Self.judgeVoidedPage) {
+        case .answer(let page):
+            return .success(page)
+        case .verdict(let verdict):
+            return .failure(VoidedListFailure(reason: Self.failureReason(verdict)))
+        }
+    }
+
+    /// A `voidedpurchases.list` answer: a page, or why not. A 403 that is not a rate limit most
+    /// often means the service account lacks "View financial data".
+    static func judgeVoidedPage(_ result: HTTPExchangeResult) -> EndpointExchange.Judgement<PlayVoidedPurchase.Page> {
+        guard let response = result.response else {
+            return .of(HTTPAnswerClassifier.classify(result, now: Date())) { _ in .init(.verdict(.transient("unexpected"))) }
+        }
+        let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: Date()) }
+        switch PlayAnswerClassifier.classify(status: response.status, body: response.body, retryAfter: retryAfter) {
+        case .answer:
+            guard HTTPAnswerClassifier.declaresJSON(response) else {
+                return .init(.verdict(.transient("wrong_content_type")), observation: .failure(reason: "wrong_content_type"), detail: "wrong_content_type")
+            }
+            do {
+                let page = try PlayVoidedPurchase.parsePage(response.body)
+                return .init(.answer(page), detail: "\(page.purchases.count) voided")
+            } catch {
+                return .init(
+                    .verdict(.transient(Reason("unparseable_answer", detail: error.description))), observation: .failure(reason: "unparseable_answer"),
+                    detail: "unparseable_answer: \(error.description)")
+            }
+        case .unauthorized(let reason):
+            return .init(.verdict(.configuration(Reason(parsing: reason))), observation: .configuration(reason: reason), detail: reason)
+        case .transient(let reason, let endpointLevel, let after, let rateLimited):
+            return .init(
+                .verdict(.transient(Reason(parsing: reason), retryAfter: after)), observation: endpointLevel ? .failure(reason: reason) : .healthy,
+                retryAfter: after, rateLimited: rateLimited, detail: reason)
+        case .configuration(let reason):
+            let why = response.status == 403 ? "\(reason) (voided purchases need the \"View financial data\" permission)" : reason
+            return .init(.verdict(.configuration(Reason(parsing: why))), observation: .configuration(reason: reason), detail: why)
+        case .tokenExpired(let reason), .tokenNotFound(let reason), .escalate(let reason):
+            // No token is named in this request: a 4xx here is our request, or the package.
+            return .init(.verdict(.configuration(Reason(parsing: reason))), observation: .configuration(reason: reason), detail: reason)
+        }
+    }
+
+    static func failureReason(_ verdict: VerifierOutcome.Verdict) -> String {
+        switch verdict {
+        case .transient(let reason, _), .limitedTransient(let reason, _), .configuration(let reason), .reject(let reason), .escalate(let reason),
+            .notSent(let reason):
+            reason.code + (reason.detail.map { ": \($0)" } ?? "")
+        default:
+            "unexpected_answer"
+        }
+    }
+}

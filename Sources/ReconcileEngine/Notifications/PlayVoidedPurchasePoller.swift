@@ -1,0 +1,279 @@
+import Foundation
+import ReconcileCore
+import ReconcileCrypto
+import ReconcileSystem
+import Synchronization
+
+/// Reads Google Play's voided purchases (`voidedpurchases.list`, DESIGN §5a;
+/// `research/google-play.md` §4) into store notifications: a refunded, charged-back or revoked
+/// Play purchase revokes its order. Two reasons to read the list:
+///
+/// - **Polling** (`[Notifications] Poll=`): every interval (and once shortly after start), for
+///   `[GooglePlay] PackageName=` and every package a push has named since start, from the stored
+///   checkpoint minus ``Settings/overlap`` (the first time: the last ``Settings/firstLookBack``;
+///   never further back than the 30 days Google keeps) — so no public endpoint is needed.
+/// - **Confirming a push**: a Pub/Sub push of a voided purchase, taken in from the spool, is
+///   only a hint (anyone who can write a file could forge one): ``confirm(packages:)`` reads the
+///   list of the packages it named now — at most once per ``Settings/minimumSpacing``, however
+///   many pushes come (Google allows 30 queries per 30 seconds and 6,000 a day per package) —
+///   and only what the list says changes an order. This works with `Poll=off` too.
+///
+/// Each listed record becomes a ``StoreNotification`` keyed by the token's digest and the voided
+/// time, so a record listed again (the overlap, another node) changes nothing. Pages follow
+/// `nextPageToken`; the checkpoint moves only after every page was committed. Requests take
+/// tokens from, and report to, `[GooglePlay]`'s gate (its bucket and circuit) with the
+/// verifier's access tokens. On a shared store the regular polls take turns as the App Store's
+/// do; a push's confirmation does not wait for a turn.
+public final class PlayVoidedPurchasePoller: Service {
+    public let name = "voided purchase polling"
+
+    /// What a poll needs; replaced as a whole by a reload.
+    public struct Settings: Sendable {
+        /// `Poll=`; `nil`: only pushes are confirmed.
+        public var interval: Duration?
+        /// `[GooglePlay] PackageName=`, always polled (and where a push naming none is confirmed).
+        public var packageName: String?
+        /// Sends the requests (its API URL, access tokens, transport).
+        public var verifier: GooglePlayVerifier
+        public var overlap: Duration = .seconds(3600)
+        public var firstLookBack: Duration = .seconds(86_400)
+        /// Google lists 30 days back; a start earlier than that is refused.
+        public var history: Duration = .seconds(30 * 86_400)
+        public var firstDelay: Duration = .seconds(10)
+        /// Between two reads of the list for pushes.
+        public var minimumSpacing: Duration = .seconds(15)
+        public var maximumPages = 1_000
+        /// Packages named by pushes and polled from then on; more are ignored (logged).
+        public var maximumPackages = 16
+        public var sharedTurns = false
+
+        public init(interval: Duration?, packageName: String?, verifier: GooglePlayVerifier) {
+            self.interval = interval
+            self.packageName = packageName
+            self.verifier = verifier
+        }
+    }
+
+    /// What one package's read did.
+    public struct Summary: Sendable, Hashable {
+        public var package: String
+        public var pages = 0
+        public var taken = 0
+        public var duplicates = 0
+        public var completed = false
+        public var stoppedBecause: String?
+    }
+
+    let store: any OrderIngesting & CheckpointStore
+    let gate: any EndpointGate
+    let logger: Logger
+    let onCommitted: @Sendable () -> Void
+    private let settings: Mutex<Settings?>
+
+    private struct Pending {
+        /// Packages named by pushes since start (polled with the configured one).
+        var known: Set<String> = []
+        /// Packages to read for pushes not yet confirmed.
+        var toConfirm: Set<String> = []
+        var confirmRequested = false
+    }
+    private let pending = Mutex(Pending())
+    private let wake = WakeSignal()
+    private let stopped = Atomic<Bool>(false)
+
+    public init(
+        settings: Settings?, store: any OrderIngesting & CheckpointStore, gate: any EndpointGate, logger: Logger,
+        onCommitted: @escaping @Sendable () -> Void = {}
+    ) {
+        self.settings = Mutex(settings)
+        self.store = store
+        self.gate = gate
+        self.logger = logger
+        self.onCommitted = onCommitted
+    }
+
+    public func apply(_ settings: Settings?) {
+        self.settings.withLock { $0 = settings }
+        wake.signal()
+    }
+
+    /// Pushes of voided purchases were taken in: read the list of `packages` (and of
+    /// `PackageName=`) soon.
+    public func confirm(packages: Set<String>) {
+        let limit = settings.withLock { $0?.maximumPackages } ?? 16
+        let ignored = pending.withLock { state -> [String] in
+            state.confirmRequested = true
+            var ignored: [String] = []
+            for package in packages.sorted() {
+                if state.known.contains(package) || state.known.count < limit {
+                    state.known.insert(package)
+                    state.toConfirm.insert(package)
+                } else {
+                    ignored.append(package)
+                }
+            }
+            return ignored
+        }
+        for package in ignored {
+            logger.warning(
+                "a Google Play push names package \(package), past the \(limit) packages a daemon reads voided purchases of; its voided purchases are read only if it is PackageName=",
+                [.reason: "too_many_packages"])
+        }
+        wake.signal()
+    }
+
+    public func run() async throws {
+        let started = ContinuousClock.now
+        var lastPoll: ContinuousClock.Instant?
+        var lastRead: ContinuousClock.Instant?
+        while !stopped.load(ordering: .acquiring) {
+            guard let current = settings.withLock({ $0 }) else {
+                await wake.wait(until: nil)
+                continue
+            }
+            let regularDue = current.interval.map { interval in lastPoll.map { $0 + interval } ?? started + min(interval, current.firstDelay) }
+            let confirmDue = pending.withLock { $0.confirmRequested } ? (lastRead.map { $0 + current.minimumSpacing } ?? .now) : nil
+            guard let due = [regularDue, confirmDue].compactMap({ $0 }).min() else {
+                await wake.wait(until: nil)
+                continue
+            }
+            if ContinuousClock.now < due {
+                await wake.wait(until: due)
+                continue
+            }
+            let now = Date()
+            if let regularDue, regularDue <= ContinuousClock.now {
+                _ = await poll(current, now: now, confirming: false)
+                lastPoll = ContinuousClock.now
+            } else {
+                _ = await poll(current, now: now, confirming: true)
+            }
+            lastRead = ContinuousClock.now
+        }
+    }
+
+    public func stop() async {
+        stopped.store(true, ordering: .releasing)
+        wake.signal()
+    }
+
+    /// One read of every package now (tests call it directly); `confirming`: only the packages
+    /// pushes asked for, without taking a turn.
+    public func pollNow(now: Date = Date(), confirming: Bool = false) async -> [Summary] {
+        guard let current = settings.withLock({ $0 }) else { return [] }
+        return await poll(current, now: now, confirming: confirming)
+    }
+
+    func poll(_ settings: Settings, now: Date, confirming: Bool) async -> [Summary] {
+        // Taken before the reads: a push arriving during them asks for another.
+        let (known, toConfirm) = pending.withLock { state -> (Set<String>, Set<String>) in
+            defer {
+                state.toConfirm = []
+                state.confirmRequested = false
+            }
+            return (state.known, state.toConfirm)
+        }
+        var packages = confirming ? toConfirm : known
+        if let configured = settings.packageName { packages.insert(configured) }
+        var summaries: [Summary] = []
+        for package in packages.sorted() {
+            summaries.append(await poll(package: package, settings: settings, now: now, takeTurn: settings.sharedTurns && !confirming))
+        }
+        return summaries
+    }
+
+    // MARK: - One package
+
+    func poll(package: String, settings: Settings, now: Date, takeTurn: Bool) async -> Summary {
+        var summary = Summary(package: package)
+        let checkpointName = "googleplay.\(package)"
+        if takeTurn {
+            let taken: Bool
+            do {
+                let until = now.addingTimeInterval((settings.interval ?? .seconds(3600)).inSeconds * 0.9)
+                taken = try store.takeTurn(checkpointName + ".turn", until: until, now: now)
+            } catch {
+                return stop(&summary, "store_unavailable", "cannot take the \(package) voided purchases turn: \(error)", reason: StoreFailure.of(error).rawValue)
+            }
+            guard taken else {
+                summary.stoppedBecause = "another_node_polls"
+                return summary
+            }
+        }
+        let checkpoint: Date?
+        do {
+            checkpoint = try store.checkpoint(checkpointName)
+        } catch {
+            return stop(&summary, "store_unavailable", "cannot read the \(package) voided purchases checkpoint: \(error)", reason: StoreFailure.of(error).rawValue)
+        }
+        // Google refuses a start older than 30 days: an hour inside that edge. The end is left
+        // to Google (its "now"; ours may run ahead), and the checkpoint a minute behind ours.
+        let earliest = now.addingTimeInterval(-settings.history.inSeconds + 3600)
+        let start = max(earliest, checkpoint.map { $0.addingTimeInterval(-settings.overlap.inSeconds) } ?? now.addingTimeInterval(-settings.firstLookBack.inSeconds))
+        let end = now.addingTimeInterval(-60)
+        var pageToken: String?
+        repeat {
+            guard summary.pages < settings.maximumPages else {
+                return stop(
+                    &summary, "too_many_pages",
+                    "\(package) voided purchases: more than \(settings.maximumPages) pages since \(RFC3339.format(start)); the checkpoint stays",
+                    reason: "too_many_pages")
+            }
+            guard await gate.acquire(.googlePlay) else {
+                return stop(&summary, "googleplay_circuit_open", "\(package) voided purchases not read: Google Play's circuit is open", reason: "circuit_open")
+            }
+            let page: PlayVoidedPurchase.Page
+            switch await settings.verifier.voidedPage(
+                package: package, startTime: Self.milliseconds(start), pageToken: pageToken, gate: gate)
+            {
+            case .failure(let failure):
+                return stop(&summary, failure.reason, "\(package) voided purchases: \(failure.reason); read again later", reason: Reason(parsing: failure.reason).code)
+            case .success(let fetched):
+                page = fetched
+            }
+            summary.pages += 1
+            if !page.purchases.isEmpty {
+                // Oldest first, as Google lists them: a purchase voided twice keeps its order.
+                let notifications = page.purchases.sorted { $0.voidedTimeMilliseconds < $1.voidedTimeMilliseconds }
+                    .map { StoreNotification.playVoided($0, tokenDigest: SHA256.hexDigest(Array($0.purchaseToken.utf8)), via: .poll) }
+                let outcomes: [NotificationIngestOutcome]
+                do {
+                    outcomes = try store.ingestNotifications(notifications, now: Date())
+                } catch {
+                    return stop(
+                        &summary, "store_unavailable",
+                        "cannot commit \(Plural.count(notifications.count, "voided purchase")) of \(package): \(error); read again later",
+                        reason: StoreFailure.of(error).rawValue)
+                }
+                for (notification, outcome) in zip(notifications, outcomes) {
+                    if case .duplicate = outcome { summary.duplicates += 1 } else { summary.taken += 1 }
+                    NotificationJournal.report(outcome, of: notification, via: "listed by Google Play", logger: logger)
+                }
+                onCommitted()
+            }
+            pageToken = page.nextPageToken
+        } while pageToken != nil
+        do {
+            try store.advanceCheckpoint(checkpointName, to: max(end, checkpoint ?? end), now: Date())
+        } catch {
+            return stop(&summary, "store_unavailable", "cannot store the \(package) voided purchases checkpoint: \(error)", reason: StoreFailure.of(error).rawValue)
+        }
+        summary.completed = true
+        if summary.taken > 0 {
+            logger.info(
+                "\(package) voided purchases since \(RFC3339.format(start)): \(Plural.count(summary.taken, "new one")), \(summary.duplicates) seen before",
+                [.endpoint: VerificationEndpoint.googlePlay.rawValue, .count: String(summary.taken)])
+        }
+        return summary
+    }
+
+    private func stop(_ summary: inout Summary, _ code: String, _ message: String, reason: String) -> Summary {
+        summary.stoppedBecause = code
+        logger.warning(message, [.endpoint: VerificationEndpoint.googlePlay.rawValue, .reason: reason])
+        return summary
+    }
+
+    static func milliseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+    }
+}
