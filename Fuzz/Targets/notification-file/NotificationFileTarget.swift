@@ -1,7 +1,8 @@
 // Fuzz target: store notification files as the spool reads them (DESIGN §3, §5a) — the
 // classification of a file, then NotificationFileReader's verification of an App Store
-// notification and of the signed transaction inside it. The invariant of issue 17: nothing
-// unverified comes out. The reader trusts only the throwaway root below (made with openssl for
+// notification and of the signed transaction inside it, a Google Play Pub/Sub push (taken in
+// only as a record that changes no order), and a voidedpurchases.list answer. The invariant of
+// issue 17: nothing unverified comes out. The reader trusts only the throwaway root below (made with openssl for
 // this target; its leaf key was thrown away), so a notification comes out only for an input that
 // holds, verbatim, one of the payloads that key signed (the seeds in Fuzz/Corpus/notification-file).
 // Every refusal must name a check and never echo the payload.
@@ -44,6 +45,32 @@ enum NotificationFileTarget {
             invariant(!error.detail.contains("eyJ"), "a refusal echoes a JWS")
             invariant(!hasLineBreak(error.detail), "an unprintable refusal")
             if kind == .playNotification { invariant(error.code == .notificationNotVerifiable, "a Play push refused as \(error.code)") }
+        }
+        if kind == .playNotification { checkPlayPush(input) }
+        // What Google's voidedpurchases.list answers is read by the same core.
+        if let page = try? PlayVoidedPurchase.parsePage(input) {
+            for voided in page.purchases {
+                let notification = StoreNotification.playVoided(voided, tokenDigest: "digest", via: .poll)
+                invariant(notification.notificationID == "voided:digest:\(voided.voidedTimeMilliseconds)", "a voided purchase's id is not its digest and time")
+                invariant(!hasLineBreak(notification.transactionID ?? ""), "an unprintable claim key")
+            }
+        }
+    }
+
+    /// With `[GooglePlay]` configured a push is taken in — recorded, and never able to change an
+    /// order by itself (only the voided purchases list Google answers can).
+    static let playReader = NotificationFileReader(appStore: nil, googlePlay: true)
+
+    static func checkPlayPush(_ input: [UInt8]) {
+        do {
+            let (push, notification) = try playReader.readPlayPush(input)
+            invariant(notification.effect == .none, "a push changes an order by itself")
+            invariant(notification.source == .googlePlay && notification.notificationID == "pubsub:\(push.messageID)", "a push kept under another id")
+            invariant(notification.transactionID == nil && notification.purchaseToken == nil, "a push carries what would match an order")
+            invariant(!hasLineBreak(push.messageID), "an unprintable message id")
+        } catch {
+            invariant(error.code == .malformedNotification, "a Play push refused as \(error.code)")
+            invariant(!hasLineBreak(error.detail), "an unprintable refusal")
         }
     }
 
