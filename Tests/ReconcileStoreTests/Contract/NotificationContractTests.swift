@@ -100,6 +100,30 @@ struct NotificationContractTests {
         #expect(try store.notifications(unmatchedOnly: false, limit: 10).map(\.outcome) == ["applied", "unmatched", "recorded"].reversed())
     }
 
+    @Test("a Google Play voided purchase finds an order not verified yet by its token (no claim yet): rejected `refunded`; an unknown token is unmatched; the token is never kept", arguments: ContractStore.all)
+    func playVoidedByToken(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
+        defer { opened.close() }
+        let store = opened.store
+        let bytes = Array(#"{"order_id":"G1","product_id":"gems","purchase_token":"play-token-G1"}"#.utf8)
+        let play = IngestCandidate(submission: try OrderFileParser().parse(bytes), raw: bytes, contentHash: "test:G1", fileName: "G1.json")
+        _ = try store.ingest([play], verifiers: ConfiguredVerifiers(kind: nil, googlePlay: true), now: t0)
+        #expect(try store.order(id: "G1")?.state == .pending)
+        let voided = StoreNotification.playVoided(
+            PlayVoidedPurchase(purchaseToken: "play-token-G1", orderID: "GPA.1", voidedTimeMilliseconds: 1_800_000_000_000, voidedSource: 0, voidedReason: 1),
+            tokenDigest: "digest-G1", via: .poll)
+        let stranger = StoreNotification.playVoided(
+            PlayVoidedPurchase(purchaseToken: "play-token-other", orderID: "GPA.2", voidedTimeMilliseconds: 1_800_000_000_000),
+            tokenDigest: "digest-other", via: .poll)
+        #expect(try store.ingestNotifications([voided, stranger], now: t0 + 10) == [
+            .taken(.applied(orderID: "G1", from: .pending, to: .rejected)), .taken(.unmatched),
+        ])
+        #expect(try store.order(id: "G1")?.reason == "refunded")
+        let kept = try store.notifications(orderID: "G1")
+        #expect(kept.map(\.notification.notificationID) == ["voided:digest-G1:1800000000000"] && kept.first?.notification.purchaseToken == nil)
+        #expect(kept.first?.notification.transactionID == "google:GPA.1" && kept.first?.notification.subtype == "USER")
+    }
+
     @Test("a refund that waited for the verification is applied in the commit that ends it, before that turn's delivery claim: the refunded order is never leased for delivery", arguments: ContractStore.all)
     func appliedBeforeDeliveryClaim(_ kind: ContractStore) async throws {
         let opened = try await kind.open()

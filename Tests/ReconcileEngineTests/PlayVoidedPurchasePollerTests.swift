@@ -1,0 +1,120 @@
+import Foundation
+import ReconcileCore
+import ReconcileCrypto
+import ReconcileStore
+import Synchronization
+import Testing
+import TestSupport
+@testable import ReconcileEngine
+
+/// Reading Google Play's voided purchases (DESIGN §5a) against a scripted transport and a real
+/// SQLite store: paging by `nextPageToken`, the checkpoint moved only after every page was
+/// committed, a failure mid-way leaving it, the permission a 403 needs named, and the packages a
+/// push asks to confirm.
+@Suite("Google Play voided purchase poller: paging, checkpoint, pushes")
+struct PlayVoidedPurchasePollerTests {
+    static let playURL = "https://play.example"
+    static let tokenURL = "https://oauth2.example/token"
+    static let package = "com.example.game"
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+    static let json = [HTTPHeader("Content-Type", "application/json")]
+
+    static func url(_ package: String = package, start: Date, token: String? = nil) -> String {
+        "\(playURL)/androidpublisher/v3/applications/\(package)/purchases/voidedpurchases?startTime=\(Int64(start.timeIntervalSince1970 * 1000))&maxResults=1000"
+            + (token.map { "&token=\($0)" } ?? "")
+    }
+
+    static func page(_ tokens: [String], next: String? = nil) -> HTTPExchangeResult {
+        let items = tokens.map { #"{"kind":"androidpublisher#voidedPurchase","purchaseToken":"\#($0)","orderId":"GPA.\#($0)","voidedTimeMillis":"1799999000000","voidedSource":"0","voidedReason":"1"}"# }
+        let pagination = next.map { #","tokenPagination":{"nextPageToken":"\#($0)"}"# } ?? ""
+        return answer(200, #"{"voidedPurchases":[\#(items.joined(separator: ","))]\#(pagination)}"#, headers: json)
+    }
+
+    struct Fixture {
+        var directory: TemporaryDirectory
+        var store: SQLiteOrderStore
+        var transport: ScriptedTransport
+        var log: CapturingLogHandler
+        var poller: PlayVoidedPurchasePoller
+    }
+
+    func fixture(_ script: [String: [HTTPExchangeResult]]) async throws -> Fixture {
+        let directory = TemporaryDirectory(prefix: "play-poller")
+        let store = try SQLiteOrderStore(path: directory.file("orders.db"), mode: .owner)
+        var answers = script
+        answers[Self.tokenURL] = [answer(200, #"{"access_token":"ya29.test","expires_in":3600,"token_type":"Bearer"}"#, headers: Self.json)]
+        let transport = ScriptedTransport(answers)
+        let account = try GoogleServiceAccount(json: Array(try await TestServiceAccount.make().json.utf8))
+        let tokens = PlayAccessTokenCache(account: account, endpoint: EndpointSettings(url: Self.tokenURL, timeout: .seconds(5)), transport: transport)
+        let verifier = GooglePlayVerifier(
+            api: EndpointSettings(url: Self.playURL, timeout: .seconds(5)), packageName: Self.package, allowTestPurchases: false, tokens: tokens,
+            transport: transport)
+        let log = CapturingLogHandler()
+        let poller = PlayVoidedPurchasePoller(
+            settings: .init(interval: .seconds(3600), packageName: Self.package, verifier: verifier), store: store, gate: RecordingGate(),
+            logger: Logger(handler: log, minimumLevel: .debug))
+        return Fixture(directory: directory, store: store, transport: transport, log: log, poller: poller)
+    }
+
+    func voidedRequests(_ f: Fixture) -> [String] {
+        f.transport.requests.map(\.url).filter { $0.contains("voidedpurchases") }
+    }
+
+    @Test("pages by nextPageToken; every record kept once by token digest and voided time, never the token; checkpoint a minute before the poll; the next poll an hour before it")
+    func paging() async throws {
+        let start = Self.now - 86_400
+        let f = try await fixture([
+            Self.url(start: start): [Self.page(["t1", "t2"], next: "p/2")],
+            Self.url(start: start, token: "p%2F2"): [Self.page(["t3"])],
+        ])
+        let summary = try #require(await f.poller.pollNow(now: Self.now).first)
+        #expect(summary.completed && summary.pages == 2 && summary.taken == 3 && summary.package == Self.package)
+        #expect(voidedRequests(f) == [Self.url(start: start), Self.url(start: start, token: "p%2F2")])
+        #expect(f.transport.requests.filter { $0.url.contains("voided") }.allSatisfy { $0.headers.contains { $0.name == "Authorization" && $0.value == "Bearer ya29.test" } })
+        let stored = try f.store.notifications(unmatchedOnly: false, limit: 10)
+        #expect(stored.count == 3 && stored.allSatisfy { $0.outcome == "unmatched" && $0.notification.type == "VOIDED_PURCHASE" })
+        #expect(stored.contains { $0.notification.notificationID == "voided:\(SHA256.hexDigest(Array("t1".utf8))):1799999000000" })
+        #expect(try f.store.checkpoint("googleplay.\(Self.package)") == Self.now - 60)
+
+        let later = Self.now + 3600
+        f.transport.answers.withLock { $0[Self.url(start: Self.now - 60 - 3600)] = [Self.page(["t3", "t4"])] }
+        let second = try #require(await f.poller.pollNow(now: later).first)
+        #expect(second.completed && second.taken == 1 && second.duplicates == 1, "\(second)")
+        #expect(try f.store.checkpoint("googleplay.\(Self.package)") == later - 60)
+        for record in f.log.records {
+            #expect(!record.message.contains("\"t1\"") && !record.fields.map(\.1).contains("t1"), "\(record.message)")
+        }
+    }
+
+    @Test("a 500 on the second page keeps the first page's records and leaves the checkpoint; a 403 names the permission voided purchases need")
+    func failures() async throws {
+        let start = Self.now - 86_400
+        let f = try await fixture([
+            Self.url(start: start): [Self.page(["t1"], next: "p2"), answer(403, #"{"error":{"code":403,"message":"denied","errors":[{"reason":"permissionDenied"}]}}"#, headers: Self.json)],
+            Self.url(start: start, token: "p2"): [answer(500, #"{"error":{"code":500,"message":"backend"}}"#, headers: Self.json)],
+        ])
+        let summary = try #require(await f.poller.pollNow(now: Self.now).first)
+        #expect(!summary.completed && summary.pages == 1 && summary.taken == 1 && summary.stoppedBecause?.hasPrefix("play_http_500") == true, "\(summary)")
+        #expect(try f.store.checkpoint("googleplay.\(Self.package)") == nil)
+        let denied = try #require(await f.poller.pollNow(now: Self.now).first)
+        #expect(!denied.completed && denied.stoppedBecause?.contains("View financial data") == true, "\(denied)")
+        #expect(f.log.records.contains { $0.level == .warning && $0.message.contains("View financial data") })
+    }
+
+    @Test("a push's confirmation reads the packages it named and PackageName=, and those packages are polled from then on; past the limit a package is not read, and said so")
+    func confirmations() async throws {
+        let start = Self.now - 86_400
+        let f = try await fixture([
+            Self.url(start: start): [Self.page([])], Self.url("com.example.other", start: start): [Self.page([])],
+        ])
+        f.poller.confirm(packages: ["com.example.other"])
+        let confirmed = await f.poller.pollNow(now: Self.now, confirming: true)
+        #expect(confirmed.map(\.package) == ["com.example.game", "com.example.other"] && confirmed.allSatisfy(\.completed))
+        // Nothing left to confirm: only PackageName= is read.
+        #expect(await f.poller.pollNow(now: Self.now, confirming: true).map(\.package) == ["com.example.game"])
+        // A regular poll reads every package known.
+        #expect(await f.poller.pollNow(now: Self.now).map(\.package) == ["com.example.game", "com.example.other"])
+        f.poller.confirm(packages: Set((1...20).map { "com.example.p\($0)" }))
+        #expect(f.log.records.filter { $0.message.contains("past the 16 packages") }.count == 5)
+    }
+}
