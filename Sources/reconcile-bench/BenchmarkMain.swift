@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import ReconcileCore
 import ReconcileDaemon
 
@@ -17,7 +18,7 @@ enum BenchmarkMain {
     ]
 
     static let usage = """
-        USAGE: reconcile-bench [<scenario>...] [--quick] [--dir <path>]
+        USAGE: reconcile-bench [<scenario>...] [--quick] [--dir <path>] [--files <n>] [--baseline <reconcile-bench>]
 
         Scenarios: \(scenarios.map(\.name).joined(separator: ", ")) (default: all)
           --quick        A small run of each scenario (what CI runs): figures printed, not judged.
@@ -27,15 +28,26 @@ enum BenchmarkMain {
                          timer: how many orders (default 3,000; 300 with --quick);
                          play: how many Google Play orders (default 6,400; 640 with --quick);
                          cluster: orders per node at 50 ms (default 3,000; 300 with
-                         --quick) and orders at 0 ms (default 10,000; 1,000 with --quick).
+                         --quick) and orders at 0 ms (default 10,000; 1,000 with --quick);
+                         e2e: how many orders per daemon run (default 20,000; 2,000 with --quick).
           --dir <path>   Where state and spool live (default: a new directory under /var/tmp,
                          on the real disk, not tmpfs).
+          --baseline <reconcile-bench>
+                         e2e: also measure another build's transport and daemon (its
+                         reconcile-bench executable), each figure beside this build's.
+          --perf <dir>   e2e: record each daemon run with `perf record -g` into <dir>.
+
+        e2e uses nginx (TLS too) and wrk when they are installed, and says when they are not.
         """
 
     static func run(_ arguments: [String]) async -> Int32 {
         // The backlog and idle scenarios re-run this executable as the daemon.
         if arguments.first == "daemon" {
             return await DaemonMain.run(arguments: Array(arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+        }
+        // e2e runs the raw transport in a process of its own, like the daemon.
+        if arguments.first == "raw-client" {
+            return await RawClient.main(Array(arguments.dropFirst()))
         }
         var names: [String] = []
         var options = BenchmarkOptions()
@@ -54,6 +66,15 @@ enum BenchmarkMain {
             case "--dir":
                 guard index < arguments.count else { return usageError("Missing value for '--dir <path>'") }
                 options.baseDirectory = arguments[index]
+                index += 1
+            case "--perf":
+                guard index < arguments.count else { return usageError("Missing value for '--perf <directory>'") }
+                options.profileDirectory = arguments[index]
+                index += 1
+            case "--baseline":
+                guard index < arguments.count else { return usageError("Missing value for '--baseline <reconcile-bench>'") }
+                guard access(arguments[index], X_OK) == 0 else { return usageError("'\(arguments[index])' is not an executable") }
+                options.baseline = arguments[index]
                 index += 1
             case "-h", "--help":
                 print(usage)
@@ -97,6 +118,10 @@ struct BenchmarkOptions: Sendable {
     var baseDirectory = "/var/tmp"
     /// Overrides a scenario's file or order count.
     var files: Int?
+    /// Another build's `reconcile-bench`, measured beside this one (e2e).
+    var baseline: String?
+    /// Where e2e's daemon runs are profiled to (`perf record -g`), if anywhere.
+    var profileDirectory: String?
 
     init(quick: Bool = false, baseDirectory: String = "/var/tmp", files: Int? = nil) {
         self.quick = quick

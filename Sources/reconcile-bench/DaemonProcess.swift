@@ -10,9 +10,11 @@ final class DaemonProcess {
     let notify: NotifyListener
     let started = ContinuousClock.now
 
-    init(configPath: String, directory: String, environment: [String: String] = [:]) throws {
+    /// - Parameter executable: the `reconcile-bench` to run as the daemon: this one, or another
+    ///   build's (`--baseline`).
+    init(configPath: String, directory: String, environment: [String: String] = [:], executable: String = "/proc/self/exe") throws {
         notify = try NotifyListener(path: directory + "/notify.sock")
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = ["daemon", "--config", configPath, "--log-level", "notice"]
         var base = ProcessInfo.processInfo.environment
         for key in ["WATCHDOG_USEC", "WATCHDOG_PID", "JOURNAL_STREAM"] { base[key] = nil }
