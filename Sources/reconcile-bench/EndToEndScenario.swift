@@ -92,7 +92,7 @@ enum EndToEndScenario {
                 report.add("TLS e2e, kept connections\(build.label)", kept.rate, "orders/s")
                 report.add("TLS e2e, kept: handshakes\(build.label)", Double(kept.handshakes ?? -1), "", target: "<= \(inFlight * 2)")
                 report.add("TLS e2e, kept / plain e2e\(build.label)", kept.rate / e2e.rate * 100, "%", target: options.quick || !build.label.isEmpty ? "" : ">= 60 %")
-                let freshCount = options.quick ? 500 : 5_000
+                let freshCount = options.quick ? 500 : 2_000
                 let fresh = try await daemonRun(
                     options, build: build, url: nginx.url(nginx.tlsFreshPort, tls: true), caFile: caFile, count: freshCount, nginx: nginx)
                 report.add("TLS e2e, connection per request\(build.label)", fresh.rate, "orders/s")
