@@ -154,7 +154,7 @@ enum EndToEndScenario {
             try Profiler(pid: daemon.pid, output: "\(directory)/e2e-\(profileLabel(url: url, build: build)).perf.data")
         }
         let reader = try SQLiteConnection(path: root + "/orders.db", mode: .readOnly)
-        let deadline = ContinuousClock.now + .seconds(60 + Double(count) / 200)
+        let deadline = ContinuousClock.now + .seconds(120 + Double(count) / 20)
         while try reader.scalar("SELECT count(*) FROM orders WHERE state = 'finished'") ?? 0 < count {
             guard daemon.process.isRunning else { throw BenchmarkError("reconciled stopped while verifying") }
             guard ContinuousClock.now < deadline else { throw BenchmarkError("reconciled did not finish \(count) orders at \(url) in time") }
