@@ -43,14 +43,17 @@ public enum NotificationRules {
     }
 
     /// The plan for the order `record` (`nil`: no order holds the transaction) and the outcome.
+    /// A `CONSUMPTION_REQUEST` is answered as `consumption` says (``ConsumptionRules``).
     public static func apply(
-        _ notification: StoreNotification, to record: OrderRecord?, now: Date, lookups: some RuleLookups
+        _ notification: StoreNotification, to record: OrderRecord?, now: Date, lookups: some RuleLookups,
+        consumption: ConsumptionPolicy = .off
     ) throws -> (plan: OrderPlan?, outcome: Outcome) {
         let event: OrderEvent
         let reason: String
         switch notification.effect {
         case .none:
-            return (nil, .recorded)
+            guard ConsumptionRules.isRequest(notification) else { return (nil, .recorded) }
+            return ConsumptionRules.apply(notification, to: record, policy: consumption, now: now)
         case .revoke(let code):
             event = .revocationConfirmed
             reason = code
