@@ -78,6 +78,35 @@ struct ConsumptionEndToEndTests {
         #expect(!log.contains("eyJ") && !shown.output.contains("eyJ"), "a JWS or token was written out")
     }
 
+    @Test("a CONSUMPTION_REQUEST only in the notification history (no file) is answered by polling, once")
+    func polled() async throws {
+        let harness = Harness("consumption-poll")
+        _ = try await AppStoreEndToEndTests.setUp(harness)
+        try await AppStoreEndToEndTests.register(harness, environment: "Production", [("8201", "gems", "")])
+        harness.configure(Self.configuration(harness, consumption: "ConsumptionAnswer=on\nCustomerConsented=yes").replacingOccurrences(of: "Poll=off", with: "Poll=1s"))
+        harness.drop("f1.json", OrderFixtures.orderJSON("F1", product: "gems", receipt: nil, transactionID: "8201"))
+        let daemon = try harness.startDaemon()
+        #expect(await harness.waitFor(.finished, count: 1), "\(harness.counts())")
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let body = """
+            {"environment":"Production","notifications":[{"notificationUUID":"poll-cons-1","notificationType":"CONSUMPTION_REQUEST","version":"2.0",\
+            "data":{"appAppleId":1234567890,"consumptionRequestReason":"UNINTENDED_PURCHASE","transactionInfo":{"transactionId":"8201",\
+            "originalTransactionId":"8201","productId":"gems","purchaseDate":\(now - 3_600_000),"type":"Consumable"}}}]}
+            """
+        let registered = await harness.transport.send(
+            HTTPRequest(url: harness.base + "/_mock/appstore/notifications", body: Array(body.utf8), timeout: .seconds(5)))
+        #expect(registered.response?.status == 200, "\(registered.outcome)")
+        #expect(await eventually(timeout: .seconds(20)) { ((try? await Self.answers(harness)) ?? []).count >= 1 }, "\(daemon.standardError.suffix(2000))")
+        // Later polls see it again through the overlap: still one answer.
+        try await Task.sleep(for: .seconds(3))
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+        let answers = try await Self.answers(harness)
+        #expect(answers.count == 1 && answers.first?["transaction_id"]?.stringValue == "8201", "\(answers)")
+        #expect(answers.first?["delivery_status"]?.stringValue == "DELIVERED" && answers.first?["refund_preference"] == .null)
+        #expect(answers.first?["sample_content_provided"] == .bool(false))
+    }
+
     @Test("ConsumptionAnswer=on without consent: said once at start; a request is recorded with why, and nothing is sent")
     func withoutConsent() async throws {
         let harness = Harness("consumption-no-consent")
