@@ -7,7 +7,8 @@ import Foundation
 /// ended (its completion is guarded by the lease, and must not be overtaken). A revocation or
 /// reinstatement of a finished order owes the merchant an event (`[Revocation] URL=`): an outbox
 /// action written with the change, whose idempotency key `<order_id>:<event>:<n>` counts the
-/// order's events of that kind.
+/// order's events of that kind. A `CONSUMPTION_REQUEST` changes no order; answering it is
+/// ``ConsumptionRules``'.
 public enum NotificationRules {
     /// What happened to the notification.
     public enum Outcome: Sendable, Hashable {
@@ -18,7 +19,7 @@ public enum NotificationRules {
         case noChange(orderID: String, state: OrderState)
         /// The order's attempt is in flight: applied when it ends.
         case waitsForAttempt(orderID: String)
-        /// A type that changes no order (`TEST`, `CONSUMPTION_REQUEST`, …).
+        /// A type that changes no order (`TEST`, `CONSUMPTION_REQUEST` with answering off, …).
         case recorded
         /// No order holds its transaction.
         case unmatched
