@@ -210,7 +210,18 @@ public final class Daemon {
     }
 
     static func ingestSettings(_ configuration: Configuration, _ notifications: NotificationFileReader) -> SpoolIngestor.Settings {
-        SpoolIngestor.Settings(verifiers: configuration.verifiers, maxFileSize: configuration.spool.maxFileSize, notifications: notifications)
+        var settings = SpoolIngestor.Settings(verifiers: configuration.verifiers, maxFileSize: configuration.spool.maxFileSize, notifications: notifications)
+        settings.consumption = configuration.notifications.consumption
+        return settings
+    }
+
+    /// `ConsumptionAnswer=on` with `CustomerConsented=no` is valid, but nothing is ever answered
+    /// (DESIGN §5a): said once, at start and after a reload that sets it.
+    func noteConsumptionWithoutConsent(_ configuration: Configuration) {
+        let consumption = configuration.notifications.consumption
+        guard consumption.answer && !consumption.customerConsented else { return }
+        logger.notice(
+            "[Notifications] ConsumptionAnswer=on but CustomerConsented=no: Apple accepts no consumption answer without the customer's consent, so CONSUMPTION_REQUEST notifications are recorded and not answered")
     }
 
     /// The daemon's long-running parts, in start order; they stop in reverse order: the control
@@ -296,6 +307,7 @@ public final class Daemon {
         logger.notice(
             "reconciled \(ReconcileVersion.current) started: spool \(layout.root), store \(store.location) with \(Plural.count(counts.values.reduce(0, +), "order")), \(Self.verifiersLine(configuration))",
             id: .started)
+        noteConsumptionWithoutConsent(configuration)
         notifier.ready(status: await statusLine())
 
         // Until SIGTERM; then the events already queued are answered (a reload with "stopping")
@@ -401,6 +413,7 @@ public final class Daemon {
     func reloadReporting() async -> Result<Configuration, ReloadFailure> {
         notifier.reloading()
         let result = await reload()
+        noteConsumptionWithoutConsent(configuration)
         notifier.ready(status: await statusLine())
         return result
     }
@@ -434,6 +447,7 @@ public final class Daemon {
             return .failure(.invalid(error.description))
         }
         let verifiersChanged = next.verifiers != configuration.verifiers
+        if next.notifications.consumption != configuration.notifications.consumption { noteConsumptionWithoutConsent(next) }
         configuration = next
         transport.reloadTrustAnchors()
         await scheduler.apply(configured.settings)

@@ -124,6 +124,7 @@ public enum VerificationFactory {
             verify: { jws, now throws(OrderFileProblem) in try reader.verifyAppStore(signedPayload: jws, via: .poll, now: now) })
         // Nodes sharing a PostgreSQL store take turns; one daemon per SQLite store polls alone.
         settings.sharedTurns = configuration.state.isShared
+        settings.consumption = configuration.notifications.consumption
         return settings
     }
 
@@ -249,6 +250,7 @@ public enum VerificationFactory {
         let production = endpoint(verifier.url, timeout: verifier.timeout, anchors: resources.verifierAnchors)
         let sandbox = verifier.effectiveSandboxURL.map { endpoint($0, timeout: verifier.timeout, anchors: resources.verifierAnchors) }
         let orderVerifier: (any OrderVerifier)?
+        var consumption: [ConsumptionSender] = []
         switch configuration.hasVerifier ? verifier.kind : nil {
         case nil:
             orderVerifier = nil
@@ -265,12 +267,14 @@ public enum VerificationFactory {
             guard let appStore = resources.appStore, let key = appStore.key, let keyID = verifier.keyID, let issuerID = verifier.issuerID,
                 let bundleID = verifier.bundleID
             else { throw missing("Verifier.PrivateKeyCredential") }
-            orderVerifier = AppStoreVerifier(
+            let api = AppStoreVerifier(
                 production: production,
                 sandbox: sandbox ?? endpoint(Configuration.VerifierSettings.appStoreSandboxURL, timeout: verifier.timeout, anchors: resources.verifierAnchors),
                 bundleID: bundleID, appAppleID: verifier.appAppleID, allowSandbox: verifier.allowSandbox,
                 tokens: AppStoreTokenCache(key: key, keyID: keyID, issuerID: issuerID, bundleID: bundleID),
                 productionTransactions: appStore.production, sandboxTransactions: appStore.sandbox, transport: transport)
+            orderVerifier = api
+            consumption = consumptionSenders(configuration, api)
         }
         let delivery = configuration.delivery.url.map {
             DeliveryClient(
@@ -318,7 +322,20 @@ public enum VerificationFactory {
         settings.sandboxRateFactor = verifier.sandboxRateFactor
         settings.googlePlay = googlePlay
         settings.revocation = revocation
+        settings.consumption = consumption
         return settings
+    }
+
+    /// `[Notifications] ConsumptionAnswer=on` (DESIGN §5a): Send Consumption Information on
+    /// `Kind=appstore`'s endpoints and with its key, one sender per environment (the sandbox's
+    /// too: a request Apple sends from it is answered there, whatever `AllowSandbox=`). None
+    /// without `CustomerConsented=yes`: no answer is ever queued.
+    static func consumptionSenders(_ configuration: Configuration, _ api: AppStoreVerifier) -> [ConsumptionSender] {
+        guard configuration.notifications.consumption.answers else { return [] }
+        return [
+            ConsumptionSender(endpoint: .production, api: api.production, tokens: api.tokens, transport: api.transport),
+            ConsumptionSender(endpoint: .sandbox, api: api.sandbox, tokens: api.tokens, transport: api.transport),
+        ]
     }
 
     /// `[GooglePlay] ServiceAccountCredential=` / `ServiceAccountFile=`: a service account's JSON

@@ -13,6 +13,7 @@ import Synchronization
 /// | `GET /inApps/v2/history/{id}?revision=N` | pages of `pageSize`, or 404 4040010 |
 ///
 /// | `POST /inApps/v1/notifications/history[?paginationToken=…]` | the registered notifications signed in `[startDate, endDate)`, 20 a page |
+/// | `PUT /inApps/v2/transactions/consumption/{id}` | Send Consumption Information: the body checked as Apple does, recorded, 202 |
 ///
 /// `POST /_mock/appstore/notifications` registers notifications (what Apple would answer Get
 /// Notification History with, whether or not it reached the merchant's web handler):
@@ -51,8 +52,73 @@ public final class MockAppStore: Sendable {
     /// environment, in registration order.
     private let notifications = Mutex<[String: [JSONObject]]>([:])
 
+    /// The consumption answers accepted, in order (`GET /_mock/stats`, `"appstore"`).
+    private let consumption = Mutex<[ConsumptionAnswer]>([])
+
     public init(settings: Settings) {
         self.settings = settings
+    }
+
+    /// One accepted Send Consumption Information request.
+    public struct ConsumptionAnswer: Sendable, Hashable {
+        public var environment: String
+        public var transactionID: String
+        public var deliveryStatus: String
+        public var refundPreference: String?
+        public var sampleContentProvided: Bool
+
+        var json: JSONValue {
+            .object(JSONObject([
+                "environment": .string(environment), "transaction_id": .string(transactionID), "delivery_status": .string(deliveryStatus),
+                "refund_preference": .string(orNull: refundPreference), "sample_content_provided": .bool(sampleContentProvided),
+            ]))
+        }
+    }
+
+    /// The consumption answers accepted so far.
+    public var consumptionAnswers: [ConsumptionAnswer] { consumption.withLock { $0 } }
+
+    /// What the mock has seen, for `GET /_mock/stats`: `{"consumption_answers": [...]}`.
+    public var statsJSON: JSONValue {
+        .object(JSONObject(["consumption_answers": .array(consumptionAnswers.map(\.json))]))
+    }
+
+    /// Send Consumption Information v2: a `ConsumptionRequest` checked as Apple documents it
+    /// (`customerConsented` true, else 4000035; `deliveryStatus` one of five, else 4000036;
+    /// `sampleContentProvided` a boolean, else 4000041; `refundPreference`, if there, one of
+    /// three; `consumptionPercentage`, if there, 0–100000), recorded and answered 202.
+    func sendConsumption(_ request: ServerRequest, transactionID: String, environment: String) -> ServerReply {
+        guard !transactionID.isEmpty else { return Self.error(400, 4000006, "Invalid transaction id.") }
+        guard case .object(let body)? = try? JSONParser().parse(request.body) else { return Self.error(400, 4000000, "Invalid request.") }
+        guard case .bool(true)? = body["customerConsented"] else {
+            return Self.error(400, 4000035, "Invalid request. The customer consented field is invalid.")
+        }
+        let statuses = ["DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM", "UNDELIVERED_SERVER_OUTAGE", "UNDELIVERED_OTHER"]
+        guard let status = body["deliveryStatus"]?.stringValue, statuses.contains(status) else {
+            return Self.error(400, 4000036, "Invalid request. The delivery status field is invalid.")
+        }
+        guard case .bool(let sample)? = body["sampleContentProvided"] else {
+            return Self.error(400, 4000041, "Invalid request. The sample content provided field is invalid.")
+        }
+        var preference: String?
+        if let value = body["refundPreference"] {
+            guard let text = value.stringValue, ["DECLINE", "GRANT_FULL", "GRANT_PRORATED"].contains(text) else {
+                // InvalidRefundPreferenceError: its code is not in the sources read; Apple's generic one.
+                return Self.error(400, 4000000, "Invalid request. The refund preference field is invalid.")
+            }
+            preference = text
+        }
+        if let value = body["consumptionPercentage"] {
+            guard let percentage = value.int64Value, (0...100_000).contains(percentage) else {
+                return Self.error(400, 4000000, "Invalid request. The consumption percentage field is invalid.")
+            }
+        }
+        consumption.withLock {
+            $0.append(ConsumptionAnswer(
+                environment: environment, transactionID: transactionID, deliveryStatus: status, refundPreference: preference,
+                sampleContentProvided: sample))
+        }
+        return ServerReply(status: 202, headers: [], body: [])
     }
 
     /// A mock App Store from files: the leaf's private key, the chain's three certificates (PEM or DER)
@@ -174,6 +240,10 @@ public final class MockAppStore: Sendable {
         }
         if request.method == "POST" && path == "/inApps/v1/notifications/history" {
             return notificationHistory(request, environment: environment)
+        }
+        if request.method == "PUT" && path.hasPrefix("/inApps/v2/transactions/consumption/") {
+            let id = String(path.dropFirst("/inApps/v2/transactions/consumption/".count)).removingPercentEncoding ?? ""
+            return sendConsumption(request, transactionID: id, environment: environment)
         }
         guard request.method == "GET" else { return Self.error(404, 4040000, "no such endpoint") }
         let known = transactions.withLock { $0[environment] ?? [] }

@@ -18,7 +18,7 @@ import Synchronization
 /// | `POST /_mock/appstore/notifications` | register App Store notifications (Get Notification History) |
 /// | `/googleplay/…` | Google Play's token endpoint and Developer API (``MockGooglePlay``) |
 /// | `POST /_mock/googleplay/purchases`, `/config`, `/revoke-tokens` | script Google Play |
-/// | `GET /_mock/stats` | counters, as JSON |
+/// | `GET /_mock/stats` | counters, as JSON (`"appstore"`: the consumption answers accepted) |
 /// | `POST /_mock/config` | change faults (see ``MockFaults``) |
 /// | `POST /_mock/reset-stats` | zero the counters |
 public final class MockService: Sendable {
@@ -80,6 +80,10 @@ public final class MockService: Sendable {
             var stats = state.withLock { $0.stats.json }
             if let googlePlay = settings.googlePlay, case .object(var object) = stats {
                 object["googleplay"] = googlePlay.stats.json
+                stats = .object(object)
+            }
+            if let appStore = settings.appStore, case .object(var object) = stats {
+                object["appstore"] = appStore.statsJSON
                 stats = .object(object)
             }
             return .json(200, stats)

@@ -29,6 +29,8 @@ public actor SpoolIngestor {
         public var batchSize: Int
         /// Verifies store notification files (DESIGN §5a).
         public var notifications: NotificationFileReader
+        /// How a `CONSUMPTION_REQUEST` is answered (`[Notifications] ConsumptionAnswer=`, …).
+        public var consumption: ConsumptionPolicy = .off
 
         public init(
             verifiers: ConfiguredVerifiers, maxFileSize: Int, batchSize: Int = 512,
@@ -339,7 +341,7 @@ public actor SpoolIngestor {
         let reads = reads.enumerated().sorted { ($0.element.notification.signedAt ?? .distantPast, $0.offset) < ($1.element.notification.signedAt ?? .distantPast, $1.offset) }
             .map(\.element)
         do {
-            let outcomes = try store.ingestNotifications(reads.map(\.notification), now: time)
+            let outcomes = try store.ingestNotifications(reads.map(\.notification), consumption: settings.consumption, now: time)
             for (read, outcome) in zip(reads, outcomes) {
                 NotificationJournal.report(
                     outcome, of: read.notification, via: "from spool file \(read.name.escaped)", spoolFile: read.name.escaped, logger: logger)

@@ -8,7 +8,9 @@ extension SQLiteOrderStore {
     private static let insertNotificationSQL =
         "INSERT OR IGNORE INTO notifications (\(NotificationColumns.insert.joined(separator: ", "))) VALUES (\(NotificationColumns.insert.map { _ in "?" }.joined(separator: ", ")))"
 
-    public func ingestNotifications(_ notifications: [StoreNotification], now: Date) throws -> [NotificationIngestOutcome] {
+    public func ingestNotifications(
+        _ notifications: [StoreNotification], consumption: ConsumptionPolicy, now: Date
+    ) throws -> [NotificationIngestOutcome] {
         guard !notifications.isEmpty else { return [] }
         return try write { connection in
             try notifications.map { notification in
@@ -17,7 +19,8 @@ extension SQLiteOrderStore {
                 guard connection.changes == 1 else { return .duplicate }
                 let reference = connection.lastInsertRowID
                 let record = try Self.matchingOrder(notification, connection: connection)
-                return .taken(try Self.apply(notification, reference: reference, to: record, now: now, connection: connection))
+                return .taken(
+                    try Self.apply(notification, reference: reference, to: record, now: now, consumption: consumption, connection: connection))
             }
         }
     }
@@ -81,9 +84,11 @@ extension SQLiteOrderStore {
 
     /// Runs the rule on the order and records what became of the notification.
     static func apply(
-        _ notification: StoreNotification, reference: Int64, to record: OrderRecord?, now: Date, connection: SQLiteConnection
+        _ notification: StoreNotification, reference: Int64, to record: OrderRecord?, now: Date, consumption: ConsumptionPolicy = .off,
+        connection: SQLiteConnection
     ) throws -> NotificationRules.Outcome {
-        let (plan, outcome) = try NotificationRules.apply(notification, to: record, now: now, lookups: SQLiteRuleLookups(connection: connection))
+        let (plan, outcome) = try NotificationRules.apply(
+            notification, to: record, now: now, lookups: SQLiteRuleLookups(connection: connection), consumption: consumption)
         if let plan { try write(plan, connection: connection) }
         let applied: Int64? = if case .waitsForAttempt = outcome { nil } else { now.epochMilliseconds }
         try connection.run(

@@ -38,8 +38,8 @@ final class TimedStore: SharedOrderStore {
     func ingest(_ candidates: [IngestCandidate], verifiers: ConfiguredVerifiers, now: Date) throws -> [IngestOutcome] {
         try base.ingest(candidates, verifiers: verifiers, now: now)
     }
-    func ingestNotifications(_ notifications: [StoreNotification], now: Date) throws -> [NotificationIngestOutcome] {
-        try base.ingestNotifications(notifications, now: now)
+    func ingestNotifications(_ notifications: [StoreNotification], consumption: ConsumptionPolicy, now: Date) throws -> [NotificationIngestOutcome] {
+        try base.ingestNotifications(notifications, consumption: consumption, now: now)
     }
     func applyWaitingNotifications(now: Date) throws -> [NotificationRules.Outcome] { try base.applyWaitingNotifications(now: now) }
     func notifications(orderID: String) throws -> [StoredNotification] { try base.notifications(orderID: orderID) }

@@ -24,10 +24,10 @@ final class SpyStore: OrderIngesting {
         return try inner.ingest(candidates, verifiers: verifiers, now: now)
     }
 
-    func ingestNotifications(_ notifications: [StoreNotification], now: Date) throws -> [NotificationIngestOutcome] {
+    func ingestNotifications(_ notifications: [StoreNotification], consumption: ConsumptionPolicy, now: Date) throws -> [NotificationIngestOutcome] {
         batches.withLock { $0.append(notifications.count) }
         if let error = failure.withLock({ $0 }) { throw error }
-        return try inner.ingestNotifications(notifications, now: now)
+        return try inner.ingestNotifications(notifications, consumption: consumption, now: now)
     }
 
     func order(id orderID: String) throws -> StoredOrder? { try inner.order(id: orderID) }

@@ -31,7 +31,7 @@ final class RecordingStore: OrderIngesting {
     }
 
     /// Store notifications (no spool name here is one; verified ones would be recorded).
-    func ingestNotifications(_ notifications: [StoreNotification], now: Date) throws -> [NotificationIngestOutcome] {
+    func ingestNotifications(_ notifications: [StoreNotification], consumption: ConsumptionPolicy, now: Date) throws -> [NotificationIngestOutcome] {
         notifications.map { _ in .taken(.recorded) }
     }
 }

@@ -157,13 +157,29 @@ public struct Configuration: Sendable, Hashable {
     /// finishes at once.
     public typealias DeliverySettings = MerchantEndpointSettings
 
-    /// `[Notifications]` (DESIGN §5a, §9): how store notifications are pulled.
+    /// `[Notifications]` (DESIGN §5a, §9): how store notifications are pulled, and how a
+    /// `CONSUMPTION_REQUEST` is answered.
     public struct NotificationSettings: Sendable, Hashable {
         /// `Poll=`: how often `Kind=appstore` asks Get Notification History for what arrived
         /// since its checkpoint; `nil` (`off`): never (notification files only).
         public var poll: Duration? = .seconds(3600)
+        /// `ConsumptionAnswer=`: answer Apple's `CONSUMPTION_REQUEST` (needs `Kind=appstore`).
+        public var consumptionAnswer = false
+        /// `CustomerConsented=`: without it no request is answered.
+        public var customerConsented = false
+        /// `SampleContentProvided=`: sent in every answer (a required field).
+        public var sampleContentProvided = false
+        /// `RefundPreference=`; `nil`: not sent.
+        public var refundPreference: ConsumptionPolicy.RefundPreference?
 
         public init() {}
+
+        /// What the notification rules answer a `CONSUMPTION_REQUEST` with.
+        public var consumption: ConsumptionPolicy {
+            ConsumptionPolicy(
+                answer: consumptionAnswer, customerConsented: customerConsented, sampleContentProvided: sampleContentProvided,
+                refundPreference: refundPreference)
+        }
     }
 
     /// `[Revocation]`: where the merchant is told of refunds and their reversals (DESIGN §5a).

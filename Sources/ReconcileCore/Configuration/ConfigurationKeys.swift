@@ -114,6 +114,18 @@ public enum ConfigurationKeys {
         bool("GooglePlay", "AllowTestPurchases", \.googlePlay.allowTestPurchases),
 
         optionalSpan("Notifications", "Poll", \.notifications.poll, offWord: "off", minimum: .seconds(1)),
+        bool("Notifications", "ConsumptionAnswer", \.notifications.consumptionAnswer),
+        bool("Notifications", "CustomerConsented", \.notifications.customerConsented),
+        bool("Notifications", "SampleContentProvided", \.notifications.sampleContentProvided),
+        Key(
+            section: "Notifications", name: "RefundPreference",
+            apply: { configuration, value throws(Problem) in
+                guard let preference = ConsumptionPolicy.RefundPreference(configured: value.text) else {
+                    throw Problem("\(quote(value.text)) is not a refund preference; use decline, grant_full or grant_prorated (or leave it empty)")
+                }
+                configuration.notifications.refundPreference = preference
+            },
+            reset: { $0.notifications.refundPreference = nil }),
 
         ]
         + merchantEndpoint("Delivery", \.delivery)

@@ -197,6 +197,11 @@ public enum ConfigurationParser {
         if verifier.circuitCooldown > verifier.circuitMaxCooldown {
             at("Verifier.CircuitCooldown", "must not be longer than CircuitMaxCooldown= (\(TimeSpan.format(verifier.circuitMaxCooldown)))")
         }
+        // Send Consumption Information is signed with Kind=appstore's key (DESIGN §5a).
+        if configuration.notifications.consumptionAnswer && !(configuration.hasVerifier && assigned["Verifier.Kind"] != nil && verifier.kind == .appstore) {
+            let kind = configuration.hasVerifier && assigned["Verifier.Kind"] != nil ? "not Kind=\(verifier.kind.rawValue)" : "and there is none"
+            at("Notifications.ConsumptionAnswer", "on needs [Verifier] Kind=appstore (its key signs the App Store Server API's token), \(kind)")
+        }
         let play = configuration.googlePlay
         if play.circuitCooldown > play.circuitMaxCooldown {
             at("GooglePlay.CircuitCooldown", "must not be longer than CircuitMaxCooldown= (\(TimeSpan.format(play.circuitMaxCooldown)))")

@@ -7,7 +7,8 @@ import Foundation
 /// ended (its completion is guarded by the lease, and must not be overtaken). A revocation or
 /// reinstatement of a finished order owes the merchant an event (`[Revocation] URL=`): an outbox
 /// action written with the change, whose idempotency key `<order_id>:<event>:<n>` counts the
-/// order's events of that kind.
+/// order's events of that kind. A `CONSUMPTION_REQUEST` changes no order; answering it is
+/// ``ConsumptionRules``'.
 public enum NotificationRules {
     /// What happened to the notification.
     public enum Outcome: Sendable, Hashable {
@@ -18,7 +19,7 @@ public enum NotificationRules {
         case noChange(orderID: String, state: OrderState)
         /// The order's attempt is in flight: applied when it ends.
         case waitsForAttempt(orderID: String)
-        /// A type that changes no order (`TEST`, `CONSUMPTION_REQUEST`, …).
+        /// A type that changes no order (`TEST`, `CONSUMPTION_REQUEST` with answering off, …).
         case recorded
         /// No order holds its transaction.
         case unmatched
@@ -43,14 +44,17 @@ public enum NotificationRules {
     }
 
     /// The plan for the order `record` (`nil`: no order holds the transaction) and the outcome.
+    /// A `CONSUMPTION_REQUEST` is answered as `consumption` says (``ConsumptionRules``).
     public static func apply(
-        _ notification: StoreNotification, to record: OrderRecord?, now: Date, lookups: some RuleLookups
+        _ notification: StoreNotification, to record: OrderRecord?, now: Date, lookups: some RuleLookups,
+        consumption: ConsumptionPolicy = .off
     ) throws -> (plan: OrderPlan?, outcome: Outcome) {
         let event: OrderEvent
         let reason: String
         switch notification.effect {
         case .none:
-            return (nil, .recorded)
+            guard ConsumptionRules.isRequest(notification) else { return (nil, .recorded) }
+            return ConsumptionRules.apply(notification, to: record, policy: consumption, now: now)
         case .revoke(let code):
             event = .revocationConfirmed
             reason = code

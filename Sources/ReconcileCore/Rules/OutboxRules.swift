@@ -98,8 +98,9 @@ public enum OutboxRules {
         }
         after.reason = reason.code
         after.detail = reason.detail
-        // Still failing past the deadline: warned once (err, and the escalation command).
-        if after.state == .pending || after.state == .escalated, let deadline = after.deadline, now >= deadline, after.warnedAt == nil {
+        // Still failing past the deadline: warned once (err, and the escalation command). A
+        // consumption answer's deadline ends it instead (its sender escalates it).
+        if after.kind.hasRefundDeadline, after.state == .pending || after.state == .escalated, let deadline = after.deadline, now >= deadline, after.warnedAt == nil {
             after.warnedAt = now
             result.deadlineWarning = true
         }

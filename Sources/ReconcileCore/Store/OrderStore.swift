@@ -15,11 +15,18 @@ public protocol OrderIngesting: Sendable {
     /// Takes in verified store notifications in one transaction, in order (DESIGN §5a): each
     /// once by its id, applied to the order holding its transaction — at once, or, while that
     /// order's attempt is in flight, once it has ended.
+    /// - Parameter consumption: how a `CONSUMPTION_REQUEST` is answered (an outbox action written
+    ///   with it; ``ConsumptionRules``).
     /// - Throws: when nothing could be committed; then no spool file may be deleted.
-    func ingestNotifications(_ notifications: [StoreNotification], now: Date) throws -> [NotificationIngestOutcome]
+    func ingestNotifications(_ notifications: [StoreNotification], consumption: ConsumptionPolicy, now: Date) throws -> [NotificationIngestOutcome]
 }
 
 extension OrderIngesting {
+    /// ``ingestNotifications(_:consumption:now:)`` with `ConsumptionAnswer=off`.
+    public func ingestNotifications(_ notifications: [StoreNotification], now: Date) throws -> [NotificationIngestOutcome] {
+        try ingestNotifications(notifications, consumption: .off, now: now)
+    }
+
     /// ``ingest(_:verifiers:now:)`` with `[Verifier] Kind=kind` only.
     public func ingest(_ candidates: [IngestCandidate], verifierKind: VerifierKind, now: Date) throws -> [IngestOutcome] {
         try ingest(candidates, verifiers: ConfiguredVerifiers(kind: verifierKind), now: now)

@@ -66,6 +66,8 @@ public final class AppStoreNotificationPoller: Service {
         public var maximumResponseSize = 1 << 20
         /// A store shared by several nodes: poll only after taking the environment's turn.
         public var sharedTurns = false
+        /// How a `CONSUMPTION_REQUEST` is answered (`[Notifications] ConsumptionAnswer=`, …).
+        public var consumption: ConsumptionPolicy = .off
 
         public init(
             interval: Duration, environments: [Environment], tokens: AppStoreTokenCache,
@@ -227,7 +229,7 @@ public final class AppStoreNotificationPoller: Service {
                     .map(\.element)
                 let outcomes: [NotificationIngestOutcome]
                 do {
-                    outcomes = try store.ingestNotifications(valid, now: Date())
+                    outcomes = try store.ingestNotifications(valid, consumption: settings.consumption, now: Date())
                 } catch {
                     return stop(
                         &summary, "store_unavailable", "cannot commit \(Plural.count(valid.count, "polled notification")): \(error); retried at the next poll",

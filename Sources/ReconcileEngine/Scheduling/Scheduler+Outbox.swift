@@ -27,13 +27,14 @@ extension Scheduler {
     }
 
     /// Every configured sender: Google Play's follow-ups in `[GooglePlay]`'s pool, revocation
-    /// notices in `[Verifier]`'s (`main`: its `MaxInFlight=`, 16 unless set).
+    /// notices and consumption answers in `[Verifier]`'s (`main`: its `MaxInFlight=`, 16 unless set).
     var outboxRoutes: [OutboxRoute] {
         var routes: [OutboxRoute] = []
         if let play = settings.googlePlay {
             routes.append(OutboxRoute(sender: play.verifier, pool: .googlePlay, gating: play.verifier.gatingEndpoints))
         }
         if let revocation = settings.revocation { routes.append(OutboxRoute(sender: revocation, pool: .main, gating: [])) }
+        for consumption in settings.consumption { routes.append(OutboxRoute(sender: consumption, pool: .main, gating: [])) }
         return routes
     }
 

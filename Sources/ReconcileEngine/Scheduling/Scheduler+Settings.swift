@@ -15,6 +15,10 @@ extension Scheduler {
         /// Google Play-only daemon) and its endpoint has `[Verifier]`'s rate and circuit limits,
         /// as `delivery` does.
         public var revocation: RevocationSender?
+        /// The consumption answer senders, one per App Store Server API environment, when
+        /// `[Notifications] ConsumptionAnswer=on` with `Kind=appstore` (DESIGN §5a). They count
+        /// against `[Verifier]`'s `MaxInFlight=` and share its endpoints' rate and circuit.
+        public var consumption: [ConsumptionSender] = []
         public var resolver: AttemptResolver
         public var maxInFlight: Int
         /// Requests per second per endpoint; `nil` is unlimited.

@@ -11,7 +11,9 @@ extension PostgreSQLOrderStore {
         ON CONFLICT (source, notification_id) DO NOTHING RETURNING id
         """
 
-    public func ingestNotifications(_ notifications: [StoreNotification], now: Date) throws -> [NotificationIngestOutcome] {
+    public func ingestNotifications(
+        _ notifications: [StoreNotification], consumption: ConsumptionPolicy, now: Date
+    ) throws -> [NotificationIngestOutcome] {
         guard !notifications.isEmpty else { return [] }
         return try write { connection in
             try notifications.map { notification in
@@ -20,7 +22,8 @@ extension PostgreSQLOrderStore {
                     { $0.int64(0) })
                 else { return .duplicate }
                 let record = try Self.matchingOrder(notification, connection: connection)
-                return .taken(try Self.apply(notification, reference: reference, to: record, now: now, connection: connection))
+                return .taken(
+                    try Self.apply(notification, reference: reference, to: record, now: now, consumption: consumption, connection: connection))
             }
         }
     }
@@ -85,9 +88,11 @@ extension PostgreSQLOrderStore {
     }
 
     static func apply(
-        _ notification: StoreNotification, reference: Int64, to record: OrderRecord?, now: Date, connection: PostgreSQLConnection
+        _ notification: StoreNotification, reference: Int64, to record: OrderRecord?, now: Date, consumption: ConsumptionPolicy = .off,
+        connection: PostgreSQLConnection
     ) throws -> NotificationRules.Outcome {
-        let (plan, outcome) = try NotificationRules.apply(notification, to: record, now: now, lookups: PostgreSQLRuleLookups(connection: connection))
+        let (plan, outcome) = try NotificationRules.apply(
+            notification, to: record, now: now, lookups: PostgreSQLRuleLookups(connection: connection), consumption: consumption)
         if let plan { try write(plan, connection: connection) }
         let applied: Int64? = if case .waitsForAttempt = outcome { nil } else { now.epochMilliseconds }
         _ = try connection.run(

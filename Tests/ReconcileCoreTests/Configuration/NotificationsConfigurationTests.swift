@@ -38,6 +38,78 @@ struct NotificationsConfigurationTests {
         #expect(problems("[Notifications]\nPoll=500ms") == [
             "\(Self.path):7: [Notifications] Poll=: \"500ms\" is too short; the minimum is 1s"
         ])
-        #expect(problems("[Notifications]\nConsumptionAnswer=on").first?.hasPrefix("\(Self.path):7: [Notifications] ConsumptionAnswer=: unknown key") == true)
+        #expect(problems("[Notifications]\nPush=on").first?.hasPrefix("\(Self.path):7: [Notifications] Push=: unknown key") == true)
+    }
+
+    // MARK: - Consumption answers
+
+    func parseAppStore(_ text: String) throws(ConfigurationError) -> Configuration {
+        try ConfigurationParser.parse([ConfigurationSource(path: Self.path, text: ConfigurationParserTests.minimalAppStore + "\n" + text)])
+    }
+
+    @Test("the consumption keys default to off, no consent, no sample, no preference: nothing is answered")
+    func consumptionDefaults() throws {
+        let notifications = try parse("").notifications
+        #expect(notifications.consumption == .off)
+        #expect(notifications.consumption.answers == false)
+    }
+
+    @Test("ConsumptionAnswer=on with Kind=appstore: consent, sample and each preference spelling are read")
+    func consumptionKeys() throws {
+        let base = "[Notifications]\nConsumptionAnswer=on\nCustomerConsented=yes\nSampleContentProvided=yes\n"
+        let policy = try parseAppStore(base + "RefundPreference=grant_prorated").notifications.consumption
+        #expect(policy == ConsumptionPolicy(answer: true, customerConsented: true, sampleContentProvided: true, refundPreference: .grantProrated))
+        #expect(policy.answers)
+        for (text, preference) in [
+            ("decline", ConsumptionPolicy.RefundPreference.decline), ("DECLINE", .decline), ("grant_full", .grantFull), ("GRANT_FULL", .grantFull),
+            ("Grant_Prorated", .grantProrated),
+        ] {
+            #expect(try parseAppStore(base + "RefundPreference=\(text)").notifications.refundPreference == preference)
+        }
+        // Empty: reset to unset (not sent).
+        #expect(try parseAppStore(base + "RefundPreference=decline\nRefundPreference=").notifications.refundPreference == nil)
+        // On without consent is valid: the daemon records requests and answers none.
+        let unconsented = try parseAppStore("[Notifications]\nConsumptionAnswer=on").notifications.consumption
+        #expect(unconsented.answer && !unconsented.answers)
+    }
+
+    @Test("a bad consumption value is refused naming file, line and key")
+    func badConsumptionValues() {
+        // minimalApple has five lines; [Notifications] is line 6, its first key line 7.
+        #expect(problems("[Notifications]\nRefundPreference=maybe") == [
+            "\(Self.path):7: [Notifications] RefundPreference=: \"maybe\" is not a refund preference; use decline, grant_full or grant_prorated (or leave it empty)"
+        ])
+        #expect(problems("[Notifications]\nCustomerConsented=sure") == [
+            "\(Self.path):7: [Notifications] CustomerConsented=: \"sure\" is not a boolean; use yes or no"
+        ])
+        #expect(problems("[Notifications]\nSampleContentProvided=2") == [
+            "\(Self.path):7: [Notifications] SampleContentProvided=: \"2\" is not a boolean; use yes or no"
+        ])
+    }
+
+    @Test("ConsumptionAnswer=on needs Kind=appstore: refused with Kind=apple, naming both keys")
+    func consumptionNeedsAppStore() throws {
+        #expect(problems("[Notifications]\nConsumptionAnswer=on\nCustomerConsented=yes") == [
+            "\(Self.path):7: [Notifications] ConsumptionAnswer=: on needs [Verifier] Kind=appstore (its key signs the App Store Server API's token), not Kind=apple"
+        ])
+        // Off is fine with any Kind=.
+        #expect(problems("[Notifications]\nConsumptionAnswer=off\nCustomerConsented=yes").isEmpty)
+        // A Google Play-only daemon has no [Verifier] at all.
+        let playOnly = """
+            [GooglePlay]
+            PackageName=com.example.app
+            ServiceAccountFile=/etc/reconciled/play.json
+            [Notifications]
+            ConsumptionAnswer=on
+            """
+        do {
+            _ = try ConfigurationParser.parse([ConfigurationSource(path: Self.path, text: playOnly)])
+            Issue.record("a Google Play-only daemon with ConsumptionAnswer=on was accepted")
+        } catch {
+            #expect(error.problems.map(\.description) == [
+                "\(Self.path):5: [Notifications] ConsumptionAnswer=: on needs [Verifier] Kind=appstore (its key signs the App Store Server API's token), and there is none"
+            ])
+        }
+        #expect(try parseAppStore("[Notifications]\nConsumptionAnswer=on\nCustomerConsented=yes").notifications.consumptionAnswer)
     }
 }

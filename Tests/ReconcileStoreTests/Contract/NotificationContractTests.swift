@@ -145,6 +145,32 @@ struct NotificationContractTests {
         #expect(try store.notifications(orderID: "D1").map(\.outcome) == ["applied"])
     }
 
+    @Test("a CONSUMPTION_REQUEST with answering on queues one answer with a history row in the same transaction, the order unchanged; a repeat queues nothing; one for nobody is unmatched; off records it only", arguments: ContractStore.all)
+    func consumptionRequest(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
+        defer { opened.close() }
+        let store = opened.store
+        try finish(store, "F1", transactionID: "500")
+        let policy = ConsumptionPolicy(answer: true, customerConsented: true, sampleContentProvided: false, refundPreference: .decline)
+        let request = notification("c-1", "CONSUMPTION_REQUEST", transaction: "500")
+        #expect(try store.ingestNotifications([request], consumption: policy, now: t0 + 10) == [.taken(.noChange(orderID: "F1", state: .finished))])
+        #expect(try store.order(id: "F1")?.state == .finished)
+        #expect(try store.history(orderID: "F1").last?.reason == "consumption_answer_queued")
+        let action = try #require(try store.actions(orderID: "F1").first)
+        #expect(try store.actions(orderID: "F1").count == 1)
+        #expect(action.kind == .consumptionAnswer && action.endpoint == .production && action.idempotencyKey == "F1:consumption:c-1")
+        #expect(action.deadline == t0 + 12 * 3600 && action.state == .pending)
+        // Due at once, for the production API's sender.
+        let claimed = try store.claimActions(endpoint: .production, now: t0 + 11, limit: 10, owner: owner, leaseUntil: t0 + 100, charge: true)
+        #expect(claimed.map(\.action.idempotencyKey) == ["F1:consumption:c-1"])
+        #expect(try store.ingestNotifications([request], consumption: policy, now: t0 + 12) == [.duplicate])
+        #expect(try store.actions(orderID: "F1").count == 1)
+        #expect(try store.ingestNotifications([notification("c-2", "CONSUMPTION_REQUEST", transaction: "999")], consumption: policy, now: t0 + 13)
+            == [.taken(.unmatched)])
+        #expect(try store.ingestNotifications([notification("c-3", "CONSUMPTION_REQUEST", transaction: "500")], now: t0 + 14) == [.taken(.recorded)])
+        #expect(try store.actions(orderID: "F1").count == 1)
+    }
+
     @Test("an order whose attempt is in flight: the refund waits, and applies when the attempt ends", arguments: ContractStore.all)
     func waitsForAttempt(_ kind: ContractStore) async throws {
         let opened = try await kind.open()
