@@ -108,8 +108,8 @@ struct VerificationFactoryTests {
                 [Notifications]
                 \(notifications)
                 """)
-            let (settings, _, polling) = try VerificationFactory.configured(for: configuration, environment: [:], transport: NoTransport())
-            return (configuration, settings, polling)
+            let configured = try VerificationFactory.configured(for: configuration, environment: [:], transport: NoTransport())
+            return (configuration, configured.settings, configured.polling)
         }
         let (on, settings, polling) = try configured("ConsumptionAnswer=on\nCustomerConsented=yes\nRefundPreference=decline")
         #expect(settings.consumption.map(\.endpoint) == [.production, .sandbox])
