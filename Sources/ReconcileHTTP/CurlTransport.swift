@@ -272,15 +272,37 @@ private func curlHeader(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ cou
     guard let data, let context else { return 0 }
     let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
     let length = size * count
-    let line = data.withMemoryRebound(to: UInt8.self, capacity: length) {
-        String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
-    }
-    if line.hasPrefix("HTTP/") {
-        transfer.headers.removeAll()  // a new answer (after a 100 Continue)
-    } else if let colon = line.firstIndex(of: ":") {
-        let name = line[..<colon].lowercased()
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
-        if transfer.headers.count < 100 { transfer.headers.append(HTTPHeader(name, value)) }
+    // Bytes, not Strings: this runs for every header line of every answer (the profile of the
+    // end-to-end path had it at 6 % of the daemon's CPU with Foundation's trimming).
+    data.withMemoryRebound(to: UInt8.self, capacity: length) { start in
+        let line = UnsafeBufferPointer(start: start, count: length)
+        if line.starts(with: "HTTP/".utf8) {
+            transfer.headers.removeAll()  // a new answer (after a 100 Continue)
+        } else if transfer.headers.count < 100, let colon = line.firstIndex(of: UInt8(ascii: ":")) {
+            transfer.headers.append(HTTPHeader(HeaderLine.name(line[..<colon]), HeaderLine.value(line[(colon + 1)...])))
+        }
     }
     return length
+}
+
+/// The parts of a header line, from its bytes: the name lower-cased (ASCII; names are tokens),
+/// the value without the optional white space, CR and LF around it.
+enum HeaderLine {
+    static func name(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> String {
+        String(unsafeUninitializedCapacity: bytes.count) { buffer in
+            for (index, byte) in bytes.enumerated() {
+                buffer[index] = (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte
+            }
+            return bytes.count
+        }
+    }
+
+    static func value(_ bytes: Slice<UnsafeBufferPointer<UInt8>>) -> String {
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        while start < end, isSpace(bytes[start]) { start += 1 }
+        while end > start, isSpace(bytes[end - 1]) { end -= 1 }
+        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+    }
 }

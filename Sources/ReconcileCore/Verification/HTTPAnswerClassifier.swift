@@ -55,8 +55,15 @@ public enum HTTPAnswerClassifier {
     /// `text/json`, a `+json` type, or no content type at all.
     public static func declaresJSON(_ response: HTTPResponse) -> Bool {
         guard let value = response.header("content-type") else { return true }
-        let type = value.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-        return type == "application/json" || type == "text/json" || (type.hasPrefix("application/") && type.hasSuffix("+json"))
+        // The media type before any parameter, trimmed and lower-cased, as bytes (every answer
+        // passes here).
+        var type = Array(value.utf8.prefix { $0 != UInt8(ascii: ";") })
+        while let last = type.last, last == 0x20 || last == 0x09 { type.removeLast() }
+        let leading = type.prefix { $0 == 0x20 || $0 == 0x09 }.count
+        type.removeFirst(leading)
+        for index in type.indices where (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(type[index]) { type[index] |= 0x20 }
+        return type.elementsEqual("application/json".utf8) || type.elementsEqual("text/json".utf8)
+            || (type.starts(with: "application/".utf8) && type.count >= "application/+json".utf8.count && type.reversed().starts(with: "nosj+".utf8))
     }
 
     /// A short, printable excerpt of an error body's `reason` (or `error`, `message`) field, for

@@ -56,8 +56,14 @@ public struct HTTPResponse: Sendable, Hashable {
 
     /// The first value of a header (case-insensitive name).
     public func header(_ name: String) -> String? {
-        let lowered = name.lowercased()
-        return headers.first { $0.name.lowercased() == lowered }?.value
+        headers.first { Self.namesMatch($0.name, name) }?.value
+    }
+
+    /// Header names compared without regard to ASCII case (they are tokens), allocating nothing.
+    static func namesMatch(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        func lower(_ byte: UInt8) -> UInt8 { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 : byte }
+        return zip(a.utf8, b.utf8).allSatisfy { lower($0) == lower($1) }
     }
 }
 
