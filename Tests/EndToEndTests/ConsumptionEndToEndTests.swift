@@ -27,29 +27,34 @@ struct ConsumptionEndToEndTests {
         return try JSONParser().parse(response.body)["appstore"]?["consumption_answers"]?.arrayValue ?? []
     }
 
-    @Test("a CONSUMPTION_REQUEST file for a finished order is answered DELIVERED with the configured preference, one for a pending order UNDELIVERED_OTHER, each once; one for nobody is not answered; the orders do not change")
+    @Test("a CONSUMPTION_REQUEST file for a finished order is answered DELIVERED with the configured preference, one for a verified order whose delivery fails UNDELIVERED_OTHER, each once; one for an order never verified and one for nobody are not answered; the orders do not change")
     func answersRequests() async throws {
         let harness = Harness("consumption")
         let setup = try await AppStoreEndToEndTests.setUp(harness)
         try await AppStoreEndToEndTests.register(harness, environment: "Production", [("8001", "gems", ""), ("8002", "gems", "")])
         harness.configure(Self.configuration(
-            harness, consumption: "ConsumptionAnswer=on\nCustomerConsented=yes\nSampleContentProvided=yes\nRefundPreference=grant_prorated"))
+            harness, consumption: "ConsumptionAnswer=on\nCustomerConsented=yes\nSampleContentProvided=yes\nRefundPreference=grant_full")
+            + "\n[Delivery]\nURL=\(harness.base)/deliver\n")
         harness.drop("f1.json", OrderFixtures.orderJSON("F1", product: "gems", receipt: nil, transactionID: "8001"))
         let daemon = try harness.startDaemon()
         #expect(await harness.waitFor(.finished, count: 1), "\(harness.counts())")
-        // Apple fails P2's verification for now: it stays pending, retried.
-        try await harness.configureMock(#"{"status_rates":{"500":1},"path_prefix":"/appstore/production/inApps/v1/transactions/8002"}"#)
-        harness.drop("p2.json", OrderFixtures.orderJSON("P2", product: "gems", receipt: nil, transactionID: "8002"))
-        #expect(await eventually(timeout: .seconds(20)) { ((try? harness.store().order(id: "P2")?.attempts) ?? 0) >= 1 })
+        // The merchant's delivery endpoint fails from now on: V2 is verified (Apple's answer
+        // claimed 8002 for it) and waits for its delivery. P3's transaction Apple does not know:
+        // never verified, whatever its file says.
+        try await harness.configureMock(#"{"status_rates":{"500":1},"path_prefix":"/deliver"}"#)
+        harness.drop("v2.json", OrderFixtures.orderJSON("V2", product: "gems", receipt: nil, transactionID: "8002"))
+        harness.drop("p3.json", OrderFixtures.orderJSON("P3", product: "gems", receipt: nil, transactionID: "8003"))
+        #expect(await eventually(timeout: .seconds(20)) { (try? harness.store().order(id: "V2")?.state) == .verified })
 
-        for (name, id, transaction) in [("c1.json", "cons-1", "8001"), ("c2.json", "cons-2", "8002"), ("c3.json", "cons-3", "9999")] {
+        for (name, id, transaction) in [("c1.json", "cons-1", "8001"), ("c2.json", "cons-2", "8002"), ("c3.json", "cons-3", "9999"), ("c4.json", "cons-4", "8003")] {
             harness.drop(name, try NotificationEndToEndTests.notificationFile(setup.signer, id: id, type: "CONSUMPTION_REQUEST", transactionID: transaction, revoked: false))
         }
         #expect(await eventually(timeout: .seconds(20)) { ((try? await Self.answers(harness)) ?? []).count >= 2 }, "\(daemon.standardError.suffix(2000))")
+        #expect(await eventually(timeout: .seconds(20)) { (try? harness.store().history(orderID: "P3").last?.reason) == "consumption_not_answered" })
         // Nothing more comes: each request is answered once.
         try await Task.sleep(for: .seconds(1))
         let shown = try await harness.ctl(["show", "F1"])
-        let pending = try harness.store().order(id: "P2")?.state
+        let waiting = try harness.store().order(id: "V2")?.state
         daemon.send(SIGTERM)
         #expect(await daemon.wait() == 0)
 
@@ -59,18 +64,19 @@ struct ConsumptionEndToEndTests {
         #expect(byTransaction["8001"]?["delivery_status"]?.stringValue == "DELIVERED", "\(answers)")
         #expect(byTransaction["8002"]?["delivery_status"]?.stringValue == "UNDELIVERED_OTHER", "\(answers)")
         for transaction in ["8001", "8002"] {
-            #expect(byTransaction[transaction]?["refund_preference"]?.stringValue == "GRANT_PRORATED")
+            #expect(byTransaction[transaction]?["refund_preference"]?.stringValue == "GRANT_FULL")
             #expect(byTransaction[transaction]?["sample_content_provided"] == .bool(true))
             #expect(byTransaction[transaction]?["environment"]?.stringValue == "Production")
         }
-        #expect(byTransaction["9999"] == nil, "an unmatched request was answered")
-        #expect(pending == .pending, "P2 was meant to be still pending when its request came: \(pending.map(\.rawValue) ?? "none")")
+        #expect(byTransaction["9999"] == nil && byTransaction["8003"] == nil, "an unmatched or unverified request was answered")
+        #expect(waiting == .verified, "V2 was meant to be waiting for its delivery when its request came: \(waiting.map(\.rawValue) ?? "none")")
 
         let store = try harness.store()
         #expect(try store.order(id: "F1")?.state == .finished, "a consumption request changed the order")
         let actions = try store.actions(orderID: "F1")
         #expect(actions.map(\.kind) == [.consumptionAnswer] && actions.first?.state == .done && actions.first?.idempotencyKey == "F1:consumption:cons-1", "\(actions)")
-        #expect(try store.actions(orderID: "P2").map(\.state) == [.done])
+        #expect(try store.actions(orderID: "V2").filter { $0.kind == .consumptionAnswer }.map(\.state) == [.done])
+        #expect(try store.actions(orderID: "P3").isEmpty && store.order(id: "P3")?.state != .finished)
         #expect(try store.history(orderID: "F1").last?.reason == "consumption_answer_queued")
         #expect(try store.notifications(unmatchedOnly: true, limit: 10).map(\.notification.notificationID) == ["cons-3"])
         #expect(shown.status == 0 && shown.output.contains("consumption_answer") && shown.output.contains("answered"), "\(shown.output)")

@@ -121,7 +121,11 @@ public enum ConfigurationKeys {
             section: "Notifications", name: "RefundPreference",
             apply: { configuration, value throws(Problem) in
                 guard let preference = ConsumptionPolicy.RefundPreference(configured: value.text) else {
-                    throw Problem("\(quote(value.text)) is not a refund preference; use decline, grant_full or grant_prorated (or leave it empty)")
+                    if value.text.uppercased() == "GRANT_PRORATED" {
+                        throw Problem(
+                            "grant_prorated is for auto-renewable subscriptions only, and Apple refuses an answer about another purchase that carries it; use decline or grant_full (or leave it empty)")
+                    }
+                    throw Problem("\(quote(value.text)) is not a refund preference; use decline or grant_full (or leave it empty)")
                 }
                 configuration.notifications.refundPreference = preference
             },

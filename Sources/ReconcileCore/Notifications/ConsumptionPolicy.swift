@@ -6,10 +6,11 @@ public struct ConsumptionPolicy: Sendable, Hashable {
     public enum RefundPreference: String, Sendable, Hashable, CaseIterable {
         case decline = "DECLINE"
         case grantFull = "GRANT_FULL"
-        case grantProrated = "GRANT_PRORATED"
+        // `GRANT_PRORATED` is left out: Apple takes it for auto-renewable subscriptions only, and
+        // refuses an answer about any other purchase that carries it (review).
 
-        /// Reads `decline`, `grant_full`, `grant_prorated` in any case (so Apple's own spellings
-        /// `DECLINE`, `GRANT_FULL`, `GRANT_PRORATED` too).
+        /// Reads `decline`, `grant_full` in any case (so Apple's own spellings `DECLINE`,
+        /// `GRANT_FULL` too).
         public init?(configured text: String) {
             self.init(rawValue: text.uppercased())
         }

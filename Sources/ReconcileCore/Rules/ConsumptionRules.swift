@@ -49,6 +49,12 @@ public enum ConsumptionRules {
         guard policy.customerConsented else {
             return history(notAnswered, "not answered: CustomerConsented=no, and Apple accepts no answer without the customer's consent")
         }
+        // Matched only by the transaction id the client wrote in its order file (the order was
+        // never verified): the daemon does not know this purchase is that order's, nor whether
+        // the app delivered it another way — it says nothing rather than "not delivered" (review).
+        guard record.grant != nil else {
+            return history(notAnswered, "not answered: the order's purchase was never verified, so the daemon does not know whether it was delivered")
+        }
         let deadline = (notification.signedAt ?? now).addingTimeInterval(answerWindow)
         guard now < deadline else {
             return history(deadlinePassed, "not answered: Apple's 12-hour deadline passed at \(RFC3339.format(deadline))")

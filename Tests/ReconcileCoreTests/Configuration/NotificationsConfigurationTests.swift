@@ -57,12 +57,12 @@ struct NotificationsConfigurationTests {
     @Test("ConsumptionAnswer=on with Kind=appstore: consent, sample and each preference spelling are read")
     func consumptionKeys() throws {
         let base = "[Notifications]\nConsumptionAnswer=on\nCustomerConsented=yes\nSampleContentProvided=yes\n"
-        let policy = try parseAppStore(base + "RefundPreference=grant_prorated").notifications.consumption
-        #expect(policy == ConsumptionPolicy(answer: true, customerConsented: true, sampleContentProvided: true, refundPreference: .grantProrated))
+        let policy = try parseAppStore(base + "RefundPreference=grant_full").notifications.consumption
+        #expect(policy == ConsumptionPolicy(answer: true, customerConsented: true, sampleContentProvided: true, refundPreference: .grantFull))
         #expect(policy.answers)
         for (text, preference) in [
             ("decline", ConsumptionPolicy.RefundPreference.decline), ("DECLINE", .decline), ("grant_full", .grantFull), ("GRANT_FULL", .grantFull),
-            ("Grant_Prorated", .grantProrated),
+            ("Grant_Full", .grantFull),
         ] {
             #expect(try parseAppStore(base + "RefundPreference=\(text)").notifications.refundPreference == preference)
         }
@@ -77,7 +77,11 @@ struct NotificationsConfigurationTests {
     func badConsumptionValues() {
         // minimalApple has five lines; [Notifications] is line 6, its first key line 7.
         #expect(problems("[Notifications]\nRefundPreference=maybe") == [
-            "\(Self.path):7: [Notifications] RefundPreference=: \"maybe\" is not a refund preference; use decline, grant_full or grant_prorated (or leave it empty)"
+            "\(Self.path):7: [Notifications] RefundPreference=: \"maybe\" is not a refund preference; use decline or grant_full (or leave it empty)"
+        ])
+        // Apple takes GRANT_PRORATED for auto-renewable subscriptions only (review).
+        #expect(problems("[Notifications]\nRefundPreference=grant_prorated") == [
+            "\(Self.path):7: [Notifications] RefundPreference=: grant_prorated is for auto-renewable subscriptions only, and Apple refuses an answer about another purchase that carries it; use decline or grant_full (or leave it empty)"
         ])
         #expect(problems("[Notifications]\nCustomerConsented=sure") == [
             "\(Self.path):7: [Notifications] CustomerConsented=: \"sure\" is not a boolean; use yes or no"
