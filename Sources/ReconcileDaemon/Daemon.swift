@@ -180,7 +180,7 @@ public final class Daemon {
             layout: layout, store: store, settings: Self.ingestSettings(configuration, configured.notifications), logger: logger,
             onCommitted: { summary in
                 // A push of a voided purchase changes nothing until Google's list confirms it.
-                if summary.playVoidedPushes > 0 { playPoller.confirm(packages: summary.playVoidedPackages) }
+                if summary.playVoidedPushes > 0 { playPoller.confirm() }
                 scheduler.nudge()
                 stateChanged()
             })

@@ -62,8 +62,6 @@ public actor SpoolIngestor {
         /// New Pub/Sub pushes of voided purchases taken in: Google Play's voided purchases list
         /// is to be read now to confirm them (DESIGN §5a).
         public var playVoidedPushes = 0
-        /// The packages those pushes named (valid package names only).
-        public var playVoidedPackages: Set<String> = []
 
         public init() {}
 
@@ -78,7 +76,6 @@ public actor SpoolIngestor {
             lhs.rejected += rhs.rejected
             lhs.deferred += rhs.deferred
             lhs.playVoidedPushes += rhs.playVoidedPushes
-            lhs.playVoidedPackages.formUnion(rhs.playVoidedPackages)
         }
     }
 
@@ -272,8 +269,6 @@ public actor SpoolIngestor {
         var identity: FileIdentity
         /// A Pub/Sub push of a voided purchase: confirmed by reading the list.
         var isPlayVoided = false
-        /// The package it named, if valid.
-        var playPackage: String? = nil
     }
 
     private func processBatch(_ names: [SpoolFileName], in directory: Int32) -> Summary {
@@ -349,10 +344,7 @@ public actor SpoolIngestor {
                     summary.duplicates += 1
                 } else {
                     summary.notifications += 1
-                    if read.isPlayVoided {
-                        summary.playVoidedPushes += 1
-                        if let package = read.playPackage { summary.playVoidedPackages.insert(package) }
-                    }
+                    if read.isPlayVoided { summary.playVoidedPushes += 1 }
                 }
             }
             let logger = logger
@@ -390,7 +382,7 @@ public actor SpoolIngestor {
                         do throws(OrderFileProblem) {
                             let (push, notification) = try notifications.readPlayPush(bytes)
                             return .notification(NotificationRead(
-                                name: name, notification: notification, identity: identity, isPlayVoided: push.isVoided, playPackage: push.voidedPackage))
+                                name: name, notification: notification, identity: identity, isPlayVoided: push.isVoided))
                         } catch {
                             return .problem(name, error)
                         }

@@ -35,6 +35,7 @@ struct PlayVoidedPurchasePollerTests {
         var store: SQLiteOrderStore
         var transport: ScriptedTransport
         var log: CapturingLogHandler
+        var gate: RecordingGate
         var poller: PlayVoidedPurchasePoller
     }
 
@@ -50,10 +51,11 @@ struct PlayVoidedPurchasePollerTests {
             api: EndpointSettings(url: Self.playURL, timeout: .seconds(5)), packageName: Self.package, allowTestPurchases: false, tokens: tokens,
             transport: transport)
         let log = CapturingLogHandler()
+        let gate = RecordingGate()
         let poller = PlayVoidedPurchasePoller(
-            settings: .init(interval: .seconds(3600), packageName: Self.package, verifier: verifier), store: store, gate: RecordingGate(),
+            settings: .init(interval: .seconds(3600), packageName: Self.package, verifier: verifier), store: store, gate: gate,
             logger: Logger(handler: log, minimumLevel: .debug))
-        return Fixture(directory: directory, store: store, transport: transport, log: log, poller: poller)
+        return Fixture(directory: directory, store: store, transport: transport, log: log, gate: gate, poller: poller)
     }
 
     func voidedRequests(_ f: Fixture) -> [String] {
@@ -101,20 +103,48 @@ struct PlayVoidedPurchasePollerTests {
         #expect(f.log.records.contains { $0.level == .warning && $0.message.contains("View financial data") })
     }
 
-    @Test("a push's confirmation reads the packages it named and PackageName=, and those packages are polled from then on; past the limit a package is not read, and said so")
-    func confirmations() async throws {
+    @Test("the packages read are PackageName= and those the store's orders name — never one only a push named; a push's confirmation reads them without a turn")
+    func packages() async throws {
         let start = Self.now - 86_400
         let f = try await fixture([
             Self.url(start: start): [Self.page([])], Self.url("com.example.other", start: start): [Self.page([])],
+            Self.url(start: Self.now - 60 - 3600): [Self.page([])],
         ])
-        f.poller.confirm(packages: ["com.example.other"])
+        #expect(await f.poller.pollNow(now: Self.now).map(\.package) == ["com.example.game"])
+        let text = OrderFixtures.orderJSON("O1", product: "gems", receipt: nil, extra: #""purchase_token":"tok-O1","package_name":"com.example.other""#)
+        let bytes = Array(text.utf8)
+        _ = try f.store.ingest(
+            [IngestCandidate(submission: try OrderFileParser().parse(bytes), raw: bytes, contentHash: "O1", fileName: "O1.json")],
+            verifiers: ConfiguredVerifiers(kind: nil, googlePlay: true), now: Self.now)
+        #expect(try f.store.playPackageNames() == ["com.example.other"])
+        f.poller.confirm()
         let confirmed = await f.poller.pollNow(now: Self.now, confirming: true)
         #expect(confirmed.map(\.package) == ["com.example.game", "com.example.other"] && confirmed.allSatisfy(\.completed))
-        // Nothing left to confirm: only PackageName= is read.
-        #expect(await f.poller.pollNow(now: Self.now, confirming: true).map(\.package) == ["com.example.game"])
-        // A regular poll reads every package known.
-        #expect(await f.poller.pollNow(now: Self.now).map(\.package) == ["com.example.game", "com.example.other"])
-        f.poller.confirm(packages: Set((1...20).map { "com.example.p\($0)" }))
-        #expect(f.log.records.filter { $0.message.contains("past the 16 packages") }.count == 5)
+        #expect(!voidedRequests(f).contains { $0.contains("/applications/aaa.") }, "a package no order names was read")
+    }
+
+    @Test("Google refusing the list (403, 404) never opens [GooglePlay]'s circuit: verifications go on")
+    func refusalsAreNotTheEndpoints() async throws {
+        let start = Self.now - 86_400
+        let f = try await fixture([
+            Self.url(start: start): [answer(404, #"{"error":{"code":404,"message":"No application was found for the given package name.","errors":[{"reason":"applicationNotFound"}]}}"#, headers: Self.json)],
+        ])
+        let summary = try #require(await f.poller.pollNow(now: Self.now).first)
+        #expect(!summary.completed && summary.stoppedBecause?.hasPrefix("play_404") == true, "\(summary)")
+        #expect(!f.gate.observations.isEmpty && f.gate.observations.allSatisfy { if case .healthy = $0 { true } else { false } }, "\(f.gate.observations)")
+    }
+
+    @Test("a checkpoint ahead of the clock counts as now; a page token named twice ends the read, the checkpoint left")
+    func checkpointEdges() async throws {
+        let ahead = Self.now + 7200
+        let f = try await fixture([
+            Self.url(start: Self.now - 3600): [Self.page(["t1"], next: "again")],
+            Self.url(start: Self.now - 3600, token: "again"): [Self.page(["t2"], next: "again")],
+        ])
+        try f.store.advanceCheckpoint("googleplay.\(Self.package)", to: ahead, now: Self.now)
+        let summary = try #require(await f.poller.pollNow(now: Self.now).first)
+        #expect(voidedRequests(f).first == Self.url(start: Self.now - 3600), "\(voidedRequests(f))")
+        #expect(!summary.completed && summary.stoppedBecause == "repeated_page_token" && summary.pages == 2 && summary.taken == 2, "\(summary)")
+        #expect(try f.store.checkpoint("googleplay.\(Self.package)") == ahead)
     }
 }

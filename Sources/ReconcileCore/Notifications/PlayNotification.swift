@@ -30,14 +30,7 @@ public struct PlayNotification: Sendable, Hashable {
         self.kind = kind
     }
 
-    /// The package whose voided purchases are read to confirm this push: its `packageName`
-    /// when it is a voided purchase notification naming a valid one; `nil` otherwise (a voided
-    /// push without one is confirmed in `[GooglePlay] PackageName=`).
-    public var voidedPackage: String? {
-        guard case .voided = kind, let packageName, AndroidPackageName.problem(packageName) == nil else { return nil }
-        return packageName
-    }
-
+    /// A voided purchase notification: Google's voided purchases list is to be read.
     public var isVoided: Bool {
         if case .voided = kind { return true }
         return false

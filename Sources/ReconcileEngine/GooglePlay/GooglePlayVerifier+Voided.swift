@@ -29,7 +29,10 @@ extension GooglePlayVerifier {
     }
 
     /// A `voidedpurchases.list` answer: a page, or why not. A 403 that is not a rate limit most
-    /// often means the service account lacks "View financial data".
+    /// often means the service account lacks "View financial data". A refusal of this request
+    /// (403, 400, 404) says nothing of the endpoint's health — it is about this list, or this
+    /// package — so it never opens `[GooglePlay]`'s circuit: verifications and acknowledgements
+    /// go on (review: a package Google refuses must not stop them).
     static func judgeVoidedPage(_ result: HTTPExchangeResult) -> EndpointExchange.Judgement<PlayVoidedPurchase.Page> {
         guard let response = result.response else {
             return .of(HTTPAnswerClassifier.classify(result, now: Date())) { _ in .init(.verdict(.transient("unexpected"))) }
@@ -56,10 +59,10 @@ extension GooglePlayVerifier {
                 retryAfter: after, rateLimited: rateLimited, detail: reason)
         case .configuration(let reason):
             let why = response.status == 403 ? "\(reason) (voided purchases need the \"View financial data\" permission)" : reason
-            return .init(.verdict(.configuration(Reason(parsing: why))), observation: .configuration(reason: reason), detail: why)
+            return .init(.verdict(.configuration(Reason(parsing: why))), observation: .healthy, detail: why)
         case .tokenExpired(let reason), .tokenNotFound(let reason), .escalate(let reason):
             // No token is named in this request: a 4xx here is our request, or the package.
-            return .init(.verdict(.configuration(Reason(parsing: reason))), observation: .configuration(reason: reason), detail: reason)
+            return .init(.verdict(.configuration(Reason(parsing: reason))), observation: .healthy, detail: reason)
         }
     }
 

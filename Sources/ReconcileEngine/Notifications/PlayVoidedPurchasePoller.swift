@@ -9,14 +9,17 @@ import Synchronization
 /// Play purchase revokes its order. Two reasons to read the list:
 ///
 /// - **Polling** (`[Notifications] Poll=`): every interval (and once shortly after start), for
-///   `[GooglePlay] PackageName=` and every package a push has named since start, from the stored
+///   `[GooglePlay] PackageName=` and every package the store's orders name, from the stored
 ///   checkpoint minus ``Settings/overlap`` (the first time: the last ``Settings/firstLookBack``;
 ///   never further back than the 30 days Google keeps) — so no public endpoint is needed.
 /// - **Confirming a push**: a Pub/Sub push of a voided purchase, taken in from the spool, is
-///   only a hint (anyone who can write a file could forge one): ``confirm(packages:)`` reads the
-///   list of the packages it named now — at most once per ``Settings/minimumSpacing``, however
-///   many pushes come (Google allows 30 queries per 30 seconds and 6,000 a day per package) —
-///   and only what the list says changes an order. This works with `Poll=off` too.
+///   only a hint (anyone who can write a file could forge one): ``confirm()`` reads the lists
+///   now — at most once per ``Settings/minimumSpacing``, however many pushes come (Google allows
+///   30 queries per 30 seconds and 6,000 a day per package) — and once more
+///   ``Settings/recheckDelay`` later, in case Google's list had not caught up with its push. Only
+///   what the list says changes an order, and only the packages above are ever read: a package
+///   named by a push alone is not (a forged name would be a request Google refuses). This works
+///   with `Poll=off` too.
 ///
 /// Each listed record becomes a ``StoreNotification`` keyed by the token's digest and the voided
 /// time, so a record listed again (the overlap, another node) changes nothing. Pages follow
@@ -42,8 +45,10 @@ public final class PlayVoidedPurchasePoller: Service {
         public var firstDelay: Duration = .seconds(10)
         /// Between two reads of the list for pushes.
         public var minimumSpacing: Duration = .seconds(15)
+        /// After pushes were confirmed, the lists are read once more this long after.
+        public var recheckDelay: Duration = .seconds(300)
         public var maximumPages = 1_000
-        /// Packages named by pushes and polled from then on; more are ignored (logged).
+        /// Packages read besides `PackageName=`; the store's orders naming more are logged.
         public var maximumPackages = 16
         public var sharedTurns = false
 
@@ -64,25 +69,18 @@ public final class PlayVoidedPurchasePoller: Service {
         public var stoppedBecause: String?
     }
 
-    let store: any OrderIngesting & CheckpointStore
+    let store: any OrderIngesting & CheckpointStore & PlayPackageSource
     let gate: any EndpointGate
     let logger: Logger
     let onCommitted: @Sendable () -> Void
     private let settings: Mutex<Settings?>
-
-    private struct Pending {
-        /// Packages named by pushes since start (polled with the configured one).
-        var known: Set<String> = []
-        /// Packages to read for pushes not yet confirmed.
-        var toConfirm: Set<String> = []
-        var confirmRequested = false
-    }
-    private let pending = Mutex(Pending())
+    /// A push asked for the lists to be read.
+    private let confirmRequested = Atomic<Bool>(false)
     private let wake = WakeSignal()
     private let stopped = Atomic<Bool>(false)
 
     public init(
-        settings: Settings?, store: any OrderIngesting & CheckpointStore, gate: any EndpointGate, logger: Logger,
+        settings: Settings?, store: any OrderIngesting & CheckpointStore & PlayPackageSource, gate: any EndpointGate, logger: Logger,
         onCommitted: @escaping @Sendable () -> Void = {}
     ) {
         self.settings = Mutex(settings)
@@ -97,28 +95,9 @@ public final class PlayVoidedPurchasePoller: Service {
         wake.signal()
     }
 
-    /// Pushes of voided purchases were taken in: read the list of `packages` (and of
-    /// `PackageName=`) soon.
-    public func confirm(packages: Set<String>) {
-        let limit = settings.withLock { $0?.maximumPackages } ?? 16
-        let ignored = pending.withLock { state -> [String] in
-            state.confirmRequested = true
-            var ignored: [String] = []
-            for package in packages.sorted() {
-                if state.known.contains(package) || state.known.count < limit {
-                    state.known.insert(package)
-                    state.toConfirm.insert(package)
-                } else {
-                    ignored.append(package)
-                }
-            }
-            return ignored
-        }
-        for package in ignored {
-            logger.warning(
-                "a Google Play push names package \(package), past the \(limit) packages a daemon reads voided purchases of; its voided purchases are read only if it is PackageName=",
-                [.reason: "too_many_packages"])
-        }
+    /// Pushes of voided purchases were taken in: read the lists soon.
+    public func confirm() {
+        confirmRequested.store(true, ordering: .releasing)
         wake.signal()
     }
 
@@ -126,14 +105,16 @@ public final class PlayVoidedPurchasePoller: Service {
         let started = ContinuousClock.now
         var lastPoll: ContinuousClock.Instant?
         var lastRead: ContinuousClock.Instant?
+        // The second read after a confirmation (Google's list may lag its push).
+        var recheck: ContinuousClock.Instant?
         while !stopped.load(ordering: .acquiring) {
             guard let current = settings.withLock({ $0 }) else {
                 await wake.wait(until: nil)
                 continue
             }
             let regularDue = current.interval.map { interval in lastPoll.map { $0 + interval } ?? started + min(interval, current.firstDelay) }
-            let confirmDue = pending.withLock { $0.confirmRequested } ? (lastRead.map { $0 + current.minimumSpacing } ?? .now) : nil
-            guard let due = [regularDue, confirmDue].compactMap({ $0 }).min() else {
+            let confirmDue = confirmRequested.load(ordering: .acquiring) ? (lastRead.map { $0 + current.minimumSpacing } ?? .now) : nil
+            guard let due = [regularDue, confirmDue, recheck].compactMap({ $0 }).min() else {
                 await wake.wait(until: nil)
                 continue
             }
@@ -146,7 +127,9 @@ public final class PlayVoidedPurchasePoller: Service {
                 _ = await poll(current, now: now, confirming: false)
                 lastPoll = ContinuousClock.now
             } else {
+                let pushed = confirmDue.map { $0 <= ContinuousClock.now } ?? false
                 _ = await poll(current, now: now, confirming: true)
+                recheck = pushed ? ContinuousClock.now + current.recheckDelay : nil
             }
             lastRead = ContinuousClock.now
         }
@@ -157,24 +140,33 @@ public final class PlayVoidedPurchasePoller: Service {
         wake.signal()
     }
 
-    /// One read of every package now (tests call it directly); `confirming`: only the packages
-    /// pushes asked for, without taking a turn.
+    /// One read of every package now (tests call it directly); `confirming`: for pushes,
+    /// without taking a turn.
     public func pollNow(now: Date = Date(), confirming: Bool = false) async -> [Summary] {
         guard let current = settings.withLock({ $0 }) else { return [] }
         return await poll(current, now: now, confirming: confirming)
     }
 
     func poll(_ settings: Settings, now: Date, confirming: Bool) async -> [Summary] {
-        // Taken before the reads: a push arriving during them asks for another.
-        let (known, toConfirm) = pending.withLock { state -> (Set<String>, Set<String>) in
-            defer {
-                state.toConfirm = []
-                state.confirmRequested = false
-            }
-            return (state.known, state.toConfirm)
-        }
-        var packages = confirming ? toConfirm : known
+        // Cleared before the reads: a push arriving during them asks for another. A regular
+        // poll on a shared store may lose a package's turn, so it leaves a push's request for
+        // the confirmation (which takes no turn).
+        if confirming || !settings.sharedTurns { confirmRequested.store(false, ordering: .releasing) }
+        var packages: Set<String> = []
         if let configured = settings.packageName { packages.insert(configured) }
+        do {
+            let named = try store.playPackageNames().filter { $0 != settings.packageName }
+            if named.count > settings.maximumPackages {
+                logger.warning(
+                    "orders name \(named.count) Android packages besides PackageName=; the voided purchases of the first \(settings.maximumPackages) are read",
+                    [.endpoint: VerificationEndpoint.googlePlay.rawValue, .reason: "too_many_packages"])
+            }
+            packages.formUnion(named.prefix(settings.maximumPackages))
+        } catch {
+            logger.warning(
+                "cannot read which packages the orders name: \(error); only PackageName='s voided purchases are read",
+                [.reason: StoreFailure.of(error).rawValue])
+        }
         var summaries: [Summary] = []
         for package in packages.sorted() {
             summaries.append(await poll(package: package, settings: settings, now: now, takeTurn: settings.sharedTurns && !confirming))
@@ -209,9 +201,19 @@ public final class PlayVoidedPurchasePoller: Service {
         // Google refuses a start older than 30 days: an hour inside that edge. The end is left
         // to Google (its "now"; ours may run ahead), and the checkpoint a minute behind ours.
         let earliest = now.addingTimeInterval(-settings.history.inSeconds + 3600)
-        let start = max(earliest, checkpoint.map { $0.addingTimeInterval(-settings.overlap.inSeconds) } ?? now.addingTimeInterval(-settings.firstLookBack.inSeconds))
+        // A checkpoint from a clock ahead of ours counts as now: the start is never later than
+        // an overlap before now (Google refuses a start in the future).
+        let from = checkpoint.map { min($0, now) }.map { $0.addingTimeInterval(-settings.overlap.inSeconds) }
+            ?? now.addingTimeInterval(-settings.firstLookBack.inSeconds)
+        if from < earliest, let checkpoint {
+            logger.warning(
+                "\(package) voided purchases were last read up to \(RFC3339.format(checkpoint)); Google lists 30 days back, so purchases voided and listed before \(RFC3339.format(earliest)) can no longer be read",
+                [.endpoint: VerificationEndpoint.googlePlay.rawValue, .reason: "voided_gap"])
+        }
+        let start = max(earliest, from)
         let end = now.addingTimeInterval(-60)
         var pageToken: String?
+        var tokensSeen: Set<String> = []
         repeat {
             guard summary.pages < settings.maximumPages else {
                 return stop(
@@ -252,6 +254,9 @@ public final class PlayVoidedPurchasePoller: Service {
                 onCommitted()
             }
             pageToken = page.nextPageToken
+            if let token = pageToken, !tokensSeen.insert(token).inserted {
+                return stop(&summary, "repeated_page_token", "\(package) voided purchases: Google named the same next page twice; the checkpoint stays", reason: "repeated_page_token")
+            }
         } while pageToken != nil
         do {
             try store.advanceCheckpoint(checkpointName, to: max(end, checkpoint ?? end), now: Date())

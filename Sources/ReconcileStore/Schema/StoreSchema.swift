@@ -262,11 +262,13 @@ public enum StoreSchema {
                     updated_at INTEGER NOT NULL
                 );
                 """),
-        // A Google Play voided purchase finds an order not verified yet (no claim) by its token.
+        // Google Play refunds: a voided purchase finds an order not verified yet (no claim) by its
+        // token; voided purchases are read for each package orders name.
         Migration(
-            version: 8, name: "orders by purchase token (Google Play refunds)",
+            version: 8, name: "orders by purchase token and package (Google Play refunds)",
             sql: """
                 CREATE INDEX orders_purchase_token ON orders(purchase_token) WHERE purchase_token IS NOT NULL;
+                CREATE INDEX orders_package ON orders(package_name) WHERE package_name IS NOT NULL;
                 """),
     ]
 
