@@ -22,6 +22,11 @@ public final class CurlTransport: HTTPTransport {
         loop = CurlMultiLoop(maximumConnections: maximumConnections)
     }
 
+    /// With `systemAnchors` in place of the system's CA bundle (tests).
+    init(maximumConnections: Int = 128, systemAnchors: [UInt8]) {
+        loop = CurlMultiLoop(maximumConnections: maximumConnections, systemAnchors: systemAnchors)
+    }
+
     public func send(_ request: HTTPRequest) async -> HTTPExchangeResult {
         await withCheckedContinuation { continuation in
             loop.submit(CurlTransfer(request: request, continuation: continuation))
@@ -43,14 +48,32 @@ public final class CurlTransport: HTTPTransport {
 /// (Anchors added to the store libcurl had set up, as before, went into that cache where libcurl
 /// keeps one — for every endpoint — and the connections they verified served any request, after
 /// a reload too.)
-final class CertificateBundle: Sendable {
+///
+/// Parsing the system's ≈140 anchors costs ≈45 ms of CPU, and libcurl parsed a blob again for
+/// every new connection, on the loop's one thread (a server closing each connection held the
+/// daemon to ≈21 requests/s). So the whole bundle is parsed once into an `X509_STORE`
+/// (``store``) that each new connection's TLS context takes (`CURLOPT_SSL_CTX_FUNCTION`); the
+/// blob libcurl is given is the section's anchors alone (``blob``: small to parse, and still
+/// what keeps connections of different anchors apart).
+final class CertificateBundle: @unchecked Sendable {
+    // @unchecked: immutable after init; OpenSSL's X509_STORE is reference-counted and locked.
     let bytes: [UInt8]
+    /// The section's anchors alone, as libcurl's `CURLOPT_CAINFO_BLOB`.
+    let blob: [UInt8]
+    /// Every anchor of ``bytes``, parsed; `nil` if none could be (libcurl's own parse decides then).
+    let store: OpaquePointer?
 
     init(system: [UInt8], anchors: TrustAnchors) {
         var bytes = system
         if let last = bytes.last, last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
         bytes += anchors.pem
         self.bytes = bytes
+        blob = anchors.pem
+        store = bytes.withUnsafeBytes { reconcile_store_from_pem($0.baseAddress, Int32(clamping: $0.count)) }
+    }
+
+    deinit {
+        if let store { X509_STORE_free(store) }
     }
 
     /// The system's anchors: the PEM file libcurl was built to use (`CURLINFO_CAINFO`; Debian's
@@ -80,6 +103,8 @@ final class CurlTransfer: @unchecked Sendable {
         return buffer
     }()
     var headerList: UnsafeMutablePointer<curl_slist>?
+    /// The anchors its connections are verified with, alive while libcurl may call back with them.
+    var bundle: CertificateBundle?
     var started = ContinuousClock.now
 
     init(request: HTTPRequest, continuation: CheckedContinuation<HTTPExchangeResult, Never>) {
@@ -107,9 +132,10 @@ final class CurlMultiLoop: @unchecked Sendable {
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
     }()
 
-    init(maximumConnections: Int) {
+    init(maximumConnections: Int, systemAnchors: [UInt8]? = nil) {
         _ = Self.globalInit
         multi = curl_multi_init()!
+        if let systemAnchors { bundles.withLock { $0.system = systemAnchors } }
         _ = reconcile_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maximumConnections)
         let thread = Thread { [self] in self.run() }
         thread.name = "reconcile-http"
@@ -207,8 +233,16 @@ final class CurlMultiLoop: @unchecked Sendable {
         transfer.headerList = list
         _ = reconcile_curl_setopt_pointer(easy, CURLOPT_HTTPHEADER, list)
         if let anchors = request.trustAnchors {
-            let bundle = bundle(anchors).bytes
-            _ = bundle.withUnsafeBytes { reconcile_curl_setopt_blob_copy(easy, CURLOPT_CAINFO_BLOB, $0.baseAddress, $0.count) }
+            let bundle = bundle(anchors)
+            if let store = bundle.store {
+                // The section's anchors for libcurl (cheap, and what tells its connections
+                // apart); the whole bundle, parsed once, for the verification.
+                _ = bundle.blob.withUnsafeBytes { reconcile_curl_setopt_blob_copy(easy, CURLOPT_CAINFO_BLOB, $0.baseAddress, $0.count) }
+                _ = reconcile_curl_use_cert_store(easy, store)
+                transfer.bundle = bundle
+            } else {
+                _ = bundle.bytes.withUnsafeBytes { reconcile_curl_setopt_blob_copy(easy, CURLOPT_CAINFO_BLOB, $0.baseAddress, $0.count) }
+            }
         }
         transfer.started = ContinuousClock.now
         active[easy] = transfer

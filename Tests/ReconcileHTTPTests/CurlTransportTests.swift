@@ -172,6 +172,24 @@ struct CurlTransportTests {
         return (front, backend, anchors)
     }
 
+    @Test("a section's anchors add to the system's: a server only the system's bundle trusts is verified for a request carrying other anchors, over a store parsed once")
+    func systemAnchorsStayWithSectionAnchors() async throws {
+        let directory = TemporaryDirectory(prefix: "tls-system")
+        let (front, backend, systemAuthority) = try await keepAliveTLS(directory)
+        defer { front.stop(); backend.stop() }
+        let other = try await TestServerCertificates.make(in: directory.path, name: "other")
+        let otherAnchors = TrustAnchors(path: other.authority, pem: Array(try Data(contentsOf: URL(fileURLWithPath: other.authority))))
+        // The "system" trusts the server's authority; the section trusts another one only.
+        let transport = CurlTransport(systemAnchors: systemAuthority.pem)
+        var request = HTTPRequest(method: "GET", url: "https://127.0.0.1:\(front.port)/x", timeout: .seconds(10))
+        request.trustAnchors = otherAnchors
+        let answered = await transport.send(request)
+        #expect(answered.response?.status == 200, "\(answered.outcome)")
+        // The bundle given to libcurl as a blob is the section's alone; the store holds both.
+        let bundle = CertificateBundle(system: systemAuthority.pem, anchors: otherAnchors)
+        #expect(bundle.blob == otherAnchors.pem && bundle.store != nil)
+    }
+
     @Test("anchors one request carries are trusted for that request only: not for another without them, nor over the connection it left open")
     func anchorsPerRequest() async throws {
         let directory = TemporaryDirectory(prefix: "tls-anchors")
