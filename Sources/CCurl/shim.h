@@ -36,10 +36,16 @@ static inline CURLcode reconcile_curl_setopt_blob_copy(CURL *handle, CURLoption 
 /// none), with libcurl's default of accepting a trusted intermediate as an anchor.
 static inline X509_STORE *reconcile_store_from_pem(const void *data, int length) {
     BIO *bio = BIO_new_mem_buf(data, length);
-    if (!bio) return NULL;
+    if (!bio) {
+        ERR_clear_error();
+        return NULL;
+    }
     STACK_OF(X509_INFO) *infos = PEM_X509_INFO_read_bio(bio, NULL, NULL, NULL);
     BIO_free(bio);
-    if (!infos) return NULL;
+    if (!infos) {
+        ERR_clear_error();
+        return NULL;
+    }
     X509_STORE *store = X509_STORE_new();
     int added = 0;
     for (int index = 0; store && index < sk_X509_INFO_num(infos); index++) {

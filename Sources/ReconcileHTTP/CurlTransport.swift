@@ -40,11 +40,12 @@ public final class CurlTransport: HTTPTransport {
     }
 }
 
-/// The CA bundle libcurl is given for a request with `CAFile=` anchors: the system's anchors
-/// followed by the section's. Handed to libcurl as `CURLOPT_CAINFO_BLOB`, which libcurl counts
+/// The CA bundle a request with `CAFile=` anchors is verified with: the system's anchors
+/// followed by the section's. libcurl is given a blob (`CURLOPT_CAINFO_BLOB`), which it counts
 /// in deciding whether a kept-alive connection may serve a request — so a connection verified
 /// with one section's anchors never serves another section, nor the same one after a reload
-/// removed them — and which keeps such a request off libcurl's certificate-store cache.
+/// removed them or changed the system's (the blob names the system bundle's generation) — and
+/// which keeps such a request off libcurl's certificate-store cache.
 /// (Anchors added to the store libcurl had set up, as before, went into that cache where libcurl
 /// keeps one — for every endpoint — and the connections they verified served any request, after
 /// a reload too.)
@@ -53,8 +54,10 @@ public final class CurlTransport: HTTPTransport {
 /// every new connection, on the loop's one thread (a server closing each connection held the
 /// daemon to ≈21 requests/s). So the whole bundle is parsed once into an `X509_STORE`
 /// (``store``) that each new connection's TLS context takes (`CURLOPT_SSL_CTX_FUNCTION`); the
-/// blob libcurl is given is the section's anchors alone (``blob``: small to parse, and still
-/// what keeps connections of different anchors apart).
+/// blob libcurl is given is the section's anchors and a comment naming the system bundle's
+/// generation (``blob``: small to parse, and still what keeps connections apart). Through an
+/// HTTPS proxy the whole bundle stays the blob: libcurl calls back for the proxy's TLS context
+/// too, which the section's anchors must not verify.
 final class CertificateBundle: @unchecked Sendable {
     // @unchecked: immutable after init; OpenSSL's X509_STORE is reference-counted and locked.
     let bytes: [UInt8]
@@ -63,12 +66,16 @@ final class CertificateBundle: @unchecked Sendable {
     /// Every anchor of ``bytes``, parsed; `nil` if none could be (libcurl's own parse decides then).
     let store: OpaquePointer?
 
-    init(system: [UInt8], anchors: TrustAnchors) {
+    /// - Parameter generation: the system bundle's, counted by reloads.
+    init(system: [UInt8], anchors: TrustAnchors, generation: Int = 0) {
         var bytes = system
         if let last = bytes.last, last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
         bytes += anchors.pem
         self.bytes = bytes
-        blob = anchors.pem
+        // Text outside BEGIN/END blocks is skipped by the PEM reader.
+        var blob = Array("# reconciled: system anchors, generation \(generation)\n".utf8)
+        blob += anchors.pem
+        self.blob = blob
         store = bytes.withUnsafeBytes { reconcile_store_from_pem($0.baseAddress, Int32(clamping: $0.count)) }
     }
 
@@ -127,6 +134,8 @@ final class CurlMultiLoop: @unchecked Sendable {
     /// The system's anchors as read (`nil`: not yet), and the bundles made with them, by anchors.
     private let bundles = Mutex<(system: [UInt8]?, made: [TrustAnchors: CertificateBundle])>((nil, [:]))
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    /// The system bundle's generation: one more at each reload.
+    private let generation = Atomic<Int>(0)
 
     private static let globalInit: Void = {
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
@@ -149,6 +158,7 @@ final class CurlMultiLoop: @unchecked Sendable {
 
     func reloadTrustAnchors() {
         bundles.withLock { $0 = (nil, [:]) }
+        generation.add(1, ordering: .relaxed)
     }
 
     /// The bundle for `anchors`, made once (a handful of sections, a few reloads: the memo is
@@ -159,7 +169,7 @@ final class CurlMultiLoop: @unchecked Sendable {
             let system = state.system ?? CertificateBundle.systemAnchors()
             state.system = system
             if state.made.count >= 16 { state.made.removeAll() }
-            let made = CertificateBundle(system: system, anchors: anchors)
+            let made = CertificateBundle(system: system, anchors: anchors, generation: generation.load(ordering: .relaxed))
             state.made[anchors] = made
             return made
         }
@@ -234,11 +244,11 @@ final class CurlMultiLoop: @unchecked Sendable {
         _ = reconcile_curl_setopt_pointer(easy, CURLOPT_HTTPHEADER, list)
         if let anchors = request.trustAnchors {
             let bundle = bundle(anchors)
-            if let store = bundle.store {
+            let viaTLSProxy = request.proxy.map { $0.lowercased().hasPrefix("https:") } ?? false
+            if let store = bundle.store, !viaTLSProxy, reconcile_curl_use_cert_store(easy, store) == CURLE_OK {
                 // The section's anchors for libcurl (cheap, and what tells its connections
                 // apart); the whole bundle, parsed once, for the verification.
                 _ = bundle.blob.withUnsafeBytes { reconcile_curl_setopt_blob_copy(easy, CURLOPT_CAINFO_BLOB, $0.baseAddress, $0.count) }
-                _ = reconcile_curl_use_cert_store(easy, store)
                 transfer.bundle = bundle
             } else {
                 _ = bundle.bytes.withUnsafeBytes { reconcile_curl_setopt_blob_copy(easy, CURLOPT_CAINFO_BLOB, $0.baseAddress, $0.count) }
