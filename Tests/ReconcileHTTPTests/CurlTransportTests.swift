@@ -190,6 +190,26 @@ struct CurlTransportTests {
         #expect(bundle.blob.suffix(otherAnchors.pem.count).elementsEqual(otherAnchors.pem) && bundle.blob.starts(with: Array("# reconciled".utf8)) && bundle.store != nil)
     }
 
+    @Test("a request without CAFile= is verified with the system's anchors, parsed once into a store (libcurl is given the first of them only)")
+    func systemAnchorsParsedOnce() async throws {
+        let directory = TemporaryDirectory(prefix: "tls-system-only")
+        let (front, backend, serverAuthority) = try await keepAliveTLS(directory)
+        defer { front.stop(); backend.stop() }
+        let other = try await TestServerCertificates.make(in: directory.path, name: "other")
+        let otherPEM = Array(try Data(contentsOf: URL(fileURLWithPath: other.authority)))
+        // The server's authority is the "system" bundle's second certificate: the blob libcurl
+        // gets (the first) would not verify it; the store made of the whole bundle does.
+        let transport = CurlTransport(systemAnchors: otherPEM + serverAuthority.pem)
+        let request = HTTPRequest(method: "GET", url: "https://127.0.0.1:\(front.port)/x", timeout: .seconds(10))
+        let answered = await transport.send(request)
+        #expect(answered.response?.status == 200, "\(answered.outcome)")
+        #expect(await transport.send(request).response?.status == 200)
+        #expect(front.handshakes == 1, "\(front.handshakes) handshakes")
+        let bundle = CertificateBundle(system: otherPEM + serverAuthority.pem, anchors: nil)
+        #expect(bundle.blob.suffix(CertificateBundle.firstCertificate(of: otherPEM).count).elementsEqual(CertificateBundle.firstCertificate(of: otherPEM)))
+        #expect(CertificateBundle.firstCertificate(of: Array("no certificate here".utf8)).isEmpty)
+    }
+
     @Test("anchors one request carries are trusted for that request only: not for another without them, nor over the connection it left open")
     func anchorsPerRequest() async throws {
         let directory = TemporaryDirectory(prefix: "tls-anchors")
