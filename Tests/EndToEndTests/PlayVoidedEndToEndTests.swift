@@ -51,7 +51,8 @@ struct PlayVoidedEndToEndTests {
         for (index, orderID) in ["V1", "V2", "V3", "V4"].enumerated() { harness.dropPlayOrder(orderID, token: tokens[index]) }
         var daemon = try await harness.startDaemonAndWait()
         #expect(await harness.waitFor(.finished, count: 3), "\(harness.counts())")
-        #expect(state(harness, "V4") == .pending, "its payment is pending at Google")
+        // Its payment is pending at Google: pending, or in a retry's attempt at this moment.
+        #expect([.pending, .verifying].contains(state(harness, "V4")), "\(String(describing: state(harness, "V4")))")
         let listedBefore = try await harness.playStats().voidedListRequests
         #expect(listedBefore == 0, "Poll=off: nothing read without a push")
 
