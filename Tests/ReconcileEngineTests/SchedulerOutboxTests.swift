@@ -31,14 +31,14 @@ struct SchedulerOutboxTests {
         ]
     }
 
-    func settings(_ transport: ScriptedTransport, revocation: Bool, threshold: Int = 10) async throws -> Scheduler.Settings {
+    func settings(_ transport: ScriptedTransport, revocation: Bool, threshold: Int = 10, cooldown: Duration = .seconds(60)) async throws -> Scheduler.Settings {
         var retry = Configuration.RetrySettings()
         retry.initialDelay = .milliseconds(10)
         retry.maxDelay = .milliseconds(20)
         retry.jitter = .none
         var settings = Scheduler.Settings(
             verifier: nil, delivery: nil, resolver: AttemptResolver(policy: RetryPolicy(retry), deliveryConfigured: false), maxInFlight: 2,
-            maxRate: nil, burst: 10, circuitThreshold: threshold, circuitCooldown: .seconds(60), circuitMaxCooldown: .seconds(60),
+            maxRate: nil, burst: 10, circuitThreshold: threshold, circuitCooldown: cooldown, circuitMaxCooldown: cooldown,
             requestTimeout: .seconds(5))
         let account = try GoogleServiceAccount(json: Array(try await TestServiceAccount.make().json.utf8))
         let tokens = PlayAccessTokenCache(account: account, endpoint: EndpointSettings(url: Self.tokenURL, timeout: .seconds(5)), transport: transport)
@@ -138,8 +138,10 @@ struct SchedulerOutboxTests {
         var answers = Self.playAnswers("P1")
         answers[Self.revocationURL] = [answer(200, "{}")]
         let transport = ScriptedTransport(answers)
-        // One failure opens a [Verifier]-limited circuit for a minute; Google Play's has its own.
-        let scheduler = Scheduler(store: store, settings: try await settings(transport, revocation: true, threshold: 1), logger: .discarding)
+        // One failure opens a [Verifier]-limited circuit for an hour (a minute ran out under
+        // ThreadSanitizer on a loaded machine, and the notice went); Google Play's has its own.
+        let scheduler = Scheduler(
+            store: store, settings: try await settings(transport, revocation: true, threshold: 1, cooldown: .seconds(3600)), logger: .discarding)
         await scheduler.report(.revocation, .failure(reason: "http_503"), retryAfter: nil, rateLimited: false)
         #expect(await eventually(timeout: .seconds(5)) {
             await scheduler.status().endpoints.first { $0.endpoint == .revocation }?.circuit == "open"
