@@ -226,7 +226,7 @@ public final class PlayVoidedPurchasePoller: Service {
             }
             let page: PlayVoidedPurchase.Page
             switch await settings.verifier.voidedPage(
-                package: package, startTime: Self.milliseconds(start), pageToken: pageToken, gate: gate)
+                package: package, startTime: AppStoreNotificationPoller.milliseconds(start), pageToken: pageToken, gate: gate)
             {
             case .failure(let failure):
                 return stop(&summary, failure.reason, "\(package) voided purchases: \(failure.reason); read again later", reason: Reason(parsing: failure.reason).code)
@@ -276,9 +276,5 @@ public final class PlayVoidedPurchasePoller: Service {
         summary.stoppedBecause = code
         logger.warning(message, [.endpoint: VerificationEndpoint.googlePlay.rawValue, .reason: reason])
         return summary
-    }
-
-    static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
     }
 }
