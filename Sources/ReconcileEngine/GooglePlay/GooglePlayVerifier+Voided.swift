@@ -40,16 +40,9 @@ extension GooglePlayVerifier {
         let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: Date()) }
         switch PlayAnswerClassifier.classify(status: response.status, body: response.body, retryAfter: retryAfter) {
         case .answer:
-            guard HTTPAnswerClassifier.declaresJSON(response) else {
-                return .init(.verdict(.transient("wrong_content_type")), observation: .failure(reason: "wrong_content_type"), detail: "wrong_content_type")
-            }
-            do {
-                let page = try PlayVoidedPurchase.parsePage(response.body)
+            return readBody(response) { body in
+                let page = try PlayVoidedPurchase.parsePage(body)
                 return .init(.answer(page), detail: "\(page.purchases.count) voided")
-            } catch {
-                return .init(
-                    .verdict(.transient(Reason("unparseable_answer", detail: error.description))), observation: .failure(reason: "unparseable_answer"),
-                    detail: "unparseable_answer: \(error.description)")
             }
         case .unauthorized(let reason):
             return .init(.verdict(.configuration(Reason(parsing: reason))), observation: .configuration(reason: reason), detail: reason)

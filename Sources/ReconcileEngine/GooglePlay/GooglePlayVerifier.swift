@@ -226,16 +226,9 @@ public struct GooglePlayVerifier: OrderVerifier, OutboxSender {
         let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: Date()) }
         switch PlayAnswerClassifier.classify(status: response.status, body: response.body, retryAfter: retryAfter) {
         case .answer:
-            guard HTTPAnswerClassifier.declaresJSON(response) else {
-                return .init(.verdict(.transient("wrong_content_type")), observation: .failure(reason: "wrong_content_type"), detail: "wrong_content_type")
-            }
-            do {
-                let purchase = try PlayPurchase.parse(response.body)
+            return readBody(response) { body in
+                let purchase = try PlayPurchase.parse(body)
                 return .init(.answer(purchase), detail: purchase.summary, verifierStatus: purchase.purchaseState, environment: purchase.isTest ? "Test" : "Production")
-            } catch {
-                return .init(
-                    .verdict(.transient(Reason("unparseable_answer", detail: error.description))), observation: .failure(reason: "unparseable_answer"),
-                    detail: "unparseable_answer: \(error.description)")
             }
         case .unauthorized(let reason):
             return .init(.verdict(.configuration(Reason(parsing: reason))), observation: .configuration(reason: reason), detail: reason)
@@ -254,6 +247,24 @@ public struct GooglePlayVerifier: OrderVerifier, OutboxSender {
             return .init(.verdict(.configuration(Reason(parsing: reason))), observation: .configuration(reason: reason), detail: reason)
         case .escalate(let reason):
             return .init(.verdict(.escalate(Reason("play_refused", detail: reason))), detail: reason)
+        }
+    }
+
+    /// A 200 answer's body, read by `read`: not declared JSON, or unparseable, it is a transient
+    /// verdict and the endpoint's failure (every Play API answer with a body is judged so).
+    static func readBody<Answer>(
+        _ response: HTTPResponse, _ read: ([UInt8]) throws -> EndpointExchange.Judgement<Answer>
+    ) -> EndpointExchange.Judgement<Answer> {
+        guard HTTPAnswerClassifier.declaresJSON(response) else {
+            return .init(.verdict(.transient("wrong_content_type")), observation: .failure(reason: "wrong_content_type"), detail: "wrong_content_type")
+        }
+        do {
+            return try read(response.body)
+        } catch {
+            let description = "\(error)"
+            return .init(
+                .verdict(.transient(Reason("unparseable_answer", detail: description))), observation: .failure(reason: "unparseable_answer"),
+                detail: "unparseable_answer: \(description)")
         }
     }
 
