@@ -62,9 +62,9 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Waits for the process to end; returns its exit status, or `nil` on time-out (the process
-    /// is then killed).
+    /// is then killed). The time-out is stretched by `TestTime.scale`.
     public func wait(timeout: Duration = .seconds(30)) async -> Int32? {
-        let deadline = ContinuousClock.now + timeout
+        let deadline = ContinuousClock.now + TestTime.scaled(timeout)
         while process.isRunning {
             if ContinuousClock.now > deadline {
                 kill(process.processIdentifier, SIGKILL)
@@ -91,11 +91,12 @@ public final class ChildProcess: @unchecked Sendable {
     }
 }
 
-/// Polls until `condition` holds or `timeout` passes; returns whether it held.
+/// Polls until `condition` holds or `timeout` (stretched by `TestTime.scale` under the
+/// sanitizers) passes; returns whether it held.
 public func eventually(
     timeout: Duration = .seconds(30), every interval: Duration = .milliseconds(25), _ condition: () async throws -> Bool
 ) async rethrows -> Bool {
-    let deadline = ContinuousClock.now + timeout
+    let deadline = ContinuousClock.now + TestTime.scaled(timeout)
     while ContinuousClock.now < deadline {
         if try await condition() { return true }
         try? await Task.sleep(for: interval)
