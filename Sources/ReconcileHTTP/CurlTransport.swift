@@ -3,8 +3,9 @@ import Foundation
 import ReconcileCore
 import Synchronization
 
-/// The daemon's ``HTTPTransport``: libcurl's multi interface on one thread of its own, so that
-/// many requests are in flight at once over kept-alive connections.
+/// The daemon's ``HTTPTransport``: libcurl's multi interface (its socket interface, with epoll)
+/// on one thread of its own, so that many requests are in flight at once over kept-alive
+/// connections.
 ///
 /// What it guarantees, whatever the server does: TLS certificates are always verified (against
 /// the system's anchors, plus the request's own `CAFile=` anchors, which no other request
@@ -26,6 +27,15 @@ public final class CurlTransport: HTTPTransport {
     init(maximumConnections: Int = 128, systemAnchors: [UInt8]) {
         loop = CurlMultiLoop(maximumConnections: maximumConnections, systemAnchors: systemAnchors)
     }
+
+    /// Driven by `curl_multi_perform` and `curl_multi_poll`, as where no epoll set can be made
+    /// (tests of that fallback).
+    init(maximumConnections: Int = 128, socketInterface: Bool) {
+        loop = CurlMultiLoop(maximumConnections: maximumConnections, socketInterface: socketInterface)
+    }
+
+    /// Whether requests are driven through libcurl's socket interface and epoll (tests).
+    var usesSocketInterface: Bool { loop.usesSocketInterface }
 
     public func send(_ request: HTTPRequest) async -> HTTPExchangeResult {
         await withCheckedContinuation { continuation in
@@ -140,15 +150,24 @@ final class CurlTransfer: @unchecked Sendable {
     }
 }
 
-/// libcurl's multi handle and the thread that drives it.
+/// libcurl's multi handle and the thread that drives it, through libcurl's socket interface:
+/// the thread waits in `epoll_wait` for the sockets libcurl wants watched, libcurl's next
+/// deadline, or an eventfd that a new request rings, and hands libcurl only the socket that is
+/// ready (`curl_multi_socket_action`). Where an epoll set cannot be made, the thread drives every
+/// transfer with `curl_multi_perform` and sleeps in `curl_multi_poll` instead.
 final class CurlMultiLoop: @unchecked Sendable {
-    // @unchecked: `multi` and `active` are used only on `thread`; the submission queue and the
-    // bundles are behind mutexes.
+    // @unchecked: `multi`, `events`' deadline and `active` are used only on `thread`; the
+    // submission queue and the bundles are behind mutexes; ringing the eventfd is a write(2).
     private let multi: UnsafeMutableRawPointer
+    /// The epoll set and eventfd; `nil` when they could not be made (then `curl_multi_poll`).
+    private let events: UnsafeMutablePointer<reconcile_curl_events>?
     private let submissions = Mutex<[CurlTransfer]>([])
     /// The system's anchors as read (`nil`: not yet), and the bundles made with them, by anchors.
     private let bundles = Mutex<(system: [UInt8]?, made: [TrustAnchors?: CertificateBundle])>((nil, [:]))
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    /// Easy handles of finished transfers, reset, for the next ones (libcurl's advice: a handle
+    /// reused keeps its buffers instead of allocating them again for every request).
+    private var idleHandles: [UnsafeMutableRawPointer] = []
     /// The system bundle's generation: one more at each reload.
     private let generation = Atomic<Int>(0)
 
@@ -156,9 +175,12 @@ final class CurlMultiLoop: @unchecked Sendable {
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
     }()
 
-    init(maximumConnections: Int, systemAnchors: [UInt8]? = nil) {
+    /// - Parameter socketInterface: `false` drives transfers with `curl_multi_perform` (tests of
+    ///   the fallback).
+    init(maximumConnections: Int, systemAnchors: [UInt8]? = nil, socketInterface: Bool = true) {
         _ = Self.globalInit
         multi = curl_multi_init()!
+        events = socketInterface ? Self.attachEvents(to: multi) : nil
         if let systemAnchors { bundles.withLock { $0.system = systemAnchors } }
         _ = reconcile_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maximumConnections)
         let thread = Thread { [self] in self.run() }
@@ -166,9 +188,30 @@ final class CurlMultiLoop: @unchecked Sendable {
         thread.start()
     }
 
+    private static func attachEvents(to multi: UnsafeMutableRawPointer) -> UnsafeMutablePointer<reconcile_curl_events>? {
+        let events = UnsafeMutablePointer<reconcile_curl_events>.allocate(capacity: 1)
+        events.initialize(to: reconcile_curl_events(epoll: -1, wake: -1, multi: nil, deadline: -1))
+        guard reconcile_curl_events_attach(events, multi) == 0 else {
+            if events.pointee.epoll >= 0 { close(events.pointee.epoll) }
+            if events.pointee.wake >= 0 { close(events.pointee.wake) }
+            events.deallocate()
+            return nil
+        }
+        return events
+    }
+
+    /// Whether the loop waits in `epoll_wait` (libcurl's socket interface).
+    var usesSocketInterface: Bool { events != nil }
+
     func submit(_ transfer: CurlTransfer) {
-        submissions.withLock { $0.append(transfer) }
-        curl_multi_wakeup(multi)
+        // Ring only when the queue was empty: the loop empties it after every wake-up, so a
+        // queue with requests in it has been rung for already.
+        let wasEmpty = submissions.withLock { queue in
+            defer { queue.append(transfer) }
+            return queue.isEmpty
+        }
+        guard wasEmpty else { return }
+        if let events { reconcile_curl_events_wake(events) } else { curl_multi_wakeup(multi) }
     }
 
     func reloadTrustAnchors() {
@@ -191,8 +234,9 @@ final class CurlMultiLoop: @unchecked Sendable {
         }
     }
 
-    /// The loop: start submitted transfers, drive libcurl, finish completed transfers, and
-    /// sleep in `curl_multi_poll` until there is work (indefinitely when nothing is in flight).
+    /// The loop: start submitted transfers, let libcurl act on what is ready, finish completed
+    /// transfers; sleep until a socket, libcurl's deadline or a new request needs it (without a
+    /// deadline and with nothing in flight, indefinitely).
     private func run() {
         while true {
             let new = submissions.withLock { pending -> [CurlTransfer] in
@@ -200,22 +244,32 @@ final class CurlMultiLoop: @unchecked Sendable {
                 return pending
             }
             for transfer in new { start(transfer) }
-            var running: Int32 = 0
-            curl_multi_perform(multi, &running)
+            if let events {
+                // At most a second without a deadline while transfers run: libcurl always sets
+                // one then (their time-outs), so this only bounds a surprise.
+                if reconcile_curl_events_run_once(events, active.isEmpty ? -1 : 1000) < 0 {
+                    usleep(1000)  // epoll_wait itself failed (never seen): do not spin
+                }
+            } else {
+                var running: Int32 = 0
+                curl_multi_perform(multi, &running)
+            }
             var queued: Int32 = 0
             while let message = curl_multi_info_read(multi, &queued) {
                 guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
                 finish(easy, code: message.pointee.data.result)
             }
-            var timeout: Int = -1
-            curl_multi_timeout(multi, &timeout)
-            let wait: Int32 = active.isEmpty ? 3_600_000 : Int32(clamping: timeout < 0 ? 1000 : min(timeout, 1000))
-            curl_multi_poll(multi, nil, 0, wait, nil)
+            if events == nil {
+                var timeout: Int = -1
+                curl_multi_timeout(multi, &timeout)
+                let wait: Int32 = active.isEmpty ? 3_600_000 : Int32(clamping: timeout < 0 ? 1000 : min(timeout, 1000))
+                curl_multi_poll(multi, nil, 0, wait, nil)
+            }
         }
     }
 
     private func start(_ transfer: CurlTransfer) {
-        guard let easy = curl_easy_init() else {
+        guard let easy = idleHandles.popLast() ?? curl_easy_init() else {
             transfer.continuation.resume(returning: HTTPExchangeResult(.failure(HTTPFailure(.other, "curl_easy_init failed")), latency: .zero))
             return
         }
@@ -284,9 +338,21 @@ final class CurlMultiLoop: @unchecked Sendable {
         curl_multi_add_handle(multi, easy)
     }
 
+    /// Keeps a finished transfer's handle for the next, with every option back at its default
+    /// (`curl_easy_reset`: nothing of this request — URL, headers, body, anchors, proxy — can
+    /// reach the next); at most as many as could be in flight at once are kept.
+    private func recycle(_ easy: UnsafeMutableRawPointer) {
+        guard idleHandles.count < 256 else {
+            curl_easy_cleanup(easy)
+            return
+        }
+        curl_easy_reset(easy)
+        idleHandles.append(easy)
+    }
+
     private func finish(_ easy: UnsafeMutableRawPointer, code: CURLcode) {
         curl_multi_remove_handle(multi, easy)
-        defer { curl_easy_cleanup(easy) }
+        defer { recycle(easy) }
         guard let transfer = active.removeValue(forKey: easy) else { return }
         let latency = ContinuousClock.now - transfer.started
         if code == CURLE_OK {

@@ -125,6 +125,54 @@ struct CurlTransportTests {
         #expect(seen.count == 200)
     }
 
+    @Test("requests are driven through libcurl's socket interface and epoll; connections the server closes after each answer leave the epoll set and new ones join it")
+    func socketInterface() async throws {
+        #expect(transport.usesSocketInterface)
+        let (server, seen) = try server { request in ServerReply(status: 200, headers: [HTTPHeader("Connection", "close")], body: request.body) }
+        defer { server.stop() }
+        let port = server.port
+        for _ in 0..<30 {
+            #expect(await transport.send(request(port)).response?.status == 200)
+        }
+        let transport = transport
+        let statuses = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<60 { group.addTask { await transport.send(request(port)).response?.status ?? 0 } }
+            return await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses.count == 60 && statuses.allSatisfy { $0 == 200 }, "\(statuses.filter { $0 != 200 })")
+        #expect(seen.count == 90)
+        // Idle a moment (the loop sleeps without a deadline), then rung by a new request.
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(await transport.send(request(port)).response?.status == 200)
+    }
+
+    @Test("without the socket interface (where no epoll set can be made) answers, time-outs, refusals and concurrency are the same")
+    func pollingFallback() async throws {
+        let transport = CurlTransport(socketInterface: false)
+        #expect(!transport.usesSocketInterface)
+        let (server, seen) = try server { request in
+            request.path == "/slow" ? ServerReply(status: 200, delay: .seconds(10)) : ServerReply(status: 201, body: request.body, delay: .milliseconds(5))
+        }
+        let port = server.port
+        let answer = await transport.send(request(port))
+        #expect(answer.response?.status == 201)
+        #expect(answer.response.map { String(decoding: $0.body, as: UTF8.self) } == #"{"order_id":"A1"}"#)
+        let statuses = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<50 { group.addTask { await transport.send(request(port)).response?.status ?? 0 } }
+            return await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(statuses.count == 50 && statuses.allSatisfy { $0 == 201 })
+        let slow = await transport.send(request(port, path: "/slow", timeout: .milliseconds(300)))
+        if case .failure(let failure) = slow.outcome { #expect(failure.kind == .timeout) } else { Issue.record("a slow answer came") }
+        #expect(seen.count == 52)
+        server.stop()
+        let (closed, _) = try self.server { _ in ServerReply(status: 200) }
+        closed.stop()
+        try await Task.sleep(for: .milliseconds(50))
+        let refused = await transport.send(request(closed.port))
+        if case .failure(let failure) = refused.outcome { #expect(failure.kind == .connectionRefused) } else { Issue.record("an answer came") }
+    }
+
     @Test("TLS: a certificate that does not verify fails; the same one added with CAFile passes")
     func tls() async throws {
         let directory = TemporaryDirectory(prefix: "tls")
