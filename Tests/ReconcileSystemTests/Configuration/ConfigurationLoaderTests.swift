@@ -51,7 +51,7 @@ struct ConfigurationLoaderTests {
             result.withLock { $0 = loaded }
         }
         thread.start()
-        let deadline = ContinuousClock.now + timeout
+        let deadline = ContinuousClock.now + TestTime.scaled(timeout)
         while ContinuousClock.now < deadline, result.withLock({ $0 == nil }) {
             try? await Task.sleep(for: .milliseconds(10))
         }

@@ -49,7 +49,7 @@ struct CredentialReaderTests {
             result.withLock { $0 = read }
         }
         thread.start()
-        let deadline = ContinuousClock.now + .seconds(5)
+        let deadline = ContinuousClock.now + TestTime.scaled(.seconds(5))
         while ContinuousClock.now < deadline, result.withLock({ $0 == nil }) {
             try? await Task.sleep(for: .milliseconds(10))
         }

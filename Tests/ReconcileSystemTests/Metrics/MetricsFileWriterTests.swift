@@ -82,7 +82,7 @@ struct MetricsFileWriterTests {
             // At least 60 writes, and on until the reader has read 50 times (on a busy machine
             // its thread may start late), for 20 s at most.
             var writer = MetricsFileWriter(path: path)
-            let deadline = ContinuousClock.now + .seconds(20)
+            let deadline = ContinuousClock.now + TestTime.scaled(.seconds(20))
             var round = 0
             while round < 60 || (readCount.load(ordering: .relaxed) < 50 && ContinuousClock.now < deadline) {
                 try writer.write(texts[round % 2])
