@@ -201,21 +201,35 @@ static inline void reconcile_curl_events_wake(reconcile_curl_events *events) {
     (void)written;  // EAGAIN: the counter is full, so the loop is rung already.
 }
 
+/// Reads the eventfd's count back to zero (the loop polling without epoll).
+static inline void reconcile_curl_events_clear(reconcile_curl_events *events) {
+    uint64_t value;
+    ssize_t got = read(events->wake, &value, sizeof value);
+    (void)got;
+}
+
 /// One round of the loop: waits for a ready socket, libcurl's deadline or a ring (at most
 /// `idle_ms` when libcurl has no deadline: -1 for ever), then tells libcurl what happened.
-/// Returns 1 when the loop was rung (new requests to start), 0 otherwise, -1 on an epoll error.
+/// Returns 1 when the loop was rung (new requests to start), 0 otherwise, -1 when epoll_wait
+/// failed (libcurl's deadline is acted on all the same).
 static inline int reconcile_curl_events_run_once(reconcile_curl_events *events, int idle_ms) {
     int timeout = idle_ms;
     if (events->deadline >= 0) {
         int64_t left = events->deadline - reconcile_monotonic_nanoseconds();
-        // Rounded up: waking a little early would only loop once more.
-        timeout = left <= 0 ? 0 : (int)((left + 999999) / 1000000);
-        if (idle_ms >= 0 && timeout > idle_ms) timeout = idle_ms;
+        // In milliseconds, rounded up (waking a little early would only loop once more), and
+        // capped before it is narrowed to an int: a deadline weeks away must not wrap.
+        int64_t milliseconds = left <= 0 ? 0 : (left + 999999) / 1000000;
+        if (idle_ms >= 0 && milliseconds > idle_ms) milliseconds = idle_ms;
+        if (milliseconds > INT32_MAX) milliseconds = INT32_MAX;
+        timeout = (int)milliseconds;
     }
     struct epoll_event ready[64];
     int count = epoll_wait(events->epoll, ready, 64, timeout);
-    if (count < 0) return errno == EINTR ? 0 : -1;
     int rung = 0;
+    if (count < 0) {
+        rung = errno == EINTR ? 0 : -1;
+        count = 0;
+    }
     int running = 0;
     for (int index = 0; index < count; index++) {
         int fd = ready[index].data.fd;
@@ -227,9 +241,12 @@ static inline int reconcile_curl_events_run_once(reconcile_curl_events *events, 
             continue;
         }
         uint32_t what = ready[index].events;
-        // As libcurl's own poll wrapper reads poll()'s answer: an error or hang-up is readable too.
-        int mask = ((what & (EPOLLIN | EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_IN : 0) | ((what & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
-            ((what & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
+        // An error or hang-up is given as readable and writable too: libcurl then does the I/O
+        // and meets the socket's own error (ECONNRESET, EPIPE), whatever it was waiting for.
+        // (libcurl 7.88 fails a transfer at once only for CURL_CSELECT_ERR alone, and would
+        // otherwise do nothing with a socket it only writes to, and be told again: a spin.)
+        int mask = ((what & EPOLLIN) ? CURL_CSELECT_IN : 0) | ((what & EPOLLOUT) ? CURL_CSELECT_OUT : 0);
+        if (what & (EPOLLERR | EPOLLHUP)) mask |= CURL_CSELECT_IN | CURL_CSELECT_OUT | CURL_CSELECT_ERR;
         curl_multi_socket_action(events->multi, fd, mask, &running);
     }
     if (events->deadline >= 0 && events->deadline <= reconcile_monotonic_nanoseconds()) {

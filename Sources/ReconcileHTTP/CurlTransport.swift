@@ -37,6 +37,9 @@ public final class CurlTransport: HTTPTransport {
     /// Whether requests are driven through libcurl's socket interface and epoll (tests).
     var usesSocketInterface: Bool { loop.usesSocketInterface }
 
+    /// The loop's epoll set (tests).
+    var epollDescriptor: Int32? { loop.epollDescriptor }
+
     public func send(_ request: HTTPRequest) async -> HTTPExchangeResult {
         await withCheckedContinuation { continuation in
             loop.submit(CurlTransfer(request: request, continuation: continuation))
@@ -161,6 +164,8 @@ final class CurlMultiLoop: @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
     /// The epoll set and eventfd; `nil` when they could not be made (then `curl_multi_poll`).
     private let events: UnsafeMutablePointer<reconcile_curl_events>?
+    /// Set on the loop's thread when `epoll_wait` kept failing: the loop polls from then on.
+    private let pollingSince = Atomic<Bool>(false)
     private let submissions = Mutex<[CurlTransfer]>([])
     /// The system's anchors as read (`nil`: not yet), and the bundles made with them, by anchors.
     private let bundles = Mutex<(system: [UInt8]?, made: [TrustAnchors?: CertificateBundle])>((nil, [:]))
@@ -201,7 +206,10 @@ final class CurlMultiLoop: @unchecked Sendable {
     }
 
     /// Whether the loop waits in `epoll_wait` (libcurl's socket interface).
-    var usesSocketInterface: Bool { events != nil }
+    var usesSocketInterface: Bool { events != nil && !pollingSince.load(ordering: .relaxed) }
+
+    /// The epoll set's descriptor (tests count what it watches in `/proc/self/fdinfo`).
+    var epollDescriptor: Int32? { events.map { $0.pointee.epoll } }
 
     func submit(_ transfer: CurlTransfer) {
         // Ring only when the queue was empty: the loop empties it after every wake-up, so a
@@ -211,12 +219,16 @@ final class CurlMultiLoop: @unchecked Sendable {
             return queue.isEmpty
         }
         guard wasEmpty else { return }
-        if let events { reconcile_curl_events_wake(events) } else { curl_multi_wakeup(multi) }
+        if let events, !pollingSince.load(ordering: .relaxed) { reconcile_curl_events_wake(events) } else { curl_multi_wakeup(multi) }
     }
 
     func reloadTrustAnchors() {
-        bundles.withLock { $0 = (nil, [:]) }
-        generation.add(1, ordering: .relaxed)
+        // The generation moves first, under the same lock that makes bundles: no bundle made
+        // after this call can carry the old generation (and match what was verified before).
+        bundles.withLock { state in
+            generation.add(1, ordering: .relaxed)
+            state = (nil, [:])
+        }
     }
 
     /// The bundle for `anchors`, made once (a handful of sections, a few reloads: the memo is
@@ -238,17 +250,24 @@ final class CurlMultiLoop: @unchecked Sendable {
     /// transfers; sleep until a socket, libcurl's deadline or a new request needs it (without a
     /// deadline and with nothing in flight, indefinitely).
     private func run() {
+        var epollFailures = 0
         while true {
             let new = submissions.withLock { pending -> [CurlTransfer] in
                 defer { pending.removeAll(keepingCapacity: true) }
                 return pending
             }
             for transfer in new { start(transfer) }
-            if let events {
+            let polling = events == nil || pollingSince.load(ordering: .relaxed)
+            if let events, !polling {
                 // At most a second without a deadline while transfers run: libcurl always sets
                 // one then (their time-outs), so this only bounds a surprise.
                 if reconcile_curl_events_run_once(events, active.isEmpty ? -1 : 1000) < 0 {
-                    usleep(1000)  // epoll_wait itself failed (never seen): do not spin
+                    // epoll_wait itself failed (never seen). Three times in a row: the loop
+                    // drives every transfer with curl_multi_perform from then on.
+                    epollFailures += 1
+                    if epollFailures >= 3 { pollingSince.store(true, ordering: .relaxed) } else { usleep(1000) }
+                } else {
+                    epollFailures = 0
                 }
             } else {
                 var running: Int32 = 0
@@ -259,11 +278,18 @@ final class CurlMultiLoop: @unchecked Sendable {
                 guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
                 finish(easy, code: message.pointee.data.result)
             }
-            if events == nil {
+            if polling {
                 var timeout: Int = -1
                 curl_multi_timeout(multi, &timeout)
                 let wait: Int32 = active.isEmpty ? 3_600_000 : Int32(clamping: timeout < 0 ? 1000 : min(timeout, 1000))
-                curl_multi_poll(multi, nil, 0, wait, nil)
+                if let events {
+                    // Fallen back from epoll: a request queued just before still rang the eventfd.
+                    var ring = curl_waitfd(fd: events.pointee.wake, events: Int16(CURL_WAIT_POLLIN), revents: 0)
+                    curl_multi_poll(multi, &ring, 1, wait, nil)
+                    if ring.revents != 0 { reconcile_curl_events_clear(events) }
+                } else {
+                    curl_multi_poll(multi, nil, 0, wait, nil)
+                }
             }
         }
     }
@@ -313,7 +339,14 @@ final class CurlMultiLoop: @unchecked Sendable {
         transfer.headerList = list
         _ = reconcile_curl_setopt_pointer(easy, CURLOPT_HTTPHEADER, list)
         let viaTLSProxy = request.proxy.map { $0.lowercased().hasPrefix("https:") } ?? false
+        // A reused handle keeps libcurl's TLS session cache, and libcurl resumes a session only
+        // for a request with the same CA blob (which names the anchors and the system bundle's
+        // generation). A request given no blob (the system's anchors through an HTTPS proxy, or
+        // where no store could be parsed) neither resumes nor keeps sessions: one verified
+        // before a reload must not be resumed after it.
+        var blobGiven = false
         if let anchors = request.trustAnchors {
+            blobGiven = true
             let bundle = bundle(anchors)
             if let store = bundle.store, !viaTLSProxy, reconcile_curl_use_cert_store(easy, store) == CURLE_OK {
                 // The section's anchors for libcurl (cheap, and what tells its connections
@@ -331,8 +364,10 @@ final class CurlMultiLoop: @unchecked Sendable {
             if let store = bundle.store, reconcile_curl_use_cert_store(easy, store) == CURLE_OK {
                 _ = bundle.blob.withUnsafeBytes { reconcile_curl_setopt_blob_copy(easy, CURLOPT_CAINFO_BLOB, $0.baseAddress, $0.count) }
                 transfer.bundle = bundle
+                blobGiven = true
             }
         }
+        if !blobGiven { _ = reconcile_curl_setopt_long(easy, CURLOPT_SSL_SESSIONID_CACHE, 0) }
         transfer.started = ContinuousClock.now
         active[easy] = transfer
         curl_multi_add_handle(multi, easy)
