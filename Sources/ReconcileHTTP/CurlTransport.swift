@@ -165,7 +165,7 @@ final class CurlMultiLoop: @unchecked Sendable {
     /// The epoll set and eventfd; `nil` when they could not be made (then `curl_multi_poll`).
     private let events: UnsafeMutablePointer<reconcile_curl_events>?
     /// Set on the loop's thread when `epoll_wait` kept failing: the loop polls from then on.
-    private let pollingSince = Atomic<Bool>(false)
+    private let fellBackToPolling = Atomic<Bool>(false)
     private let submissions = Mutex<[CurlTransfer]>([])
     /// The system's anchors as read (`nil`: not yet), and the bundles made with them, by anchors.
     private let bundles = Mutex<(system: [UInt8]?, made: [TrustAnchors?: CertificateBundle])>((nil, [:]))
@@ -206,7 +206,7 @@ final class CurlMultiLoop: @unchecked Sendable {
     }
 
     /// Whether the loop waits in `epoll_wait` (libcurl's socket interface).
-    var usesSocketInterface: Bool { events != nil && !pollingSince.load(ordering: .relaxed) }
+    var usesSocketInterface: Bool { events != nil && !fellBackToPolling.load(ordering: .relaxed) }
 
     /// The epoll set's descriptor (tests count what it watches in `/proc/self/fdinfo`).
     var epollDescriptor: Int32? { events.map { $0.pointee.epoll } }
@@ -219,7 +219,7 @@ final class CurlMultiLoop: @unchecked Sendable {
             return queue.isEmpty
         }
         guard wasEmpty else { return }
-        if let events, !pollingSince.load(ordering: .relaxed) { reconcile_curl_events_wake(events) } else { curl_multi_wakeup(multi) }
+        if let events, !fellBackToPolling.load(ordering: .relaxed) { reconcile_curl_events_wake(events) } else { curl_multi_wakeup(multi) }
     }
 
     func reloadTrustAnchors() {
@@ -257,7 +257,7 @@ final class CurlMultiLoop: @unchecked Sendable {
                 return pending
             }
             for transfer in new { start(transfer) }
-            let polling = events == nil || pollingSince.load(ordering: .relaxed)
+            let polling = events == nil || fellBackToPolling.load(ordering: .relaxed)
             if let events, !polling {
                 // At most a second without a deadline while transfers run: libcurl always sets
                 // one then (their time-outs), so this only bounds a surprise.
@@ -265,7 +265,7 @@ final class CurlMultiLoop: @unchecked Sendable {
                     // epoll_wait itself failed (never seen). Three times in a row: the loop
                     // drives every transfer with curl_multi_perform from then on.
                     epollFailures += 1
-                    if epollFailures >= 3 { pollingSince.store(true, ordering: .relaxed) } else { usleep(1000) }
+                    if epollFailures >= 3 { fellBackToPolling.store(true, ordering: .relaxed) } else { usleep(1000) }
                 } else {
                     epollFailures = 0
                 }
