@@ -3,9 +3,8 @@ import Foundation
 import ReconcileCore
 import Synchronization
 
-/// The daemon's ``HTTPTransport``: libcurl's multi interface (its socket interface, with epoll)
-/// on one thread of its own, so that many requests are in flight at once over kept-alive
-/// connections.
+/// The daemon's ``HTTPTransport``: libcurl's multi interface on one thread of its own, so that
+/// many requests are in flight at once over kept-alive connections.
 ///
 /// What it guarantees, whatever the server does: TLS certificates are always verified (against
 /// the system's anchors, plus the request's own `CAFile=` anchors, which no other request
@@ -27,18 +26,6 @@ public final class CurlTransport: HTTPTransport {
     init(maximumConnections: Int = 128, systemAnchors: [UInt8]) {
         loop = CurlMultiLoop(maximumConnections: maximumConnections, systemAnchors: systemAnchors)
     }
-
-    /// Driven by `curl_multi_perform` and `curl_multi_poll`, as where no epoll set can be made
-    /// (tests of that fallback).
-    init(maximumConnections: Int = 128, socketInterface: Bool) {
-        loop = CurlMultiLoop(maximumConnections: maximumConnections, socketInterface: socketInterface)
-    }
-
-    /// Whether requests are driven through libcurl's socket interface and epoll (tests).
-    var usesSocketInterface: Bool { loop.usesSocketInterface }
-
-    /// The loop's epoll set (tests).
-    var epollDescriptor: Int32? { loop.epollDescriptor }
 
     public func send(_ request: HTTPRequest) async -> HTTPExchangeResult {
         await withCheckedContinuation { continuation in
@@ -153,25 +140,24 @@ final class CurlTransfer: @unchecked Sendable {
     }
 }
 
-/// libcurl's multi handle and the thread that drives it, through libcurl's socket interface:
-/// the thread waits in `epoll_wait` for the sockets libcurl wants watched, libcurl's next
-/// deadline, or an eventfd that a new request rings, and hands libcurl only the socket that is
-/// ready (`curl_multi_socket_action`). Where an epoll set cannot be made, the thread drives every
-/// transfer with `curl_multi_perform` and sleeps in `curl_multi_poll` instead.
+/// libcurl's multi handle and the thread that drives it.
+///
+/// The thread drives every transfer with `curl_multi_perform` and sleeps in `curl_multi_poll`.
+/// libcurl's socket interface (`curl_multi_socket_action` over an epoll set) was built and
+/// measured against it: at the daemon's 64 connections it cost more CPU per request (one
+/// `curl_multi_socket_action`, its timer work and two or three `epoll_ctl` calls for each
+/// request), so it was not kept (issue 18's note has the figures).
 final class CurlMultiLoop: @unchecked Sendable {
-    // @unchecked: `multi`, `events`' deadline and `active` are used only on `thread`; the
-    // submission queue and the bundles are behind mutexes; ringing the eventfd is a write(2).
+    // @unchecked: `multi`, `active` and `idleHandles` are used only on `thread`; the submission
+    // queue and the bundles are behind mutexes.
     private let multi: UnsafeMutableRawPointer
-    /// The epoll set and eventfd; `nil` when they could not be made (then `curl_multi_poll`).
-    private let events: UnsafeMutablePointer<reconcile_curl_events>?
-    /// Set on the loop's thread when `epoll_wait` kept failing: the loop polls from then on.
-    private let fellBackToPolling = Atomic<Bool>(false)
     private let submissions = Mutex<[CurlTransfer]>([])
     /// The system's anchors as read (`nil`: not yet), and the bundles made with them, by anchors.
     private let bundles = Mutex<(system: [UInt8]?, made: [TrustAnchors?: CertificateBundle])>((nil, [:]))
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
-    /// Easy handles of finished transfers, reset, for the next ones (libcurl's advice: a handle
-    /// reused keeps its buffers instead of allocating them again for every request).
+    /// Easy handles of finished transfers, reset, for the next ones: a handle reused keeps its
+    /// buffers and caches instead of allocating them again for every request (a fifth of the
+    /// transport's CPU per request).
     private var idleHandles: [UnsafeMutableRawPointer] = []
     /// The system bundle's generation: one more at each reload.
     private let generation = Atomic<Int>(0)
@@ -180,12 +166,9 @@ final class CurlMultiLoop: @unchecked Sendable {
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
     }()
 
-    /// - Parameter socketInterface: `false` drives transfers with `curl_multi_perform` (tests of
-    ///   the fallback).
-    init(maximumConnections: Int, systemAnchors: [UInt8]? = nil, socketInterface: Bool = true) {
+    init(maximumConnections: Int, systemAnchors: [UInt8]? = nil) {
         _ = Self.globalInit
         multi = curl_multi_init()!
-        events = socketInterface ? Self.attachEvents(to: multi) : nil
         if let systemAnchors { bundles.withLock { $0.system = systemAnchors } }
         _ = reconcile_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maximumConnections)
         let thread = Thread { [self] in self.run() }
@@ -193,33 +176,9 @@ final class CurlMultiLoop: @unchecked Sendable {
         thread.start()
     }
 
-    private static func attachEvents(to multi: UnsafeMutableRawPointer) -> UnsafeMutablePointer<reconcile_curl_events>? {
-        let events = UnsafeMutablePointer<reconcile_curl_events>.allocate(capacity: 1)
-        events.initialize(to: reconcile_curl_events(epoll: -1, wake: -1, multi: nil, deadline: -1))
-        guard reconcile_curl_events_attach(events, multi) == 0 else {
-            if events.pointee.epoll >= 0 { close(events.pointee.epoll) }
-            if events.pointee.wake >= 0 { close(events.pointee.wake) }
-            events.deallocate()
-            return nil
-        }
-        return events
-    }
-
-    /// Whether the loop waits in `epoll_wait` (libcurl's socket interface).
-    var usesSocketInterface: Bool { events != nil && !fellBackToPolling.load(ordering: .relaxed) }
-
-    /// The epoll set's descriptor (tests count what it watches in `/proc/self/fdinfo`).
-    var epollDescriptor: Int32? { events.map { $0.pointee.epoll } }
-
     func submit(_ transfer: CurlTransfer) {
-        // Ring only when the queue was empty: the loop empties it after every wake-up, so a
-        // queue with requests in it has been rung for already.
-        let wasEmpty = submissions.withLock { queue in
-            defer { queue.append(transfer) }
-            return queue.isEmpty
-        }
-        guard wasEmpty else { return }
-        if let events, !fellBackToPolling.load(ordering: .relaxed) { reconcile_curl_events_wake(events) } else { curl_multi_wakeup(multi) }
+        submissions.withLock { $0.append(transfer) }
+        curl_multi_wakeup(multi)
     }
 
     func reloadTrustAnchors() {
@@ -246,51 +205,26 @@ final class CurlMultiLoop: @unchecked Sendable {
         }
     }
 
-    /// The loop: start submitted transfers, let libcurl act on what is ready, finish completed
-    /// transfers; sleep until a socket, libcurl's deadline or a new request needs it (without a
-    /// deadline and with nothing in flight, indefinitely).
+    /// The loop: start submitted transfers, drive libcurl, finish completed transfers, and
+    /// sleep in `curl_multi_poll` until there is work (indefinitely when nothing is in flight).
     private func run() {
-        var epollFailures = 0
         while true {
             let new = submissions.withLock { pending -> [CurlTransfer] in
                 defer { pending.removeAll(keepingCapacity: true) }
                 return pending
             }
             for transfer in new { start(transfer) }
-            let polling = events == nil || fellBackToPolling.load(ordering: .relaxed)
-            if let events, !polling {
-                // At most a second without a deadline while transfers run: libcurl always sets
-                // one then (their time-outs), so this only bounds a surprise.
-                if reconcile_curl_events_run_once(events, active.isEmpty ? -1 : 1000) < 0 {
-                    // epoll_wait itself failed (never seen). Three times in a row: the loop
-                    // drives every transfer with curl_multi_perform from then on.
-                    epollFailures += 1
-                    if epollFailures >= 3 { fellBackToPolling.store(true, ordering: .relaxed) } else { usleep(1000) }
-                } else {
-                    epollFailures = 0
-                }
-            } else {
-                var running: Int32 = 0
-                curl_multi_perform(multi, &running)
-            }
+            var running: Int32 = 0
+            curl_multi_perform(multi, &running)
             var queued: Int32 = 0
             while let message = curl_multi_info_read(multi, &queued) {
                 guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
                 finish(easy, code: message.pointee.data.result)
             }
-            if polling {
-                var timeout: Int = -1
-                curl_multi_timeout(multi, &timeout)
-                let wait: Int32 = active.isEmpty ? 3_600_000 : Int32(clamping: timeout < 0 ? 1000 : min(timeout, 1000))
-                if let events {
-                    // Fallen back from epoll: a request queued just before still rang the eventfd.
-                    var ring = curl_waitfd(fd: events.pointee.wake, events: Int16(CURL_WAIT_POLLIN), revents: 0)
-                    curl_multi_poll(multi, &ring, 1, wait, nil)
-                    if ring.revents != 0 { reconcile_curl_events_clear(events) }
-                } else {
-                    curl_multi_poll(multi, nil, 0, wait, nil)
-                }
-            }
+            var timeout: Int = -1
+            curl_multi_timeout(multi, &timeout)
+            let wait: Int32 = active.isEmpty ? 3_600_000 : Int32(clamping: timeout < 0 ? 1000 : min(timeout, 1000))
+            curl_multi_poll(multi, nil, 0, wait, nil)
         }
     }
 
@@ -375,7 +309,7 @@ final class CurlMultiLoop: @unchecked Sendable {
 
     /// Keeps a finished transfer's handle for the next, with every option back at its default
     /// (`curl_easy_reset`: nothing of this request — URL, headers, body, anchors, proxy — can
-    /// reach the next); at most as many as could be in flight at once are kept.
+    /// reach the next); at most 256 are kept (the connections kept are 128 by default).
     private func recycle(_ easy: UnsafeMutableRawPointer) {
         guard idleHandles.count < 256 else {
             curl_easy_cleanup(easy)
