@@ -63,12 +63,12 @@ public enum RFC3339 {
 
     /// Formats as UTC with a `Z`, to whole seconds (`2026-11-30T07:26:06Z`).
     public static func format(_ date: Date) -> String {
-        format(epochMilliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded(.down)), fractional: false)
+        format(epochMilliseconds: date.epochMilliseconds, fractional: false)
     }
 
     /// Formats as UTC with a `Z`, with milliseconds (`2026-11-30T07:26:06.120Z`).
     public static func formatWithMilliseconds(_ date: Date) -> String {
-        format(epochMilliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded(.down)), fractional: true)
+        format(epochMilliseconds: date.epochMilliseconds, fractional: true)
     }
 
     static func format(epochMilliseconds: Int64, fractional: Bool) -> String {

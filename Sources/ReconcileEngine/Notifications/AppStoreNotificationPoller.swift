@@ -191,7 +191,7 @@ public final class AppStoreNotificationPoller: Service {
         let earliest = now.addingTimeInterval(-environment.history.inSeconds + 60)
         let start = max(earliest, checkpoint.map { $0.addingTimeInterval(-settings.overlap.inSeconds) } ?? now.addingTimeInterval(-settings.firstLookBack.inSeconds))
         let body = JSONWriter.bytes(.object(JSONObject([
-            "startDate": .number(String(Self.milliseconds(start))), "endDate": .number(String(Self.milliseconds(now))),
+            "startDate": .number(String(start.epochMilliseconds)), "endDate": .number(String(now.epochMilliseconds)),
         ])))
         var paginationToken: String?
         repeat {
@@ -312,10 +312,6 @@ public final class AppStoreNotificationPoller: Service {
             guard let page = Self.parse(bytes) else { return .failure(FetchFailure(reason: "unparseable_answer")) }
             return .success(page)
         }
-    }
-
-    static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
     }
 
     /// A verdict's reason code, for the log.

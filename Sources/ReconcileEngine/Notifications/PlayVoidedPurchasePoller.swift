@@ -226,7 +226,7 @@ public final class PlayVoidedPurchasePoller: Service {
             }
             let page: PlayVoidedPurchase.Page
             switch await settings.verifier.voidedPage(
-                package: package, startTime: AppStoreNotificationPoller.milliseconds(start), pageToken: pageToken, gate: gate)
+                package: package, startTime: start.epochMilliseconds, pageToken: pageToken, gate: gate)
             {
             case .failure(let failure):
                 return stop(&summary, failure.reason, "\(package) voided purchases: \(failure.reason); read again later", reason: Reason(parsing: failure.reason).code)

@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileCore
 
 /// Brings a PostgreSQL database to the newest schema: numbered migrations, recorded in
 /// `schema_migrations`, each in its own transaction under a transaction-scoped advisory lock, so

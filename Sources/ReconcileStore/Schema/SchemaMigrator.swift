@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileCore
 
 /// Brings a database to the newest schema: numbered migrations, recorded in
 /// `schema_migrations`, each in its own transaction, after copying the database aside.
@@ -107,17 +108,5 @@ public struct SchemaMigrator: Sendable {
         if version > latestVersion {
             throw StoreError.newerSchema(path: path, found: version, supported: latestVersion)
         }
-    }
-}
-
-extension Date {
-    /// Milliseconds since 1970 UTC, as the store keeps times.
-    public var epochMilliseconds: Int64 {
-        Int64((timeIntervalSince1970 * 1000).rounded(.down))
-    }
-
-    /// The date of a stored time.
-    public init(epochMilliseconds: Int64) {
-        self.init(timeIntervalSince1970: Double(epochMilliseconds) / 1000)
     }
 }
