@@ -48,7 +48,7 @@ struct ConsumptionSenderTests {
     func send(_ answers: [HTTPExchangeResult], _ claimed: ClaimedAction? = nil) async throws -> (OutboxOutcome, ScriptedTransport, RecordingGate) {
         let transport = ScriptedTransport([Self.url: answers])
         let gate = RecordingGate()
-        let outcome = await try sender(transport).send(claimed ?? action(), gate: gate)
+        let outcome = try await sender(transport).send(claimed ?? action(), gate: gate)
         return (outcome, transport, gate)
     }
 
@@ -70,7 +70,7 @@ struct ConsumptionSenderTests {
     func sandbox() async throws {
         let transport = ScriptedTransport([Self.url: [answer(202, "")]])
         let gate = RecordingGate()
-        let outcome = await try sender(transport, endpoint: .sandbox).send(action(), gate: gate)
+        let outcome = try await sender(transport, endpoint: .sandbox).send(action(), gate: gate)
         #expect(outcome.records.only?.endpoint == .sandbox && outcome.records.only?.environment == "Sandbox")
         #expect(gate.reports.withLock { $0.map(\.0) } == [.sandbox])
     }
