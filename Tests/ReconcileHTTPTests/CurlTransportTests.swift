@@ -191,9 +191,14 @@ struct CurlTransportTests {
         }
         guard case .failure(let failure) = result.outcome else { Issue.record("an unverifiable certificate was accepted"); return }
         #expect(failure.kind == .tls, "\(failure)")
-        get.trustAnchors = TrustAnchors(path: certificate, pem: Array(try Data(contentsOf: URL(fileURLWithPath: certificate))))
+        get.trustAnchors = try Self.anchors(certificate)
         let trusted = await transport.send(get)
         #expect(trusted.response?.status == 200, "\(trusted.outcome)")
+    }
+
+    /// The PEM file at `path` as a section's anchors.
+    static func anchors(_ path: String) throws -> TrustAnchors {
+        TrustAnchors(path: path, pem: Array(try Data(contentsOf: URL(fileURLWithPath: path))))
     }
 
     /// An HTTPS server with kept-alive connections (a TLS front for a mock server) and the
@@ -202,7 +207,7 @@ struct CurlTransportTests {
         let certificates = try await TestServerCertificates.make(in: directory.path)
         let backend = try MockHTTPServer { _ in .json(200, .object(JSONObject(["ok": .bool(true)]))) }
         let front = try TLSTerminator(certificate: certificates.certificate, key: certificates.key, backendPort: backend.port)
-        let anchors = TrustAnchors(path: certificates.authority, pem: Array(try Data(contentsOf: URL(fileURLWithPath: certificates.authority))))
+        let anchors = try Self.anchors(certificates.authority)
         return (front, backend, anchors)
     }
 
@@ -212,7 +217,7 @@ struct CurlTransportTests {
         let (front, backend, systemAuthority) = try await keepAliveTLS(directory)
         defer { front.stop(); backend.stop() }
         let other = try await TestServerCertificates.make(in: directory.path, name: "other")
-        let otherAnchors = TrustAnchors(path: other.authority, pem: Array(try Data(contentsOf: URL(fileURLWithPath: other.authority))))
+        let otherAnchors = try Self.anchors(other.authority)
         // The "system" trusts the server's authority; the section trusts another one only.
         let transport = CurlTransport(systemAnchors: systemAuthority.pem)
         var request = HTTPRequest(method: "GET", url: "https://127.0.0.1:\(front.port)/x", timeout: .seconds(10))
@@ -250,7 +255,7 @@ struct CurlTransportTests {
         let (front, backend, anchors) = try await keepAliveTLS(directory)
         defer { front.stop(); backend.stop() }
         let other = try await TestServerCertificates.make(in: directory.path, name: "other")
-        let otherAnchors = TrustAnchors(path: other.authority, pem: Array(try Data(contentsOf: URL(fileURLWithPath: other.authority))))
+        let otherAnchors = try Self.anchors(other.authority)
         var request = HTTPRequest(method: "GET", url: "https://127.0.0.1:\(front.port)/x", timeout: .seconds(10))
 
         request.trustAnchors = anchors  // the section that trusts the test authority
