@@ -108,6 +108,19 @@ final class Harness: @unchecked Sendable {
         return Int(generation)
     }
 
+    /// How long the daemon takes to answer a `status` asked straight on its control socket.
+    ///
+    /// This times the daemon alone: a `reconcilectl` started for it would add the start of a
+    /// process, which under a sanitizer on a loaded machine takes seconds of its own.
+    func statusAnswerTime() async throws -> Duration {
+        let socket = directory.file("run/control.sock")
+        let asked = ContinuousClock.now
+        let answer = try await offPool { try ControlSocketClient.request(#"{"v":1,"op":"status"}"#, path: socket) }
+        let took = ContinuousClock.now - asked
+        guard answer.contains(#""status""#) else { throw HarnessError("not a status answer: \(answer.prefix(200))") }
+        return took
+    }
+
     // MARK: - Store
 
     func store() throws -> SQLiteOrderStore {

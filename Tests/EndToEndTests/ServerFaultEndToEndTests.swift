@@ -81,11 +81,13 @@ struct ServerFaultEndToEndTests {
         #expect(await eventually(timeout: .seconds(20)) { (try? harness.scalar("SELECT count(*) FROM attempts")) ?? 0 >= 3 })
         try await Task.sleep(for: .seconds(2))
 
-        // The control socket answers promptly while the faults go on.
-        let asked = ContinuousClock.now
+        // The control socket answers promptly while the faults go on (timed on the socket itself:
+        // starting reconcilectl under a sanitizer on CI's loaded machine alone took 5.6 s once),
+        // and reconcilectl gets its answer.
+        let took = try await harness.statusAnswerTime()
+        #expect(took < .seconds(5), "the daemon took \(took) to answer status")
         let status = try await harness.ctl(["status", "--json"])
         #expect(status.status == 0, "\(status.error)")
-        #expect(ContinuousClock.now - asked < .seconds(5))
         // The watchdog is still being pinged.
         let lastPing = notify.datagrams.last { $0.text == "WATCHDOG=1" }?.arrived
         #expect(lastPing.map { ContinuousClock.now - $0 < .seconds(2) } == true, "no watchdog ping within WATCHDOG_USEC")

@@ -7,7 +7,8 @@ import Foundation
 /// a whole run on a two-core machine starts every suite at once, so a bound sized for a plain
 /// build runs out before a correct program gets there (CI saw a 30 s wait run out in a test that
 /// took 80 s). `scripts/test-sanitized` sets `RECONCILE_TEST_TIME_SCALE`; it stretches only the
-/// waits for an event, never a bound a test asserts on elapsed time.
+/// waits for an event, never a bound a test asserts on elapsed time, except where a test adds it as
+/// slack for the end of a process (see `SpoolHardeningEndToEndTests.drainBound`).
 public enum TestTime {
     /// The factor from `RECONCILE_TEST_TIME_SCALE` (a number from 1 to 20; 1 when unset or not one).
     public static let scale: Double = {
