@@ -61,12 +61,12 @@ struct EscalationEndToEndTests {
         let harness = Harness("escalation-timeout")
         try await harness.startMock()
         let log = harness.directory.file("hook.log")
-        configure(harness, script: "#!/bin/sh\necho \"$RECONCILE_ORDER_ID $$\" >> \(log)\nsleep 120 &\nsleep 60\n", timeout: "500ms")
+        configure(harness, script: "#!/bin/sh\necho \"$RECONCILE_ORDER_ID $$\" >> \(log)\nsleep 120 &\nsleep 60\n", timeout: "3s")
         defer { for group in groups(harness) { kill(-group, SIGKILL) } }
         harness.dropOrder("T1", receipt: MockReceipt(merchantAnswers: ["pending"]))
         let daemon = try harness.startDaemon()
         #expect(await eventually(timeout: .seconds(20)) {
-            daemon.standardError.contains("escalation command for order T1 timed out after 500ms; its process group ")
+            daemon.standardError.contains("escalation command for order T1 timed out after 3s; its process group ")
         }, "\(daemon.standardError.suffix(600))")
         let group = try #require(groups(harness).first)
         #expect(await eventually(timeout: .seconds(10)) { kill(-group, 0) != 0 }, "something of the hook's group survived")

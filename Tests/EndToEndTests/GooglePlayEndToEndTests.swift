@@ -228,7 +228,8 @@ struct GooglePlayEndToEndTests {
 
         // The acknowledgement reaches Google, its answer is slow; the daemon dies before it
         // comes. After the restart Google says acknowledged: nothing is sent again.
-        try await harness.configureMock(#"{"latency_ms":4000,"path_prefix":"\#(path)\#(second):acknowledge"}"#)
+        // 8 s, within the default Timeout=10s: the kill lands before the answer, however slow.
+        try await harness.configureMock(#"{"latency_ms":8000,"path_prefix":"\#(path)\#(second):acknowledge"}"#)
         harness.dropPlayOrder("K2", token: second)
         #expect(await eventually(timeout: .seconds(20)) {
             ((try? await harness.playStats().acknowledgeRequests[MockStats.fingerprint(second)]) ?? 0) == 1

@@ -31,7 +31,7 @@ final class Harness: @unchecked Sendable {
     func startMock(_ arguments: [String] = []) async throws {
         let portFile = directory.file("mock.port")
         let mock = try ChildProcess(
-            "reconcile-mock", arguments: ["--port-file", portFile, "--idle-exit", "60s", "--lifetime", "10min"] + arguments,
+            "reconcile-mock", arguments: ["--port-file", portFile, "--idle-exit", Self.mockSpan(60), "--lifetime", Self.mockSpan(600)] + arguments,
             directory: directory, label: "mock")
         self.mock = mock
         guard await eventually(timeout: .seconds(10), { FileManager.default.fileExists(atPath: portFile) }),
@@ -40,14 +40,20 @@ final class Harness: @unchecked Sendable {
         mockPort = port
     }
 
+    /// A span for the mock's own end (`--idle-exit`, `--lifetime`): `seconds`, stretched as the
+    /// tests' waits are, so that a slow sanitized test never outlives its mock.
+    static func mockSpan(_ seconds: Double) -> String {
+        "\(Int(seconds * TestTime.scale))s"
+    }
+
     func mockStats() async throws -> MockStats {
-        let result = await transport.send(HTTPRequest(method: "GET", url: base + "/_mock/stats", timeout: .seconds(5)))
+        let result = await transport.send(HTTPRequest(method: "GET", url: base + "/_mock/stats", timeout: TestTime.scaled(.seconds(5))))
         guard let response = result.response else { throw HarnessError("no stats: \(result.outcome)") }
         return MockStats(json: try JSONParser().parse(response.body))
     }
 
     func configureMock(_ json: String) async throws {
-        let result = await transport.send(HTTPRequest(url: base + "/_mock/config", body: Array(json.utf8), timeout: .seconds(5)))
+        let result = await transport.send(HTTPRequest(url: base + "/_mock/config", body: Array(json.utf8), timeout: TestTime.scaled(.seconds(5))))
         guard result.response?.status == 200 else { throw HarnessError("mock config refused: \(result.outcome)") }
     }
 

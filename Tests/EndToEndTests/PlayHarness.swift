@@ -44,13 +44,13 @@ extension Harness {
     }
 
     func postMock(_ path: String, _ body: String) async throws {
-        let result = await transport.send(HTTPRequest(url: base + path, body: Array(body.utf8), timeout: .seconds(5)))
+        let result = await transport.send(HTTPRequest(url: base + path, body: Array(body.utf8), timeout: TestTime.scaled(.seconds(5))))
         guard result.response?.status == 200 else { throw HarnessError("the mock refused \(path): \(result.outcome)") }
     }
 
     /// The mock's Google Play counters (tokens by fingerprint: ``MockStats/fingerprint(_:)``).
     func playStats() async throws -> MockGooglePlay.Stats {
-        let result = await transport.send(HTTPRequest(method: "GET", url: base + "/_mock/stats", timeout: .seconds(5)))
+        let result = await transport.send(HTTPRequest(method: "GET", url: base + "/_mock/stats", timeout: TestTime.scaled(.seconds(5))))
         guard let response = result.response else { throw HarnessError("no stats: \(result.outcome)") }
         return MockGooglePlay.Stats(json: try JSONParser().parse(response.body)["googleplay"] ?? .null)
     }

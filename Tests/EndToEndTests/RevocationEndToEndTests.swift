@@ -94,7 +94,8 @@ struct RevocationEndToEndTests {
         await stop(daemon)
 
         // 3. Killed after the merchant took it, before the commit: sent again with the SAME key.
-        try await harness.configureMock(#"{"latency_ms":3000,"path_prefix":"/revocation"}"#)
+        // The answer comes 8 s late (within Timeout=10s): the kill lands before it, however slow.
+        try await harness.configureMock(#"{"latency_ms":8000,"path_prefix":"/revocation"}"#)
         let key3 = try recordNotice(harness, "R3")
         daemon = try await harness.startDaemonAndWait()
         #expect(await eventually(timeout: .seconds(20)) { (try? await harness.mockStats())?.revocations[key3] == 1 })

@@ -60,7 +60,7 @@ struct VerificationEndToEndTests {
             MaxAge=2s
             """)
         for index in 0..<40 { harness.dropOrder("O\(index)") }
-        let daemon = try harness.startDaemon()
+        let daemon = try await harness.startDaemonAndWait()
         try await Task.sleep(for: .seconds(1))
         let early = try await harness.mockStats().requests
         let earlyTime = ContinuousClock.now

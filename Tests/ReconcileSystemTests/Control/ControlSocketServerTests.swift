@@ -172,9 +172,13 @@ struct ControlSocketServerTests {
         }
         #expect(meanwhile.hasSuffix("line=meanwhile"))
         #expect(silentClosed && halfClosed)
-        #expect(waited < .seconds(5))
+        #expect(waited < TestTime.scaled(.seconds(5)), "the silent peers were kept \(waited) past the request time-out of 1 s")
         #expect(seen.value == 1)
     }
+
+    /// How soon after its first byte a trickling peer must be dropped: the request time-out of
+    /// 1 s and a second for the server to act on it (stretched under a sanitizer).
+    static let trickleBound: Duration = .seconds(1) + TestTime.scaled(.seconds(1))
 
     @Test("a peer that trickles its request a byte at a time is dropped at the request's deadline, not kept for as long as it likes")
     func tricklingPeer() async throws {
@@ -185,9 +189,10 @@ struct ControlSocketServerTests {
         let slow = try RawConnection(path, receiveTimeout: 10)
         let (dropped, took, answer) = try await offPool {
             let start = ContinuousClock.now
-            // A byte every 200 ms: never silent for long, never done.
+            // A byte every 200 ms: never silent for long, never done (the spaces make it last
+            // longer than the bound below, however slow the server).
             var closed = false
-            for byte in Array(#"{"v":1,"op":"status"}"#.utf8) {
+            for byte in Array(#"{"v":1,                                                  "op":"status"}"#.utf8) {
                 slow.send([byte])
                 usleep(200_000)
                 var probe = pollfd(fd: slow.descriptor, events: Int16(POLLIN), revents: 0)
@@ -195,12 +200,12 @@ struct ControlSocketServerTests {
                     closed = true
                     break
                 }
-                if ContinuousClock.now - start > .seconds(4) { break }
+                if ContinuousClock.now - start > Self.trickleBound { break }
             }
             return (closed, ContinuousClock.now - start, slow.readLine())
         }
         #expect(dropped, "the trickling peer was still served after \(took)")
-        #expect(took < .seconds(2))
+        #expect(took < Self.trickleBound)
         #expect(answer == #"{"v":1,"ok":false,"error":"the request did not arrive whole within 1 s"}"#)
         #expect(seen.value == 0)
     }
