@@ -118,15 +118,18 @@ enum ClusterScenario {
             try await Task.sleep(for: .milliseconds(50))
         }
         let interval = ClusterTiming(leaseTime: leaseTime).heartbeatInterval.inSeconds
-        // Due a little after the next heartbeats: each node then sleeps until they are due.
-        let due = Date().addingTimeInterval(interval * 2 + 0.5)
+        // Due a little after the next heartbeats and after the seeding (which commits in batches
+        // of 5,000, each visible to the nodes at once): each node sleeps until they are due.
+        let due = Date().addingTimeInterval(interval * 2 + 0.5 + Double(count) / 2_000)
         let seeder = try PostgreSQLOrderStore(options: options, node: "bench-seed")
         try Seeding.insertOrders(into: seeder, count: count, at: due)
         seeder.close()
         let startCPU = databaseCPU(server)
-        let wait = due.timeIntervalSinceNow
-        if wait > 0 { try await Task.sleep(for: .milliseconds(Int64(wait * 1000))) }
-        let start = ContinuousClock.now
+        // Timed from the moment the orders fell due, never from later: had the seeding outlasted
+        // its head start, the nodes would have begun before a clock started after it (a run once
+        // showed 4 nodes above their ideal rate that way).
+        let start = ContinuousClock.now.advanced(by: .milliseconds(Int64(due.timeIntervalSinceNow * 1000)))
+        if start > ContinuousClock.now { try await Task.sleep(until: start) }
         while true {
             var finished = 0
             for scheduler in schedulers { finished += await scheduler.status().counters.finished }

@@ -6,9 +6,11 @@ import Foundation
 /// holds. Under AddressSanitizer and ThreadSanitizer every process runs several times slower, and
 /// a whole run on a two-core machine starts every suite at once, so a bound sized for a plain
 /// build runs out before a correct program gets there (CI saw a 30 s wait run out in a test that
-/// took 80 s). `scripts/test-sanitized` sets `RECONCILE_TEST_TIME_SCALE`; it stretches only the
-/// waits for an event, never a bound a test asserts on elapsed time, except where a test adds it as
-/// slack for the end of a process (see `SpoolHardeningEndToEndTests.drainBound`).
+/// took 80 s). `scripts/test-sanitized` sets `RECONCILE_TEST_TIME_SCALE`. It stretches the waits
+/// for an event, and the part of an elapsed-time bound that is slack for a slow machine — never
+/// the part that is the promise under test: a drain bound is `DrainTimeout` plus stretched slack
+/// (`SpoolHardeningEndToEndTests.drainBound`), and a bound whose only alternative is waiting
+/// forever (a missed wake-up) may stretch whole.
 public enum TestTime {
     /// The factor from `RECONCILE_TEST_TIME_SCALE` (a number from 1 to 20; 1 when unset or not one).
     public static let scale: Double = {
