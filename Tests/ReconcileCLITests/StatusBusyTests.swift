@@ -12,7 +12,9 @@ struct StatusBusyTests {
     func busyIsNotDown() throws {
         let fixture = try CLIFixture()
         let socket = fixture.directory.file("run/control.sock")
-        let server = try ControlSocketServer(path: socket) { _, _ in #"{"v":1,"ok":true,"status":{}}"# }
+        // The held connections send nothing: a request time-out longer than any slow run of the
+        // three commands below keeps the server from dropping them midway.
+        let server = try ControlSocketServer(path: socket, requestTimeout: 300) { _, _ in #"{"v":1,"ok":true,"status":{}}"# }
         defer { server.stop() }
         var held: [Int32] = []
         defer { held.forEach { close($0) } }

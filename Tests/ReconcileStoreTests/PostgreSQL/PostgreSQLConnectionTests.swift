@@ -89,13 +89,16 @@ struct PostgreSQLConnectionTests {
         let database = try await PostgreSQLTestDatabase.make()
         let setup = try database.connect()
         try setup.execute("CREATE TABLE t (i bigint PRIMARY KEY, v bigint); INSERT INTO t VALUES (1, 0), (2, 0)")
+        // Neither asks for its second row before both hold their first: a deadlock however slow
+        // either connection is to start.
+        let bothHoldTheirFirst = StartingGate(2)
         let outcomes = try await StartingGate.race(2) { index -> PostgreSQLError? in
             let connection = try database.connect()
             let (first, second): (Int64, Int64) = index == 0 ? (1, 2) : (2, 1)
             do {
                 try connection.transaction {
                     try connection.run("UPDATE t SET v = v + 1 WHERE i = $1", [.integer(first)])
-                    Thread.sleep(forTimeInterval: 0.3)  // both hold their first row
+                    bothHoldTheirFirst.wait()
                     try connection.run("UPDATE t SET v = v + 1 WHERE i = $1", [.integer(second)])
                 }
                 return nil

@@ -192,15 +192,17 @@ struct PostgreSQLOrderStoreNodesTests {
         let listener = PostgreSQLListener(options: database.options, onNotify: { woken.add(1, ordering: .relaxed) })
         listener.start()
         defer { listener.stop() }
-        try await Task.sleep(for: .milliseconds(500))
+        // A NOTIFY sent before the LISTEN is lost: wait until the listener's connection has asked.
+        let observer = try database.connect()
+        #expect(await eventually {
+            (try? observer.scalar("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'")) == 1
+        }, "the listener never sent LISTEN")
         _ = try store.ingest([candidate("A1")], verifierKind: .apple, now: t0)
-        for _ in 0..<100 where woken.load(ordering: .relaxed) == 0 { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(woken.load(ordering: .relaxed) >= 1)
+        #expect(await eventually { woken.load(ordering: .relaxed) >= 1 }, "no wake-up after the ingest")
         // Counted before the NOTIFY: its wake-up may arrive before notifyNodes() returns.
         try await Task.sleep(for: .milliseconds(200))
         let before = woken.load(ordering: .relaxed)
         try store.notifyNodes()
-        for _ in 0..<100 where woken.load(ordering: .relaxed) == before { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(woken.load(ordering: .relaxed) > before)
+        #expect(await eventually { woken.load(ordering: .relaxed) > before }, "no wake-up after notifyNodes()")
     }
 }
