@@ -40,19 +40,22 @@ struct LockFileTests {
         let path = directory.file("orders.db.lock")
         let holder = Mutex<LockFile?>(try LockFile.acquire(path, program: "reconcilectl"))
         #expect(throws: LockFile.Failure.self) { _ = try LockFile.acquire(path) }
+        let releasedAt = Mutex<ContinuousClock.Instant?>(nil)
         let releaser = Thread {
             usleep(300_000)
+            releasedAt.withLock { $0 = .now }
             holder.withLock { $0 = nil }
         }
         releaser.start()
-        let (taken, waited) = try await offPool {
-            let start = ContinuousClock.now
+        let (taken, takenAt) = try await offPool {
             let lock = try LockFile.acquire(path, patience: .seconds(5))
-            return (lock.path, ContinuousClock.now - start)
+            return (lock.path, ContinuousClock.now)
         }
         #expect(taken == path)
-        #expect(waited >= .milliseconds(200))
-        #expect(waited < .seconds(5))
+        // Taken after it was let go, so it waited (timed against the release itself, not against
+        // when this thread happened to start).
+        let released = try #require(releasedAt.withLock { $0 }, "taken before it was let go")
+        #expect(takenAt >= released)
     }
 
     @Test("the lock is free again once its owner is gone, and the file stays")
