@@ -106,8 +106,7 @@ final class Harness: @unchecked Sendable {
     /// The daemon's configuration generation, asked on the socket (`reconcilectl` itself would
     /// stop at a broken configuration file).
     func generation() async throws -> Int {
-        let socket = directory.file("run/control.sock")
-        let answer = try await offPool { try ControlSocketClient.request(#"{"v":1,"op":"status"}"#, path: socket) }
+        let answer = try await askStatus()
         guard case .object(let object)? = try? JSONParser().parse(Array(answer.utf8)),
             let generation = object["status"]?.objectValue?["daemon"]?.objectValue?["generation"]?.int64Value
         else { throw HarnessError("no generation in: \(answer)") }
@@ -119,12 +118,17 @@ final class Harness: @unchecked Sendable {
     /// This times the daemon alone: a `reconcilectl` started for it would add the start of a
     /// process, which under a sanitizer on a loaded machine takes seconds of its own.
     func statusAnswerTime() async throws -> Duration {
-        let socket = directory.file("run/control.sock")
         let asked = ContinuousClock.now
-        let answer = try await offPool { try ControlSocketClient.request(#"{"v":1,"op":"status"}"#, path: socket) }
+        let answer = try await askStatus()
         let took = ContinuousClock.now - asked
         guard answer.contains(#""status""#) else { throw HarnessError("not a status answer: \(answer.prefix(200))") }
         return took
+    }
+
+    /// The daemon's answer to `status`, asked straight on its control socket.
+    private func askStatus() async throws -> String {
+        let socket = directory.file("run/control.sock")
+        return try await offPool { try ControlSocketClient.request(#"{"v":1,"op":"status"}"#, path: socket) }
     }
 
     // MARK: - Store
