@@ -48,9 +48,9 @@ enum ClusterScenario {
         var single = 0.0
         for nodes in 1...4 {
             let run = try await postgreSQL(server: server, nodes: nodes, count: perNodeOrders * nodes, url: url, transport: transport)
-            overran(run, "\(nodes) node\(nodes == 1 ? "" : "s") at 50 ms", &report)
             if nodes == 1 { single = run.rate }
             let label = "postgresql, \(nodes) node\(nodes == 1 ? "" : "s")"
+            overran(run, "\(label), 50 ms", &report)
             report.add("\(label), 50 ms", run.rate, "orders/s", target: options.quick ? "" : "ideal \(Int(ideal) * nodes)")
             if nodes > 1 {
                 report.add("\(label): speed-up", run.rate / single, "x vs 1 node", target: options.quick || nodes < 4 ? "" : ">= 3.5")
@@ -65,7 +65,7 @@ enum ClusterScenario {
         let fastCount = options.files ?? (options.quick ? 1_000 : 10_000)
         let fastSQLite = try await sqlite(options, count: fastCount, maxInFlight: 64, url: url, transport: transport)
         let fastPostgreSQL = try await postgreSQL(server: server, nodes: 1, count: fastCount, url: url, transport: transport, maxInFlight: 64)
-        overran(fastPostgreSQL, "1 node at 0 ms", &report)
+        overran(fastPostgreSQL, "postgresql, 1 node, 0 ms", &report)
         report.add("sqlite, 1 daemon, 0 ms", fastSQLite, "orders/s")
         report.add("postgresql, 1 node, 0 ms", fastPostgreSQL.rate, "orders/s")
         report.add("postgresql, 1 node, 0 ms: claim turn p99", fastPostgreSQL.claimP99 * 1000, "ms")
