@@ -47,11 +47,13 @@ struct LockFileTests {
             holder.withLock { $0 = nil }
         }
         releaser.start()
-        let (taken, takenAt) = try await offPool {
+        let (taken, asked, takenAt) = try await offPool {
+            let asked = ContinuousClock.now
             let lock = try LockFile.acquire(path, patience: .seconds(5))
-            return (lock.path, ContinuousClock.now)
+            return (lock.path, asked, ContinuousClock.now)
         }
         #expect(taken == path)
+        #expect(takenAt - asked < .seconds(5))
         // Taken after it was let go, so it waited (timed against the release itself, not against
         // when this thread happened to start).
         let released = try #require(releasedAt.withLock { $0 }, "taken before it was let go")
