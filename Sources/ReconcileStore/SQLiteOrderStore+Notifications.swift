@@ -18,9 +18,9 @@ extension SQLiteOrderStore {
                     Self.insertNotificationSQL, NotificationColumns.insertValues(notification, receivedAt: now).map(SQLiteValue.init))
                 guard connection.changes == 1 else { return .duplicate }
                 let reference = connection.lastInsertRowID
-                let record = try Self.matchingOrder(notification, connection: connection)
+                let records = try Self.matchingOrders(notification, connection: connection)
                 return .taken(
-                    try Self.apply(notification, reference: reference, to: record, now: now, consumption: consumption, connection: connection))
+                    try Self.apply(notification, reference: reference, to: records, now: now, consumption: consumption, connection: connection))
             }
         }
     }
@@ -38,9 +38,8 @@ extension SQLiteOrderStore {
             ) { (NotificationColumns.stored(from: $0), $0.optionalInt64(17)) }
             var outcomes: [NotificationRules.Outcome] = []
             for (stored, orderReference) in waiting {
-                let record = try orderReference.flatMap { try Self.record(reference: $0, connection: connection) }
-                guard record?.lease == nil else { continue }
-                outcomes.append(try Self.apply(stored.notification, reference: stored.reference, to: record, now: now, connection: connection))
+                let records = try Self.matchingOrders(stored.notification, waitedOn: orderReference, connection: connection)
+                outcomes.append(try Self.apply(stored.notification, reference: stored.reference, to: records, now: now, connection: connection))
             }
             return outcomes
         }
@@ -58,12 +57,32 @@ extension SQLiteOrderStore {
                 "SELECT \(NotificationColumns.select) \(NotificationColumns.from) WHERE n.order_ref = ? AND n.outcome = 'waiting' ORDER BY n.id",
                 [.integer(order)], NotificationColumns.stored(from:))
             for stored in waiting {
-                let record = try record(reference: order, connection: connection)
-                guard record?.lease == nil else { break }
-                outcomes.append(try apply(stored.notification, reference: stored.reference, to: record, now: now, connection: connection))
+                // Matched again: it may be about other orders too, and one may be in flight.
+                let records = try matchingOrders(stored.notification, waitedOn: order, connection: connection)
+                outcomes.append(try apply(stored.notification, reference: stored.reference, to: records, now: now, connection: connection))
             }
         }
         return outcomes
+    }
+
+    /// Inside the caller's transaction: applies the notifications recorded unmatched about any of
+    /// `transactionIDs` (orders have just claimed or been granted them: a refund that came before
+    /// its order is applied now), in the store's own order of events.
+    static func applyUnmatchedNotifications(about transactionIDs: [String], now: Date, connection: SQLiteConnection) throws -> [NotificationRules.Outcome] {
+        let keys = Array(Set(transactionIDs))
+        guard !keys.isEmpty else { return [] }
+        let unmatched = try connection.query(
+            """
+            SELECT \(NotificationColumns.select) \(NotificationColumns.from)
+            WHERE n.id IN (SELECT id FROM notifications INDEXED BY notifications_transaction
+                WHERE \(NotificationColumns.matchKey) IN (\(keys.map { _ in "?" }.joined(separator: ", "))))
+            AND n.outcome = 'unmatched' AND n.type IN (\(NotificationColumns.storeEventTypes))
+            ORDER BY n.signed_at, n.id
+            """, keys.map { .text($0) }, NotificationColumns.stored(from:))
+        return try unmatched.map { stored in
+            let records = try matchingOrders(stored.notification, connection: connection)
+            return try apply(stored.notification, reference: stored.reference, to: records, now: now, connection: connection)
+        }
     }
 
     public func notifications(orderID: String) throws -> [StoredNotification] {
@@ -82,40 +101,48 @@ extension SQLiteOrderStore {
         }
     }
 
-    /// Runs the rule on the order and records what became of the notification.
+    /// Runs the rule on the orders it matched and records what became of the notification.
     static func apply(
-        _ notification: StoreNotification, reference: Int64, to record: OrderRecord?, now: Date, consumption: ConsumptionPolicy = .off,
+        _ notification: StoreNotification, reference: Int64, to records: [OrderRecord], now: Date, consumption: ConsumptionPolicy = .off,
         connection: SQLiteConnection
     ) throws -> NotificationRules.Outcome {
-        let (plan, outcome) = try NotificationRules.apply(
-            notification, to: record, now: now, lookups: SQLiteRuleLookups(connection: connection), consumption: consumption)
-        if let plan { try write(plan, connection: connection) }
+        let (plans, outcome, orderReference) = try NotificationRules.apply(
+            notification, toEvery: records, now: now, lookups: SQLiteRuleLookups(connection: connection), consumption: consumption)
+        for plan in plans { try write(plan, connection: connection) }
         let applied: Int64? = if case .waitsForAttempt = outcome { nil } else { now.epochMilliseconds }
         try connection.run(
             "UPDATE notifications SET order_ref = ?, outcome = ?, applied_at = ? WHERE id = ?",
-            [.integer(orNull: record?.reference), .text(outcome.code), .integer(orNull: applied), .integer(reference)])
+            [.integer(orNull: orderReference), .text(outcome.code), .integer(orNull: applied), .integer(reference)])
         return outcome
     }
 
-    /// The order the notification is about: the one holding the claim on its transaction
-    /// (`transactionId`, else `originalTransactionId`), else one whose proof names it (not yet
-    /// verified).
-    static func matchingOrder(_ notification: StoreNotification, connection: SQLiteConnection) throws -> OrderRecord? {
-        guard let transactionID = NotificationMatching.transactionID(of: notification) else { return nil }
-        if let claimant = try connection.queryFirst(
-            "SELECT order_ref FROM claims WHERE transaction_id = ?", [.text(transactionID)], { $0.int64(0) })
-        {
-            return try record(reference: claimant, connection: connection)
+    /// The orders the notification is about: the one holding the claim on its transaction
+    /// (`transactionId`, else `originalTransactionId`); without a claim, every order whose proof
+    /// names it or its purchase token (none verified yet), oldest first. `waitedOn`: the order a
+    /// waiting notification was recorded against (found by a token no longer in hand).
+    static func matchingOrders(
+        _ notification: StoreNotification, waitedOn: Int64? = nil, connection: SQLiteConnection
+    ) throws -> [OrderRecord] {
+        var records: [OrderRecord] = []
+        func add(_ found: [OrderRecord]) {
+            for record in found where !records.contains(where: { $0.reference == record.reference }) { records.append(record) }
         }
-        if let record = try connection.queryFirst(
-            "SELECT \(recordColumns) FROM orders INDEXED BY orders_transaction WHERE transaction_id = ? ORDER BY id LIMIT 1",
-            [.text(transactionID)], record(from:))
-        {
-            return record
+        if let transactionID = NotificationMatching.transactionID(of: notification) {
+            if let claimant = try connection.queryFirst(
+                "SELECT order_ref FROM claims WHERE transaction_id = ?", [.text(transactionID)], { $0.int64(0) })
+            {
+                return try record(reference: claimant, connection: connection).map { [$0] } ?? []
+            }
+            add(try connection.query(
+                "SELECT \(recordColumns) FROM orders INDEXED BY orders_transaction WHERE transaction_id = ? ORDER BY id",
+                [.text(transactionID)], record(from:)))
         }
-        guard let token = notification.purchaseToken else { return nil }
-        return try connection.queryFirst(
-            "SELECT \(recordColumns) FROM orders INDEXED BY orders_purchase_token WHERE purchase_token = ? ORDER BY id LIMIT 1",
-            [.text(token)], record(from:))
+        if let token = notification.purchaseToken {
+            add(try connection.query(
+                "SELECT \(recordColumns) FROM orders INDEXED BY orders_purchase_token WHERE purchase_token = ? ORDER BY id",
+                [.text(token)], record(from:)))
+        }
+        if let waitedOn, let record = try record(reference: waitedOn, connection: connection) { add([record]) }
+        return records.sorted { $0.reference < $1.reference }
     }
 }

@@ -4,11 +4,14 @@ import ReconcileCore
 /// The outbox (DESIGN §5a) in SQLite: actions leased like orders (one daemon per store), due
 /// selection a range of the partial index `outbox_due`, and every change a rule's.
 extension SQLiteOrderStore {
-    /// Pending actions of one endpoint due at `?`, earliest first, with their orders' columns.
+    /// Pending actions of one endpoint due at `?`, earliest first, with their orders' columns;
+    /// one behind an earlier action of its kind for the same order that is still pending waits
+    /// for it (``OutboxColumns/inOrder``).
     static let dueActionsSQL = """
         SELECT \(OutboxColumns.action), \(OutboxColumns.claimExtra)
         FROM outbox AS x INDEXED BY outbox_due JOIN orders o ON o.id = x.order_ref
         WHERE x.endpoint = ? AND x.state = 'pending' AND x.next_attempt_at IS NOT NULL AND x.next_attempt_at <= ?
+        AND \(OutboxColumns.inOrder)
         ORDER BY x.next_attempt_at
         LIMIT ?
         """
@@ -34,9 +37,9 @@ extension SQLiteOrderStore {
         try withConnection { connection in
             try connection.queryFirst(
                 """
-                SELECT next_attempt_at FROM outbox INDEXED BY outbox_due
-                WHERE endpoint = ? AND state = 'pending' AND next_attempt_at IS NOT NULL
-                ORDER BY next_attempt_at LIMIT 1
+                SELECT x.next_attempt_at FROM outbox AS x INDEXED BY outbox_due
+                WHERE x.endpoint = ? AND x.state = 'pending' AND x.next_attempt_at IS NOT NULL AND \(OutboxColumns.inOrder)
+                ORDER BY x.next_attempt_at LIMIT 1
                 """, [.text(endpoint.rawValue)]
             ) { Date(epochMilliseconds: $0.int64(0)) }
         }

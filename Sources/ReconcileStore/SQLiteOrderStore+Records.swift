@@ -117,16 +117,21 @@ struct SQLiteRuleLookups: RuleLookups {
         ) { $0.optionalString(0) } ?? nil
     }
 
-    func reversalTaken(transactionID: String, signedAfter date: Date) throws -> Bool {
+    func laterStoreEvent(transactionID: String, signedAfter date: Date) throws -> String? {
         try connection.queryFirst(
-            "SELECT 1 FROM notifications WHERE transaction_id = ? AND type = 'REFUND_REVERSED' AND signed_at > ? LIMIT 1",
-            [.text(transactionID), .integer(date.epochMilliseconds)], { _ in true }) ?? false
+            "SELECT type FROM notifications INDEXED BY notifications_transaction WHERE \(NotificationColumns.matchKey) = ? AND type IN (\(NotificationColumns.storeEventTypes)) AND signed_at > ? ORDER BY signed_at DESC LIMIT 1",
+            [.text(transactionID), .integer(date.epochMilliseconds)], { $0.string(0) })
     }
 
-    func actionKeys(orderReference: Int64, kind: OutboxKind) throws -> [String] {
+    func revocationNotices(orderReference: Int64) throws -> [OutboxAction] {
         try connection.query(
-            "SELECT idempotency_key FROM outbox WHERE order_ref = ? AND kind = ?", [.integer(orderReference), .text(kind.rawValue)]
-        ) { $0.string(0) }
+            "SELECT \(OutboxColumns.action) \(OutboxColumns.from) WHERE x.order_ref = ? AND x.kind = ? ORDER BY x.id",
+            [.integer(orderReference), .text(OutboxKind.revocationNotice.rawValue)], OutboxColumns.action(from:))
+    }
+
+    func deliveryRequested(orderReference: Int64) throws -> Bool {
+        try connection.queryFirst(
+            "SELECT 1 FROM attempts WHERE order_ref = ? AND kind = 'deliver' LIMIT 1", [.integer(orderReference)], { _ in true }) ?? false
     }
 
     func escalatedActions(orderReference: Int64) throws -> [OutboxAction] {

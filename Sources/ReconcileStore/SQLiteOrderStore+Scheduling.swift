@@ -89,6 +89,7 @@ extension SQLiteOrderStore {
         }
         return try write { connection in
             let lookups = SQLiteRuleLookups(connection: connection)
+            var taken: [String] = []
             let results = try completions.map { completion in
                 guard let record = try Self.record(reference: completion.order.reference, connection: connection) else {
                     return CompletionResult(
@@ -96,12 +97,16 @@ extension SQLiteOrderStore {
                         reason: Reason(ReasonCode.leaseLost), attempts: completion.order.attempt, applied: false)
                 }
                 let (plan, result) = try CompletionRules.plan(completion, for: record, owner: owner, now: now, lookups: lookups)
-                if let plan { try Self.write(plan, connection: connection) }
+                if let plan {
+                    try Self.write(plan, connection: connection)
+                    taken += plan.takenTransactions
+                }
                 return result
             }
-            // Before the claims: a refund that waited for one of these attempts must end the order
-            // before this same turn could lease it for delivery.
+            // Before the claims: a refund that waited for one of these attempts, or came before
+            // its order, must end the order before this same turn could lease it for delivery.
             let applied = try Self.applyWaitingNotifications(of: completions.map(\.order.reference), now: now, connection: connection)
+                + Self.applyUnmatchedNotifications(about: taken, now: now, connection: connection)
             let claimed = try claims.map { try Self.claim($0, owner: owner, now: now, connection: connection) }
             return TurnResult(results: results, claimed: claimed, notifications: applied)
         }

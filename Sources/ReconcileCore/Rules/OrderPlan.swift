@@ -36,6 +36,17 @@ public struct OrderPlan: Sendable, Hashable {
         self.outbox = outbox
     }
 
+    /// The transactions the order takes with this plan — the claims, and the transaction a
+    /// grant names as the order is verified or finished — about which store notifications that
+    /// came before the order (recorded unmatched) are applied now (DESIGN §5a).
+    public var takenTransactions: [String] {
+        var taken = claims.map(\.transactionID)
+        if changesRecord, record.state == .verified || record.state == .finished, let transactionID = record.grant?.transactionID {
+            taken.append(transactionID)
+        }
+        return taken
+    }
+
     /// A plan that only records history: the record stays as it was read.
     public static func historyOnly(_ record: OrderRecord, _ transitions: [PlannedTransition]) -> OrderPlan {
         OrderPlan(record: record, changesRecord: false, transitions: transitions)

@@ -54,6 +54,19 @@ public enum OutboxRules {
         return after
     }
 
+    /// A notice not sent yet (or given up on) that a later one about the same order replaces:
+    /// the merchant only needs the latest word, and must never get an older one after it.
+    public static func supersede(_ action: OutboxAction, by key: String, now: Date) -> OutboxAction {
+        var after = action
+        after.state = .skipped
+        after.nextAttemptAt = nil
+        after.lease = nil
+        after.updatedAt = now
+        after.reason = "superseded"
+        after.detail = "superseded by \(key): the merchant is told the latest word only"
+        return after
+    }
+
     /// Leases a due action for one attempt (counted when `charge`).
     public static func claim(
         _ action: OutboxAction, owner: String, leaseUntil: Date, charge: Bool, now: Date

@@ -15,10 +15,17 @@ public protocol RuleLookups {
     /// store can: the rule writes them back).
     func escalatedActions(orderReference: Int64) throws -> [OutboxAction]
 
-    /// Whether a refund reversal for `transactionID`, signed by the store after `date`, was taken
-    /// in already (it came first: a refund it reverses changes nothing then).
-    func reversalTaken(transactionID: String, signedAfter date: Date) throws -> Bool
+    /// The type of the latest store event about `transactionID` (a refund, revocation,
+    /// reversal or voided purchase, matched as ``NotificationMatching`` matches) that the store
+    /// signed after `date` and that was taken in already, if any: the latest store event about a
+    /// transaction decides, so an earlier one arriving late changes nothing.
+    func laterStoreEvent(transactionID: String, signedAfter date: Date) throws -> String?
 
-    /// The idempotency keys of the order's outbox actions of `kind`.
-    func actionKeys(orderReference: Int64, kind: OutboxKind) throws -> [String]
+    /// The order's revocation notices (``OutboxKind/revocationNotice``), oldest first (locked for
+    /// the transaction where the store can: the rule may supersede them).
+    func revocationNotices(orderReference: Int64) throws -> [OutboxAction]
+
+    /// Whether any delivery request was ever sent for the order (recorded in its history, or
+    /// charged): the merchant may have granted it.
+    func deliveryRequested(orderReference: Int64) throws -> Bool
 }

@@ -21,9 +21,9 @@ extension PostgreSQLOrderStore {
                     Self.insertNotificationSQL, NotificationColumns.insertValues(notification, receivedAt: now).map(PostgreSQLValue.init),
                     { $0.int64(0) })
                 else { return .duplicate }
-                let record = try Self.matchingOrder(notification, connection: connection)
+                let records = try Self.matchingOrders(notification, connection: connection)
                 return .taken(
-                    try Self.apply(notification, reference: reference, to: record, now: now, consumption: consumption, connection: connection))
+                    try Self.apply(notification, reference: reference, to: records, now: now, consumption: consumption, connection: connection))
             }
         }
     }
@@ -41,11 +41,9 @@ extension PostgreSQLOrderStore {
                 """
             ) { (NotificationColumns.stored(from: $0), $0.optionalInt64(17)) }
             var outcomes: [NotificationRules.Outcome] = []
-            let records = try Self.records(references: waiting.compactMap(\.1), connection: connection)
             for (stored, orderReference) in waiting {
-                let record = orderReference.flatMap { records[$0] }
-                guard record?.lease == nil else { continue }
-                outcomes.append(try Self.apply(stored.notification, reference: stored.reference, to: record, now: now, connection: connection))
+                let records = try Self.matchingOrders(stored.notification, waitedOn: orderReference, connection: connection)
+                outcomes.append(try Self.apply(stored.notification, reference: stored.reference, to: records, now: now, connection: connection))
             }
             return outcomes
         }
@@ -63,12 +61,32 @@ extension PostgreSQLOrderStore {
         ) { (NotificationColumns.stored(from: $0), $0.optionalInt64(17)) }
         var outcomes: [NotificationRules.Outcome] = []
         for (stored, reference) in waiting {
-            // Read for each: an earlier notification of the same order may have changed it.
-            let record = try reference.flatMap { try Self.records(references: [$0], connection: connection)[$0] }
-            guard record?.lease == nil else { continue }
-            outcomes.append(try apply(stored.notification, reference: stored.reference, to: record, now: now, connection: connection))
+            // Matched again for each: an earlier notification may have changed the orders, and it
+            // may be about other orders too, one of them in flight.
+            let records = try matchingOrders(stored.notification, waitedOn: reference, connection: connection)
+            outcomes.append(try apply(stored.notification, reference: stored.reference, to: records, now: now, connection: connection))
         }
         return outcomes
+    }
+
+    /// Inside the caller's transaction: applies the notifications recorded unmatched about any of
+    /// `transactionIDs` (orders have just claimed or been granted them: a refund that came before
+    /// its order is applied now), in the store's own order of events. Locked: another node's
+    /// commit that claims the same transaction waits, then finds them applied.
+    static func applyUnmatchedNotifications(about transactionIDs: [String], now: Date, connection: PostgreSQLConnection) throws -> [NotificationRules.Outcome] {
+        let keys = Array(Set(transactionIDs))
+        guard !keys.isEmpty else { return [] }
+        let unmatched = try connection.query(
+            """
+            SELECT \(NotificationColumns.select) \(NotificationColumns.from)
+            WHERE coalesce(n.transaction_id, n.original_transaction_id) = ANY($1::text[])
+            AND n.outcome = 'unmatched' AND n.type IN (\(NotificationColumns.storeEventTypes))
+            ORDER BY n.signed_at, n.id FOR UPDATE OF n
+            """, [.textArray(keys)], NotificationColumns.stored(from:))
+        return try unmatched.map { stored in
+            let records = try matchingOrders(stored.notification, connection: connection)
+            return try apply(stored.notification, reference: stored.reference, to: records, now: now, connection: connection)
+        }
     }
 
     public func notifications(orderID: String) throws -> [StoredNotification] {
@@ -88,34 +106,40 @@ extension PostgreSQLOrderStore {
     }
 
     static func apply(
-        _ notification: StoreNotification, reference: Int64, to record: OrderRecord?, now: Date, consumption: ConsumptionPolicy = .off,
+        _ notification: StoreNotification, reference: Int64, to records: [OrderRecord], now: Date, consumption: ConsumptionPolicy = .off,
         connection: PostgreSQLConnection
     ) throws -> NotificationRules.Outcome {
-        let (plan, outcome) = try NotificationRules.apply(
-            notification, to: record, now: now, lookups: PostgreSQLRuleLookups(connection: connection), consumption: consumption)
-        if let plan { try write(plan, connection: connection) }
+        let (plans, outcome, orderReference) = try NotificationRules.apply(
+            notification, toEvery: records, now: now, lookups: PostgreSQLRuleLookups(connection: connection), consumption: consumption)
+        for plan in plans { try write(plan, connection: connection) }
         let applied: Int64? = if case .waitsForAttempt = outcome { nil } else { now.epochMilliseconds }
         _ = try connection.run(
             "UPDATE notifications SET order_ref = $1, outcome = $2, applied_at = $3 WHERE id = $4",
-            [.integer(orNull: record?.reference), .text(outcome.code), .integer(orNull: applied), .integer(reference)])
+            [.integer(orNull: orderReference), .text(outcome.code), .integer(orNull: applied), .integer(reference)])
         return outcome
     }
 
-    /// The order the notification is about (see ``NotificationMatching``), locked.
-    static func matchingOrder(_ notification: StoreNotification, connection: PostgreSQLConnection) throws -> OrderRecord? {
-        guard let transactionID = NotificationMatching.transactionID(of: notification) else { return nil }
-        if let claimant = try connection.queryFirst(
-            "SELECT order_ref FROM claims WHERE transaction_id = $1", [.text(transactionID)], { $0.int64(0) })
-        {
-            return try records(references: [claimant], connection: connection)[claimant]
+    /// The orders the notification is about (see ``NotificationMatching``), locked: the holder of
+    /// the claim on its transaction; without a claim, every order whose proof names it or its
+    /// purchase token, oldest first. `waitedOn`: the order a waiting notification was recorded
+    /// against (found by a token no longer in hand).
+    static func matchingOrders(
+        _ notification: StoreNotification, waitedOn: Int64? = nil, connection: PostgreSQLConnection
+    ) throws -> [OrderRecord] {
+        var references: [Int64] = []
+        if let transactionID = NotificationMatching.transactionID(of: notification) {
+            if let claimant = try connection.queryFirst(
+                "SELECT order_ref FROM claims WHERE transaction_id = $1", [.text(transactionID)], { $0.int64(0) })
+            {
+                return try records(references: [claimant], connection: connection).values.map { $0 }
+            }
+            references += try connection.query("SELECT id FROM orders WHERE transaction_id = $1", [.text(transactionID)]) { $0.int64(0) }
         }
-        if let record = try connection.queryFirst(
-            "\(selectRecords) WHERE transaction_id = $1 ORDER BY id LIMIT 1 FOR UPDATE", [.text(transactionID)], OrderColumns.record(from:))
-        {
-            return record
+        if let token = notification.purchaseToken {
+            references += try connection.query("SELECT id FROM orders WHERE purchase_token = $1", [.text(token)]) { $0.int64(0) }
         }
-        guard let token = notification.purchaseToken else { return nil }
-        return try connection.queryFirst(
-            "\(selectRecords) WHERE purchase_token = $1 ORDER BY id LIMIT 1 FOR UPDATE", [.text(token)], OrderColumns.record(from:))
+        if let waitedOn { references.append(waitedOn) }
+        // Locked in key order (``records(references:connection:)``): no deadlock with another node.
+        return try records(references: Array(Set(references)), connection: connection).values.sorted { $0.reference < $1.reference }
     }
 }

@@ -14,6 +14,7 @@ extension PostgreSQLOrderStore {
                 """
                 SELECT \(OutboxColumns.action), \(OutboxColumns.claimExtra) \(OutboxColumns.from)
                 WHERE x.endpoint = $1 AND x.state = 'pending' AND x.next_attempt_at IS NOT NULL AND x.next_attempt_at <= $2
+                AND \(OutboxColumns.inOrder)
                 ORDER BY x.next_attempt_at
                 LIMIT $3
                 FOR UPDATE OF x SKIP LOCKED
@@ -34,9 +35,9 @@ extension PostgreSQLOrderStore {
         try withConnection { connection in
             try connection.queryFirst(
                 """
-                SELECT next_attempt_at FROM outbox
-                WHERE endpoint = $1 AND state = 'pending' AND next_attempt_at IS NOT NULL
-                ORDER BY next_attempt_at LIMIT 1
+                SELECT x.next_attempt_at FROM outbox x
+                WHERE x.endpoint = $1 AND x.state = 'pending' AND x.next_attempt_at IS NOT NULL AND \(OutboxColumns.inOrder)
+                ORDER BY x.next_attempt_at LIMIT 1
                 """, [.text(endpoint.rawValue)]
             ) { Date(epochMilliseconds: $0.int64(0)) }
         }

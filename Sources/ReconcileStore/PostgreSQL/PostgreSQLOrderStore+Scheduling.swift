@@ -107,6 +107,7 @@ extension PostgreSQLOrderStore {
             // A lease is the owner's until it ends on the database's clock: after that, the
             // order may be rescued at any moment, so an outcome that comes late writes nothing.
             let databaseNow = completions.isEmpty ? now : try Self.databaseClock(connection)
+            var taken: [String] = []
             let results = try completions.map { completion in
                 let reference = completion.order.reference
                 guard let record = records[reference] else { throw PostgreSQLStoreError.orderVanished(reference: reference) }
@@ -122,12 +123,16 @@ extension PostgreSQLOrderStore {
                     let decided = try CompletionRules.plan(completion, for: record, owner: owner, now: now, lookups: lookups)
                     return (decided.plan, decided.result)
                 }
-                if let written { records[reference] = written.record }
+                if let written {
+                    records[reference] = written.record
+                    taken += written.takenTransactions
+                }
                 return result
             }
-            // Before the claims: a refund that waited for one of these attempts must end the order
-            // before this same turn could lease it for delivery.
+            // Before the claims: a refund that waited for one of these attempts, or came before
+            // its order, must end the order before this same turn could lease it for delivery.
             let applied = try Self.applyWaitingNotifications(of: completions.map(\.order.reference), now: now, connection: connection)
+                + Self.applyUnmatchedNotifications(about: taken, now: now, connection: connection)
             let claimed = try claims.map { try Self.claim($0, owner: owner, now: now, connection: connection) }
             return TurnResult(results: results, claimed: claimed, notifications: applied)
         }

@@ -23,16 +23,23 @@ struct PostgreSQLRuleLookups: RuleLookups {
         ) { $0.optionalString(0) } ?? nil
     }
 
-    func reversalTaken(transactionID: String, signedAfter date: Date) throws -> Bool {
+    func laterStoreEvent(transactionID: String, signedAfter date: Date) throws -> String? {
         try connection.queryFirst(
-            "SELECT 1 FROM notifications WHERE transaction_id = $1 AND type = 'REFUND_REVERSED' AND signed_at > $2 LIMIT 1",
-            [.text(transactionID), .integer(date.epochMilliseconds)], { _ in true }) ?? false
+            "SELECT type FROM notifications WHERE \(NotificationColumns.matchKey) = $1 AND type IN (\(NotificationColumns.storeEventTypes)) AND signed_at > $2 ORDER BY signed_at DESC LIMIT 1",
+            [.text(transactionID), .integer(date.epochMilliseconds)], { $0.string(0) })
     }
 
-    func actionKeys(orderReference: Int64, kind: OutboxKind) throws -> [String] {
+    /// Locked for the transaction: the rule may supersede those not sent yet, and one a sender
+    /// leases meanwhile is seen leased.
+    func revocationNotices(orderReference: Int64) throws -> [OutboxAction] {
         try connection.query(
-            "SELECT idempotency_key FROM outbox WHERE order_ref = $1 AND kind = $2", [.integer(orderReference), .text(kind.rawValue)]
-        ) { $0.string(0) }
+            "SELECT \(OutboxColumns.action) \(OutboxColumns.from) WHERE x.order_ref = $1 AND x.kind = $2 ORDER BY x.id FOR UPDATE OF x",
+            [.integer(orderReference), .text(OutboxKind.revocationNotice.rawValue)], OutboxColumns.action(from:))
+    }
+
+    func deliveryRequested(orderReference: Int64) throws -> Bool {
+        try connection.queryFirst(
+            "SELECT 1 FROM attempts WHERE order_ref = $1 AND kind = 'deliver' LIMIT 1", [.integer(orderReference)], { _ in true }) ?? false
     }
 
     /// Locked for the transaction: the rule writes them back as it decides. Only escalated ones:

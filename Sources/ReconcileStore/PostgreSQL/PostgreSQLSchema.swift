@@ -207,6 +207,11 @@ public enum PostgreSQLSchema {
                 CREATE INDEX orders_purchase_token ON orders (purchase_token) WHERE purchase_token IS NOT NULL;
                 CREATE INDEX orders_package ON orders (package_name) WHERE package_name IS NOT NULL;
                 """),
+        Migration(
+            version: 9, name: "notifications by transaction (store event order, early refunds)",
+            sql: """
+                CREATE INDEX notifications_transaction ON notifications ((coalesce(transaction_id, original_transaction_id)), signed_at);
+                """),
     ]
 
     /// The newest schema version this build knows.

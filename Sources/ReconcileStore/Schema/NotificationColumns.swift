@@ -26,6 +26,16 @@ enum NotificationColumns {
         n.signed_at, n.revoked_at, n.revocation_reason, n.via, n.received_at, n.outcome, n.applied_at, o.order_id
         """
 
+    /// The transaction a notification is matched by (``NotificationMatching``) as SQL over the
+    /// bare table, as the index `notifications_transaction` holds it.
+    static let matchKey = "coalesce(transaction_id, original_transaction_id)"
+
+    /// The types of store events that change orders (a refund, revocation, reversal or voided
+    /// purchase), as an SQL list.
+    static let storeEventTypes = [
+        AppStoreNotification.refund, AppStoreNotification.revoke, AppStoreNotification.refundReversed, StoreNotification.playVoidedType,
+    ].map { "'\($0)'" }.joined(separator: ", ")
+
     /// `FROM notifications n LEFT JOIN orders o …`.
     static let from = "FROM notifications n LEFT JOIN orders o ON o.id = n.order_ref"
 

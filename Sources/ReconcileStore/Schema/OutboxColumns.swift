@@ -15,6 +15,13 @@ enum OutboxColumns {
     static let from = "FROM outbox x JOIN orders o ON o.id = x.order_ref"
 
     /// The order's columns a claim reads besides the action: product, purchase token, package.
+    /// The condition (on `x`) that an action is next in its order's line: no earlier action of
+    /// its kind for the same order is still pending. An order's revocation notices reach the
+    /// merchant in the order they were recorded (DESIGN §5a), never an older word after a newer.
+    static let inOrder = """
+        NOT EXISTS (SELECT 1 FROM outbox e WHERE e.order_ref = x.order_ref AND e.kind = x.kind AND e.id < x.id AND e.state = 'pending')
+        """
+
     static let claimExtra = "o.product_id, o.purchase_token, o.package_name"
 
     static func action(from row: some StoreRow) -> OutboxAction {

@@ -270,6 +270,14 @@ public enum StoreSchema {
                 CREATE INDEX orders_purchase_token ON orders(purchase_token) WHERE purchase_token IS NOT NULL;
                 CREATE INDEX orders_package ON orders(package_name) WHERE package_name IS NOT NULL;
                 """),
+        // The latest store event about a transaction decides, and a refund that came before its
+        // order is applied when the order takes the transaction: notifications by the
+        // transaction they are matched by (``NotificationColumns/matchKey``).
+        Migration(
+            version: 9, name: "notifications by transaction (store event order, early refunds)",
+            sql: """
+                CREATE INDEX notifications_transaction ON notifications(coalesce(transaction_id, original_transaction_id), signed_at);
+                """),
     ]
 
     /// The newest schema version this build knows.

@@ -19,15 +19,21 @@ struct FixedLookups: RuleLookups {
         details[reason]
     }
 
-    /// Reversals taken in: transaction id → when the store signed each.
-    var reversals: [String: [Date]] = [:]
+    /// Store events taken in: transaction id → (type, when the store signed it).
+    var storeEvents: [String: [(type: String, signedAt: Date)]] = [:]
+    /// Orders (by reference) a delivery request went out for.
+    var deliveryRequests: Set<Int64> = []
 
-    func reversalTaken(transactionID: String, signedAfter date: Date) throws -> Bool {
-        reversals[transactionID, default: []].contains { $0 > date }
+    func laterStoreEvent(transactionID: String, signedAfter date: Date) throws -> String? {
+        storeEvents[transactionID, default: []].filter { $0.signedAt > date }.max { $0.signedAt < $1.signedAt }?.type
     }
 
-    func actionKeys(orderReference: Int64, kind: OutboxKind) throws -> [String] {
-        actions.filter { $0.orderReference == orderReference && $0.kind == kind }.map(\.idempotencyKey)
+    func revocationNotices(orderReference: Int64) throws -> [OutboxAction] {
+        actions.filter { $0.orderReference == orderReference && $0.kind == .revocationNotice }
+    }
+
+    func deliveryRequested(orderReference: Int64) throws -> Bool {
+        deliveryRequests.contains(orderReference)
     }
 
     func escalatedActions(orderReference: Int64) throws -> [OutboxAction] {
