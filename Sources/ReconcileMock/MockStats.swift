@@ -34,6 +34,10 @@ public struct MockStats: Sendable, Hashable {
     public var revocationBodies: [String: JSONValue] = [:]
     /// The Idempotency-Keys each order's notices carried, in the order received.
     public var revocationKeys: [String: [String]] = [:]
+    /// The Idempotency-Keys of each order's notices the endpoint took (answered 2xx, whether or
+    /// not the answer reached the daemon), in the order taken: the merchant's last word is the
+    /// last of them.
+    public var revocationsTaken: [String: [String]] = [:]
     /// Notices whose Content-Type was not `application/json`.
     public var revocationContentTypeMismatches = 0
 
@@ -73,7 +77,10 @@ public struct MockStats: Sendable, Hashable {
 
     mutating func countRevocation(key: String, orderID: String, body: JSONObject, contentType: String?, succeeded: Bool) {
         revocations[key, default: 0] += 1
-        if succeeded { revocationsSucceeded[key, default: 0] += 1 }
+        if succeeded {
+            revocationsSucceeded[key, default: 0] += 1
+            revocationsTaken[orderID, default: []].append(key)
+        }
         revocationBodies[key] = .object(body)
         revocationKeys[orderID, default: []].append(key)
         if contentType?.lowercased().hasPrefix("application/json") != true { revocationContentTypeMismatches += 1 }
@@ -116,6 +123,9 @@ public struct MockStats: Sendable, Hashable {
             "revocation_keys": .object(JSONObject(revocationKeys.sorted { $0.key < $1.key }.map {
                 JSONObject.Member(key: $0.key, value: .array($0.value.map(JSONValue.string)))
             })),
+            "revocations_taken": .object(JSONObject(revocationsTaken.sorted { $0.key < $1.key }.map {
+                JSONObject.Member(key: $0.key, value: .array($0.value.map(JSONValue.string)))
+            })),
             "revocation_content_type_mismatches": .integer(revocationContentTypeMismatches),
         ]))
     }
@@ -150,6 +160,9 @@ public struct MockStats: Sendable, Hashable {
         for member in json["revocation_bodies"]?.objectValue?.members ?? [] { revocationBodies[member.key] = member.value }
         for member in json["revocation_keys"]?.objectValue?.members ?? [] {
             revocationKeys[member.key] = member.value.arrayValue?.compactMap(\.stringValue) ?? []
+        }
+        for member in json["revocations_taken"]?.objectValue?.members ?? [] {
+            revocationsTaken[member.key] = member.value.arrayValue?.compactMap(\.stringValue) ?? []
         }
         revocationContentTypeMismatches = Int(json["revocation_content_type_mismatches"]?.int64Value ?? 0)
     }

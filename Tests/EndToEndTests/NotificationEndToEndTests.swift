@@ -17,9 +17,9 @@ struct NotificationEndToEndTests {
     /// A `{"signedPayload":…}` file body: the notification, and its signed transaction inside.
     static func notificationFile(
         _ signer: JWSSigner, id: String, type: String, transactionID: String, environment: String = "Production",
-        bundleID: String = bundleID, revoked: Bool = true
+        bundleID: String = bundleID, revoked: Bool = true, signedAt: Int64? = nil
     ) throws -> String {
-        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let now = signedAt ?? Int64(Date().timeIntervalSince1970 * 1000)
         let revocation = revoked ? ",\"revocationDate\":\(now - 60_000),\"revocationReason\":0" : ""
         let transaction = try signer.sign(payload: Array("""
             {"transactionId":"\(transactionID)","originalTransactionId":"\(transactionID)","productId":"gems","bundleId":"\(bundleID)",\
@@ -63,13 +63,13 @@ struct NotificationEndToEndTests {
         #expect(await eventually(timeout: .seconds(20)) { (try? harness.store().order(id: "F1")?.state) == .finished })
         // The merchant was told both, each once, under its own key.
         #expect(await eventually(timeout: .seconds(20)) {
-            ((try? await harness.mockStats())?.revocationsSucceeded["F1:reinstated:1"] ?? 0) == 1
+            ((try? await harness.mockStats())?.revocationsSucceeded["F1:reinstated:nnnn-6"] ?? 0) == 1
         })
         let stats = try await harness.mockStats()
-        #expect(stats.revocationKeys["F1"] == ["F1:revoked:1", "F1:reinstated:1"], "\(stats.revocationKeys)")
-        #expect(stats.revocationBodies["F1:revoked:1"]?["event"]?.stringValue == "revoked")
-        #expect(stats.revocationBodies["F1:revoked:1"]?["transaction_id"]?.stringValue == "3001")
-        #expect(stats.revocationBodies["F1:reinstated:1"]?["event"]?.stringValue == "reinstated")
+        #expect(stats.revocationKeys["F1"] == ["F1:revoked:nnnn-1", "F1:reinstated:nnnn-6"], "\(stats.revocationKeys)")
+        #expect(stats.revocationBodies["F1:revoked:nnnn-1"]?["event"]?.stringValue == "revoked")
+        #expect(stats.revocationBodies["F1:revoked:nnnn-1"]?["transaction_id"]?.stringValue == "3001")
+        #expect(stats.revocationBodies["F1:reinstated:nnnn-6"]?["event"]?.stringValue == "reinstated")
         #expect(stats.revocationKeys["F2"] == nil, "an unverified notification told the merchant")
         let listed = try await harness.ctl(["notifications", "--json"])
         let unmatched = try await harness.ctl(["notifications", "--unmatched"])
