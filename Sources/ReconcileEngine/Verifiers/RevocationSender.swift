@@ -6,9 +6,10 @@ import ReconcileCore
 ///
 /// The action's payload is the request body, posted byte for byte as the rule that recorded the
 /// event wrote it (`{event, order_id, product_id, transaction_id, store, quantity, reason,
-/// revoked_at, environment, user_id, application_username}`), with `Idempotency-Key:` the
-/// action's key (`<order_id>:<event>:<n>`, fixed when the event was recorded, so every retry of
-/// one event carries the same key and the merchant can drop repeats). Answers are read as
+/// revoked_at, environment, user_id, application_username, sequence, event_time}`), with
+/// `Idempotency-Key:` the action's key (`<order_id>:<event>:<notification id>`, fixed when the
+/// event was recorded, so every retry of one event carries the same key and the merchant can drop
+/// repeats). Answers are read as
 /// deliveries are: 2xx or 409 → done; 401/403/404 → configuration error; 408, 429, 5xx and
 /// transport failures → sent again after the backoff; any other 4xx → escalated.
 public struct RevocationSender: OutboxSender {
