@@ -102,7 +102,11 @@ extension SQLiteOrderStore {
         let record = try record(orderID: orderID, connection: connection)
         let (plan, outcome) = try OperatorRules.plan(
             request, on: record, orderID: orderID, verifiers: verifiers, now: now, lookups: SQLiteRuleLookups(connection: connection))
-        if let plan { try write(plan, connection: connection) }
+        if let plan {
+            try write(plan, connection: connection)
+            // `resolve --transaction-id` claims: a refund that came first applies now.
+            _ = try applyUnmatchedNotifications(about: plan.takenTransactions, now: now, connection: connection)
+        }
         return outcome
     }
 }

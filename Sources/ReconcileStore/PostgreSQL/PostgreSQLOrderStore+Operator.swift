@@ -31,7 +31,11 @@ extension PostgreSQLOrderStore {
                     return (decided.plan, decided.outcome)
                 }
                 // The same order named twice sees the first action's result.
-                if let written { records[orderID] = written.record }
+                if let written {
+                    records[orderID] = written.record
+                    // `resolve --transaction-id` claims: a refund that came first applies now.
+                    _ = try Self.applyUnmatchedNotifications(about: written.takenTransactions, now: now, connection: connection)
+                }
                 return outcome
             }
         }

@@ -180,5 +180,12 @@ struct RefundOrderContractTests {
             [AttemptCompletion(order: claimed, records: [answered], resolution: .verified(Grant(transactionID: "960"), finishes: true, finishedBy: .verifier), charged: true)],
             claims: [], owner: owner, now: t0 + 21)
         #expect(granted.notifications == [.applied(orderID: "L2", from: .finished, to: .revoked)])
+        // An operator's `resolve --transaction-id` claims it too.
+        #expect(try store.ingestNotifications([event("r-3", "REFUND", transaction: "970", signed: 5)], now: t0) == [.taken(.unmatched)])
+        _ = try store.ingest([candidate("L3")], verifierKind: .apple, now: t0 + 30)
+        let resolve = OperatorRequest(action: .resolve, target: .orders(["L3"]), actor: .operator("alice"), note: "paid by hand", transactionID: "970")
+        #expect(try store.apply(resolve, verifierKind: .apple, now: t0 + 31).map(\.result) == [.applied(from: .pending, to: .finished)])
+        #expect(try store.order(id: "L3")?.state == .revoked)
+        #expect(try notices(store, "L3").map(\.idempotencyKey) == ["L3:revoked:r-3"])
     }
 }
