@@ -28,12 +28,31 @@ extension PostgreSQLOrderStore {
         }
     }
 
+    /// How far back a refund recorded unmatched is looked at again for a claim another node took
+    /// meanwhile: the two transactions can pass each other (each reads before the other commits),
+    /// so a notification taken in while an order claimed its transaction is caught by this sweep.
+    static let unmatchedRecheckWindow: TimeInterval = 600
+
+    /// Transactions of recent unmatched notifications that an order has claimed since.
+    static let claimedUnmatchedSQL = """
+        SELECT DISTINCT coalesce(n.transaction_id, n.original_transaction_id) FROM notifications n
+        WHERE n.outcome = 'unmatched' AND n.received_at > $1
+        AND EXISTS (SELECT 1 FROM claims c WHERE c.transaction_id = coalesce(n.transaction_id, n.original_transaction_id))
+        LIMIT 100
+        """
+
     public func applyWaitingNotifications(now: Date) throws -> [NotificationRules.Outcome] {
-        let any = try withConnection { connection in
-            try connection.queryFirst("SELECT 1 FROM notifications WHERE outcome = 'waiting' LIMIT 1") { _ in true }
+        let since = Int64((now.timeIntervalSince1970 - Self.unmatchedRecheckWindow) * 1000)
+        let (any, claimed) = try withConnection { connection in
+            (
+                try connection.queryFirst("SELECT 1 FROM notifications WHERE outcome = 'waiting' LIMIT 1") { _ in true },
+                try connection.query(Self.claimedUnmatchedSQL, [.integer(since)]) { $0.string(0) }
+            )
         }
-        guard any == true else { return [] }
-        return try write { connection in
+        let swept = claimed.isEmpty
+            ? [] : try write { connection in try Self.applyUnmatchedNotifications(about: claimed, now: now, connection: connection) }
+        guard any == true else { return swept }
+        return try swept + write { connection in
             let waiting = try connection.query(
                 """
                 SELECT \(NotificationColumns.select), n.order_ref \(NotificationColumns.from)

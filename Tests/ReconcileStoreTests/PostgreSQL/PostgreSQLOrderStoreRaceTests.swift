@@ -237,4 +237,22 @@ struct PostgreSQLOrderStoreRaceTests {
         #expect(try connection.scalar("SELECT count(*) FROM orders") == Int64(files.count))
         #expect(try connection.scalar("SELECT count(*) FROM transitions WHERE reason = 'ingested'") == Int64(files.count))
     }
+
+    @Test("a refund taken in while another node's commit claimed its transaction (each read before the other committed) is applied by the next sweep")
+    func refundPassingAClaim() async throws {
+        let database = try await PostgreSQLTestDatabase.make()
+        let store = try database.openStore()
+        _ = try store.ingest([candidate("L1")], verifierKind: .apple, now: t0)
+        let refund = StoreNotification(
+            source: .appStore, notificationID: "r-1", type: "REFUND", transactionID: "T-1", signedAt: t0, revokedAt: t0, via: .file)
+        #expect(try store.ingestNotifications([refund], now: Date()) == [.taken(.unmatched)])
+        // The other node's claim committed after the refund's matching read, and its own look for
+        // unmatched refunds ran before the refund committed: neither saw the other.
+        let connection = try database.connect()
+        try connection.run(
+            "INSERT INTO claims (transaction_id, order_ref, claimed_at, actor) SELECT 'T-1', id, 0, 'daemon' FROM orders WHERE order_id = 'L1'")
+        #expect(try store.applyWaitingNotifications(now: Date()) == [.applied(orderID: "L1", from: .pending, to: .rejected)])
+        #expect(try store.notifications(unmatchedOnly: true, limit: 10).isEmpty)
+        #expect(try store.applyWaitingNotifications(now: Date()).isEmpty)
+    }
 }
