@@ -47,6 +47,19 @@ extension Daemon {
             } catch {
                 throw StartupFailure(status: ExitStatus.failure, message: "cannot open the store \(options.redactedURI): \(error)")
             }
+            // Another daemon under this name would take the whole cluster's share and release
+            // this one's leases: refused (a crashed earlier start of this one is not "another").
+            let namesake: PostgreSQLNodeNamesake?
+            do {
+                namesake = try store.liveNamesake(heartbeatInterval: ClusterTiming(leaseTime: configuration.state.leaseTime).heartbeatInterval)
+            } catch {
+                store.close()
+                throw StartupFailure(status: ExitStatus.failure, message: "cannot read the nodes of the store \(options.redactedURI): \(error)")
+            }
+            if let namesake {
+                store.close()
+                throw StartupFailure(status: ExitStatus.configuration, message: namesake.description)
+            }
             let box = WakeBox()
             let listener = PostgreSQLListener(
                 options: options, onNotify: { box.wake() },

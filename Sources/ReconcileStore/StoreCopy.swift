@@ -25,11 +25,15 @@ public enum StoreCopy {
         public var rows: [String: Int]
     }
 
-    /// Why a copy was refused or failed; nothing was committed to the target then.
+    /// Why a copy was refused or failed: nothing was committed to the target, but for
+    /// `countsDifferAfterCommit`, which says what was.
     public enum Failure: Error, Sendable, CustomStringConvertible {
         case targetNotEmpty(database: String, orders: Int)
         case schemaMismatch(source: Int, target: Int)
         case countsDiffer(table: String, source: Int, target: Int)
+        /// The copy was committed (`committed`: rows per table), but counting again afterwards
+        /// found `table` different on the two sides.
+        case countsDifferAfterCommit(table: String, source: Int, target: Int, committed: Counts)
 
         public var description: String {
             switch self {
@@ -39,6 +43,10 @@ public enum StoreCopy {
                 "the SQLite store has schema version \(source) and the PostgreSQL one \(target); start this version's reconciled once on the SQLite store to migrate it first"
             case .countsDiffer(let table, let source, let target):
                 "\(table): \(source) rows in the SQLite store but \(target) in PostgreSQL after the copy; nothing was committed"
+            case .countsDifferAfterCommit(let table, let source, let target, let committed):
+                "the copy was committed (\(tables.map { "\(committed.rows[$0] ?? 0) \($0)" }.joined(separator: ", "))), "
+                    + "but counted again, \(table) has \(source) rows in the SQLite store and \(target) in PostgreSQL; "
+                    + "the PostgreSQL database holds the copy: find what changed it before starting the daemons on it"
             }
         }
     }
@@ -46,8 +54,10 @@ public enum StoreCopy {
     /// Copies `source` into `target` (migrated, empty); returns the counts, equal on both sides.
     ///
     /// - Parameter progress: called after each table with its name and row count.
+    /// - Parameter afterCommit: run between the commit and the second count (for tests).
     public static func copy(
-        from source: SQLiteOrderStore, to target: PostgreSQLOrderStore, progress: (String, Int) -> Void = { _, _ in }
+        from source: SQLiteOrderStore, to target: PostgreSQLOrderStore, progress: (String, Int) -> Void = { _, _ in },
+        afterCommit: () throws -> Void = {}
     ) throws -> Counts {
         let sourceVersion = try source.withConnection { try SchemaMigrator().currentVersion(of: $0) }
         try target.withConnection { connection in
@@ -62,7 +72,10 @@ public enum StoreCopy {
                 for table in tables {
                     let copied = try copy(table: table, from: source, to: connection)
                     let stored = Int(try connection.scalar("SELECT count(*) FROM \(table)") ?? 0)
-                    guard stored == copied else { throw Failure.countsDiffer(table: table, source: copied, target: stored) }
+                    // Against the source's own count too, not only the rows read: any row the
+                    // copy missed is caught before the commit.
+                    let held = Int(try source.withConnection { try $0.scalar("SELECT count(*) FROM \(table)") } ?? 0)
+                    guard stored == copied, copied == held else { throw Failure.countsDiffer(table: table, source: held, target: stored) }
                     if key(of: table) == nil {
                         // Identity columns go on after the highest key copied.
                         try connection.run("SELECT setval(pg_get_serial_sequence('\(table)', 'id'), coalesce(max(id), 0) + 1, false) FROM \(table)")
@@ -72,11 +85,14 @@ public enum StoreCopy {
                 }
             }
         }
+        try afterCommit()
         // Counted again from the committed data, on both sides.
         for table in tables {
             let here = Int(try source.withConnection { try $0.scalar("SELECT count(*) FROM \(table)") } ?? 0)
             let there = Int(try target.withConnection { try $0.scalar("SELECT count(*) FROM \(table)") } ?? 0)
-            guard here == there, there == counts[table] else { throw Failure.countsDiffer(table: table, source: here, target: there) }
+            guard here == there, there == counts[table] else {
+                throw Failure.countsDifferAfterCommit(table: table, source: here, target: there, committed: Counts(rows: counts))
+            }
         }
         return Counts(rows: counts)
     }
@@ -96,12 +112,14 @@ public enum StoreCopy {
         var copied = 0
         // Claims are keyed by their transaction id and checkpoints by name, the rest by id.
         let key = Self.key(of: table) ?? "id"
-        var after: SQLiteValue = Self.key(of: table) != nil ? .text("") : .integer(Int64.min)
+        // No lower bound for the first page: every key is above it, the empty text too.
+        var after: SQLiteValue?
         while true {
             // Keyset pages in key order, so that a large store is never read whole into memory.
             let page = try source.withConnection { connection in
                 try connection.query(
-                    "SELECT \(key), \(names) FROM \(table) WHERE \(key) > ? ORDER BY \(key) LIMIT ?", [after, .integer(Int64(batch))]
+                    "SELECT \(key), \(names) FROM \(table)\(after == nil ? "" : " WHERE \(key) > ?") ORDER BY \(key) LIMIT ?",
+                    (after.map { [$0] } ?? []) + [.integer(Int64(batch))]
                 ) { row -> (SQLiteValue, [PostgreSQLValue]) in
                     let values = shared.enumerated().map { index, column -> PostgreSQLValue in
                         let position = Int32(index + 1)
@@ -110,7 +128,7 @@ public enum StoreCopy {
                         if column.1.contains("INT") { return .integer(row.int64(position)) }
                         return .text(row.string(position))
                     }
-                    return (table == "claims" ? .text(row.string(0)) : .integer(row.int64(0)), values)
+                    return (Self.key(of: table) != nil ? .text(row.string(0)) : .integer(row.int64(0)), values)
                 }
             }
             guard let last = page.last else { break }

@@ -13,7 +13,10 @@ import TestSupport
 /// order finished exactly once, every transaction claimed once, one Idempotency-Key per order at
 /// the mock, the dead node's leases rescued within `LeaseTime` plus one wake, nothing written by
 /// the cut-off node for an attempt whose lease was rescued (its late outcomes refused and
-/// logged), and never more than `MaxRate` + `Burst` requests in any second at the mock.
+/// logged), and never more than `MaxRate` + `Burst` requests in any second at the mock. The
+/// mock answers in 100 ms, so attempts stay in flight; the kill and the cut wait until the node
+/// holds leases, and the test fails if the killed node held none or the cut-off node had none in
+/// flight (it would prove nothing: one run passed "holding 0 leases, rescued 0.00–0.00 s").
 ///
 /// The daemons reach the mock over plain HTTP to a loopback address (the only place `http://`
 /// may go): `socat` relays it on each daemon's host to the mock's host, where another relay
@@ -31,6 +34,7 @@ struct SharedStoreEndToEndTests {
     static let maxRate = 300
     static let burst = 30
     static let nodes = ["a", "b", "c"]
+    static let mockLatencyMilliseconds = 100
 
     func configuration(node: String, directory: TemporaryDirectory, database: NamespacedPostgreSQL) -> String {
         """
@@ -96,8 +100,11 @@ struct SharedStoreEndToEndTests {
 
         // The mock on its host's loopback, relayed to its address and (for the stats) to a unix
         // socket the test reads.
+        // Each answer takes 100 ms: attempts stay in flight, so a node killed or cut off holds
+        // leases (answered at once, a node could hold none at the moment and test nothing).
         let mock = try ChildProcess(
-            "reconcile-mock", arguments: ["--port", "8787", "--idle-exit", "120s", "--lifetime", "10min"], directory: directory, label: "mock",
+            "reconcile-mock", arguments: ["--port", "8787", "--idle-exit", "120s", "--lifetime", "10min", "--faults", #"{"latency_ms": \#(Self.mockLatencyMilliseconds)}"#],
+            directory: directory, label: "mock",
             wrapper: network.wrapper("mock"))
         let statsSocket = directory.file("mock.sock")
         processes.append(try network.spawn(
@@ -158,17 +165,26 @@ struct SharedStoreEndToEndTests {
             "the run did not get going: \(states()), spools \(Self.nodes.map { directory.list("\($0)/spool/incoming").count }); node a: \(daemons["a"]?.standardError.suffix(3000) ?? "")")
         print("node a's spool taken in after \(String(format: "%.1f", written.timeIntervalSince(start))) s; mid-run after \(String(format: "%.1f", Date().timeIntervalSince(start))) s: \(states())")
 
-        // Node a dies. Its leases, as it left them.
+        // Node a dies, while it holds leases. Its leases, as it left them.
+        let holding = { (node: String) in scalar("SELECT count(*) FROM orders WHERE lease_owner LIKE 'node-\(node)/%'") }
+        let aHolds = await eventually(timeout: .seconds(10), every: .milliseconds(20)) { holding("a") >= 3 }
+        #expect(aHolds, "node a never held 3 leases: \(states())")
         let dead = try #require(daemons["a"])
         dead.send(SIGKILL)
         let killedAt = Date()
         _ = await dead.wait(timeout: .seconds(5))
         let deadLeases = try connection.query(
             "SELECT order_id, leased_until FROM orders WHERE lease_owner LIKE 'node-a/%'") { ($0.string(0), Date(epochMilliseconds: $0.int64(1))) }
-        // Node b is cut off for longer than LeaseTime, then comes back.
+        // The point of the kill: leases to rescue.
+        #expect(!deadLeases.isEmpty, "node a held no leases when it was killed: nothing to rescue, the rescue untested")
+        // Node b is cut off for longer than LeaseTime, then comes back; while it has attempts in
+        // flight.
+        let bHolds = await eventually(timeout: .seconds(10), every: .milliseconds(20)) { holding("b") >= 3 }
+        #expect(bHolds, "node b never held 3 leases: \(states())")
         try network.setLink("b", up: false)
         let cutAt = Date()
         let cutLeases = try connection.query("SELECT order_id FROM orders WHERE lease_owner LIKE 'node-b/%'") { $0.string(0) }
+        #expect(!cutLeases.isEmpty, "node b had nothing in flight when it was cut off: no late outcome to refuse, the cut untested")
         // Meanwhile, when each of the dead node's leases is given back (a delivery's rescue
         // leaves no transition, so the lease itself is watched).
         var rescuedAt: [String: Date] = [:]

@@ -50,6 +50,56 @@ struct CopyStoreCommandTests {
         #expect(again.err.contains("already holds \(compared.orders) orders; copy-store copies into an empty database only"), "\(again.err)")
     }
 
+    @Test("a claim and a checkpoint keyed by the empty text are copied too (the first keyset page had '' as its bound)")
+    func emptyKeys() async throws {
+        let fixture = try CLIFixture()
+        do {
+            let store = try SQLiteOrderStore(path: fixture.directory.file("state/orders.db"), mode: .owner)
+            defer { store.close() }
+            try store.withConnection { connection in
+                try connection.execute("INSERT INTO claims (transaction_id, order_ref, claimed_at, actor) SELECT '', min(id), 0, 'operator:eve' FROM orders")
+            }
+            try store.advanceCheckpoint("", to: CLIFixture.now, now: CLIFixture.now)
+        }
+        let uri = try await offPool { try Self.emptyDatabase() }
+        let copied = try await offPool { fixture.run(["copy-store", uri]) }
+        #expect(copied.status == 0, "\(copied.err)")
+        #expect(!copied.err.contains("nothing was committed"), "\(copied.err)")
+        let compared = try await offPool { try Self.compare(sqlite: fixture.directory.file("state/orders.db"), postgres: uri) }
+        #expect(compared.differences.isEmpty, "\(compared.differences)")
+        let there = try await offPool {
+            let connection = try PostgreSQLConnection(PostgreSQLConnectionOptions(uri: uri))
+            defer { connection.close() }
+            return try connection.scalar("SELECT count(*) FROM claims WHERE transaction_id = ''")
+        }
+        #expect(there == 1)
+    }
+
+    @Test("counts that differ after the commit say the copy was committed, and what it holds")
+    func differAfterCommit() async throws {
+        let fixture = try CLIFixture()
+        let uri = try await offPool { try Self.emptyDatabase() }
+        let failure: StoreCopy.Failure? = try await offPool {
+            let source = try SQLiteOrderStore(path: fixture.directory.file("state/orders.db"), mode: .readOnly)
+            defer { source.close() }
+            let target = try PostgreSQLOrderStore(options: PostgreSQLConnectionOptions(uri: uri), node: "copy-test")
+            defer { target.close() }
+            do {
+                _ = try StoreCopy.copy(from: source, to: target, afterCommit: {
+                    // Someone else writes to the database between the commit and the count.
+                    try target.withConnection { try $0.execute("INSERT INTO checkpoints (name, value, updated_at) VALUES ('intruder', 0, 0)") }
+                })
+                return nil
+            } catch let failure as StoreCopy.Failure {
+                return failure
+            }
+        }
+        let described = try #require(failure).description
+        #expect(described.hasPrefix("the copy was committed ("), "\(described)")
+        #expect(described.contains("checkpoints has 0 rows in the SQLite store and 1 in PostgreSQL"), "\(described)")
+        #expect(!described.contains("nothing was committed"))
+    }
+
     /// Every order, its history, the counts by state and every table's rows, on both sides: what
     /// differs (empty when nothing does), and how many orders there are.
     static func compare(sqlite path: String, postgres uri: String) throws -> (orders: Int, differences: [String]) {

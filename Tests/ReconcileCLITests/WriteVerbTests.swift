@@ -131,6 +131,7 @@ struct WriteVerbTests {
             (["retry", "A1", "--state", "escalated"], "Error: Give order ids or --state, not both"),
             (["hold", "bad id"], "Error: 'bad id' is not an order id (1–128 of A-Z a-z 0-9 . _ : -)"),
             (["resolve", "A1"], "Error: Missing expected argument '--note <text>'"),
+            (["resolve", "O-escalated", "--note", "x", "--transaction-id", ""], "Error: '--transaction-id' must not be empty"),
             (["cancel", "A1", "A2", "--note", "x"], "Error: Unexpected argument 'A2' (cancel takes one order)"),
             (["submit"], "Error: Missing expected argument '<file>'"),
             (["backup"], "Error: Missing expected argument '<file>'"),

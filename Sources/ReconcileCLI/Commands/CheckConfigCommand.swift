@@ -2,6 +2,7 @@ import Foundation
 import ReconcileCore
 import ReconcileCrypto
 import ReconcileDaemon
+import ReconcileStore
 import ReconcileSystem
 
 /// `reconcilectl check-config`: reads the configuration exactly as `reconciled` would — the
@@ -68,7 +69,8 @@ enum CheckConfigCommand {
         }
         let spool = configuration.spool
         line("spool", "\(spool.directory) (MaxFileSize=\(ByteSize.format(spool.maxFileSize)), rescan \(spool.rescanInterval.map(TimeSpan.format) ?? "off"))")
-        line("store", "\(configuration.state.database) (KeepFinished=\(configuration.state.keepFinished.map(TimeSpan.format) ?? "infinity"))")
+        let store = configuration.state.isShared ? PostgreSQLConnectionOptions(uri: configuration.state.database).redactedURI : configuration.state.database
+        line("store", "\(store) (KeepFinished=\(configuration.state.keepFinished.map(TimeSpan.format) ?? "infinity"))")
         let verifier = configuration.verifier
         if configuration.hasVerifier {
             var verifierText = "Kind=\(verifier.kind.rawValue) \(verifier.url.absoluteString)"

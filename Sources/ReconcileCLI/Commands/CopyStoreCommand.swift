@@ -27,7 +27,9 @@ enum CopyStoreCommand {
     static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
         let uri = try ArgumentChecks.onePositional(arguments, name: "postgresql-uri", command: "copy-store")
         guard StateDatabase.isPostgreSQL(uri) else {
-            throw CommandLineError.usage("'\(PostgreSQLConnectionOptions(uri: uri).redactedURI)' is not a PostgreSQL URI (postgresql://…)", command: "copy-store")
+            // A path is shown as given; anything that could hold a password, as libpq reads it.
+            let shown = uri.contains(where: { "=@:".contains($0) }) ? PostgreSQLConnectionOptions(uri: uri).redactedURI : uri
+            throw CommandLineError.usage("'\(shown)' is not a PostgreSQL URI (postgresql://…)", command: "copy-store")
         }
         let environment = try CommandEnvironment(context)
         guard !environment.isShared else {

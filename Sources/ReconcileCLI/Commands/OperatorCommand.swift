@@ -86,6 +86,9 @@ enum OperatorCommand {
         if let note, !ControlRequest.isValidNote(note) {
             throw CommandLineError.usage("'--note' must be one line of printable text of at most 1000 bytes", command: name)
         }
+        if arguments.value("transaction-id")?.isEmpty == true {
+            throw CommandLineError.usage("'--transaction-id' must not be empty", command: name)
+        }
 
         let environment = try CommandEnvironment(context)
         let request = ControlRequest(

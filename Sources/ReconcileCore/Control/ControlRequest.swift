@@ -111,7 +111,7 @@ public struct ControlRequest: Sendable, Hashable {
     /// The verbs' rules beyond the JSON shape, the same that `reconcilectl` applies before it
     /// sends (DESIGN §10): order operations name `orders` or, for `retry` only, a `state`, never
     /// both; `resolve` and `cancel` take one order and a note; `reset_attempts` and `force` belong
-    /// to `retry`, `transaction_id` to `resolve`.
+    /// to `retry`, `transaction_id` (not empty) to `resolve`.
     public func validate() throws(Invalid) {
         let name = operation.rawValue
         guard operation.action != nil else {
@@ -133,6 +133,7 @@ public struct ControlRequest: Sendable, Hashable {
             throw Invalid(description: "\"\(resetAttempts ? "reset_attempts" : "force")\" is for retry only")
         }
         if transactionID != nil && operation != .resolve { throw Invalid(description: "\"transaction_id\" is for resolve only") }
+        if transactionID?.isEmpty == true { throw Invalid(description: "\"transaction_id\" is empty") }
     }
 
     /// The order operation as the store applies it, by `actor`; `nil` for `status`, `wake` and

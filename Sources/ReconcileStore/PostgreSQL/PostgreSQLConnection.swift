@@ -306,11 +306,16 @@ public final class PostgreSQLConnection {
         return String(cString: text).split(whereSeparator: \.isNewline).map { $0.trimmingSpaces }.joined(separator: " ")
     }
 
-    /// libpq's message with anything of the URI's or the password's text taken out.
+    /// libpq's message with the URI, and every password libpq read from it or was given, taken
+    /// out; for a string libpq cannot parse, whatever the message quotes of it.
     static func scrubbed(_ message: String, _ options: PostgreSQLConnectionOptions) -> String {
         var text = message
-        if options.redactedURI != options.uri { text = text.replacingOccurrences(of: options.uri, with: options.redactedURI) }
-        if let password = options.password, !password.isEmpty { text = text.replacingOccurrences(of: password, with: "***") }
+        if !options.uri.isEmpty, options.redactedURI != options.uri { text = text.replacingOccurrences(of: options.uri, with: options.redactedURI) }
+        let parsed = PostgreSQLConnectionString(options.uri)
+        if parsed.options == nil { text = text.replacingOccurrences(of: #""[^"]*""#, with: "\"…\"", options: .regularExpression) }
+        for secret in (parsed.secrets + [options.password ?? ""]).sorted(by: { $0.count > $1.count }) where !secret.isEmpty {
+            text = text.replacingOccurrences(of: secret, with: "***")
+        }
         return text
     }
 }

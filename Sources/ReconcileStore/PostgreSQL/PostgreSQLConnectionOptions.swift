@@ -4,8 +4,8 @@ import Foundation
 /// (`postgresql://reconciled@db.example/reconcile?sslmode=verify-full`, or a `key=value` string)
 /// and, apart from it, the password (`PasswordCredential=`), which overrides one in the URI.
 ///
-/// Printing it (`description`, `debugDescription`, `dump`) shows the URI with any password in it
-/// replaced by `***`, and never the password.
+/// Printing it (`description`, `debugDescription`, `dump`) shows the URI as libpq reads it, with
+/// any password in it replaced by `***`, and never the password.
 public struct PostgreSQLConnectionOptions: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The libpq connection string, exactly as configured.
     public var uri: String
@@ -62,41 +62,9 @@ public struct PostgreSQLConnectionOptions: Sendable, Hashable, CustomStringConve
     public var debugDescription: String { "PostgreSQLConnectionOptions(\(redactedURI)\(password == nil ? "" : ", password: ***"))" }
     public var customMirror: Mirror { Mirror(self, children: ["uri": redactedURI, "password": password == nil ? "none" : "***"]) }
 
-    /// `connection` with the password of its user-info part (`user:secret@`) and any
-    /// `password=` parameter (URI query or `key=value` form) replaced by `***`.
+    /// `connection` as libpq parses it, with every secret option (`password`, `sslpassword`)
+    /// as `***` (``PostgreSQLConnectionString``); a string libpq cannot parse is not shown.
     static func redacted(_ connection: String) -> String {
-        var text = connection
-        if let scheme = text.range(of: "://") {
-            let rest = text[scheme.upperBound...]
-            let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
-            if let at = rest[..<authorityEnd].lastIndex(of: "@"), let colon = rest[..<at].firstIndex(of: ":") {
-                text.replaceSubrange(text.index(after: colon)..<at, with: "***")
-            }
-        }
-        // password=… in a query (`?password=x&…`) or in key=value form (`password=x`, `password = 'x y'`).
-        var result = ""
-        var index = text.startIndex
-        while let found = text.range(of: "password", options: .caseInsensitive, range: index..<text.endIndex) {
-            result += text[index..<found.upperBound]
-            index = found.upperBound
-            var probe = index
-            while probe < text.endIndex, text[probe] == " " { probe = text.index(after: probe) }
-            guard probe < text.endIndex, text[probe] == "=" else { continue }
-            probe = text.index(after: probe)
-            while probe < text.endIndex, text[probe] == " " { probe = text.index(after: probe) }
-            result += text[index..<probe] + "***"
-            if probe < text.endIndex, text[probe] == "'" {
-                // A quoted value ends at the next unescaped quote.
-                var end = text.index(after: probe)
-                while end < text.endIndex, text[end] != "'" {
-                    if text[end] == "\\" { end = text.index(after: end) }
-                    if end < text.endIndex { end = text.index(after: end) }
-                }
-                index = end < text.endIndex ? text.index(after: end) : end
-            } else {
-                index = text[probe...].firstIndex { $0 == "&" || $0 == " " || $0 == "#" } ?? text.endIndex
-            }
-        }
-        return result + text[index...]
+        PostgreSQLConnectionString(connection).redacted
     }
 }

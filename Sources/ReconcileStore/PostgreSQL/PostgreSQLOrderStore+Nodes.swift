@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import ReconcileCore
 
 /// The shared store's coordination (DESIGN §7): nodes and their heartbeats, the rescue of
@@ -40,6 +41,38 @@ extension PostgreSQLOrderStore {
             return ClusterView(
                 liveNodes: max(1, Int(live)), databaseNow: now, wasLive: wasLive, nextForeignLeaseEnd: nextLeaseEnd.map(Date.init(epochMilliseconds:)))
         }
+    }
+
+    /// Another daemon running under this node's name, or `nil` (DESIGN §7). The node's row tells:
+    /// not stopped, with another lease owner, its last heartbeat within `2 × heartbeatInterval`
+    /// and 1 s. That is also how an earlier start of this very daemon looks when it crashed a
+    /// moment ago, so the row must show life: its owner's process on this host gone means the
+    /// crashed earlier start (at once); otherwise it must heart-beat again within that time,
+    /// waited for with `sleep` (at most 11 s), or it is taken for dead.
+    public func liveNamesake(
+        heartbeatInterval: Duration, sleep: (Duration) -> Void = { Thread.sleep(forTimeInterval: $0.inSeconds) }
+    ) throws -> PostgreSQLNodeNamesake? {
+        let patience = heartbeatInterval * 2 + .seconds(1)
+        func read() throws -> (owner: String, beat: Int64, age: Duration)? {
+            try withConnection { connection in
+                let now = try Self.databaseClock(connection)
+                return try connection.queryFirst(
+                    "SELECT lease_owner, last_heartbeat FROM nodes WHERE name = $1 AND stopped_at IS NULL AND lease_owner <> $2",
+                    [.text(node), .text(leaseOwner)]
+                ) { row in
+                    (row.string(0), row.int64(1), Duration.milliseconds(now.epochMilliseconds - row.int64(1)))
+                }
+            }
+        }
+        guard let first = try read(), first.age <= patience else { return nil }
+        let origin = PostgreSQLNodeNamesake.origin(ofLeaseOwner: first.owner)
+        if let origin, origin.host == PostgreSQLNodeNamesake.origin(ofLeaseOwner: leaseOwner)?.host, kill(origin.processID, 0) != 0, errno == ESRCH {
+            return nil
+        }
+        // Seen again, heart-beaten since: alive.
+        sleep(patience - max(.zero, first.age))
+        guard let second = try read(), second.owner == first.owner, second.beat > first.beat else { return nil }
+        return PostgreSQLNodeNamesake(node: node, host: origin?.host, processID: origin?.processID, heartbeatAge: max(.zero, first.age))
     }
 
     /// Marks this node stopped (a clean stop): the others take its share at their next

@@ -38,14 +38,18 @@ public final class PostgreSQLOrderStore: SharedOrderStore {
     ///   - willMigrate: called before each migration step this store applies.
     /// - Throws: ``PostgreSQLStoreError`` for a database that is foreign, newer or not migrated,
     ///   or ``PostgreSQLError``.
-    ///   - node: this daemon's node name (no `/`); the lease owner is `node/` and a random part.
+    ///   - node: this daemon's node name (no `/`); the lease owner is `node/`, a random part,
+    ///     and `@host:pid` (`host`, `processID`), which tells another start under the same name
+    ///     where it runs (``liveNamesake(heartbeatInterval:sleep:)``).
     public init(
         options: PostgreSQLConnectionOptions, node: String = ProcessInfo.processInfo.hostName, migrate: Bool = true,
-        migrator: PostgreSQLMigrator = PostgreSQLMigrator(), willMigrate: @Sendable (String) -> Void = { _ in }
+        migrator: PostgreSQLMigrator = PostgreSQLMigrator(), willMigrate: @Sendable (String) -> Void = { _ in },
+        host: String = ProcessInfo.processInfo.hostName, processID: Int32 = getpid()
     ) throws {
         precondition(!node.contains("/"), "a node name has no '/'")
         self.node = node
-        leaseOwner = "\(node)/\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
+        let origin = String(host.map { $0.isASCII && ($0.isLetter || $0.isNumber || "-._".contains($0)) ? $0 : "_" }.prefix(100))
+        leaseOwner = "\(node)/\(String(UInt64.random(in: 0...UInt64.max), radix: 36))@\(origin):\(processID)"
         let connection = try PostgreSQLConnection(options)
         let version = try migrator.currentVersion(of: connection)
         try migrator.refuseNewer(version, database: options.redactedURI)

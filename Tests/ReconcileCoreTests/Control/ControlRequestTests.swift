@@ -43,6 +43,7 @@ struct ControlRequestTests {
             (#"{"v":1,"op":"hold","orders":["A1"],"reset_attempts":true}"#, #""reset_attempts" is for retry only"#),
             (#"{"v":1,"op":"release","orders":["A1"],"force":true}"#, #""force" is for retry only"#),
             (#"{"v":1,"op":"retry","orders":["A1"],"transaction_id":"1"}"#, #""transaction_id" is for resolve only"#),
+            (#"{"v":1,"op":"resolve","orders":["A1"],"note":"x","transaction_id":""}"#, #""transaction_id" is empty"#),
             (#"{"v":1,"op":"status","orders":["A1"]}"#, "status takes no order fields"),
             (#"{"v":1,"op":"hold","orders":["A1"],"note":"tab\there"}"#, #""note" must be one line of printable text"#),
             (#"{"v":1,"op":"hold","orders":["A1"],"note":"line\u2028break"}"#, #""note" must be one line of printable text"#),

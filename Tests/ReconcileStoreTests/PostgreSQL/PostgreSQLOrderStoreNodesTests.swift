@@ -31,6 +31,49 @@ struct PostgreSQLOrderStoreNodesTests {
             [.textArray(orderIDs)])
     }
 
+    @Test("a second daemon under one node name finds the first, by its host, when it heart-beats again; a crashed or stopped one it does not")
+    func namesake() async throws {
+        let database = try await PostgreSQLTestDatabase.make()
+        let report = NodeReport(inFlight: 0, circuits: [:], startedAt: Date(), version: "test")
+        let interval = Duration.milliseconds(500)
+        func open(host: String, processID: Int32 = getpid()) throws -> PostgreSQLOrderStore {
+            try PostgreSQLOrderStore(options: database.options, node: "node-x", host: host, processID: processID)
+        }
+        let first = try open(host: "host-a")
+        _ = try first.heartbeat(report, liveWithin: .seconds(5))
+        #expect(PostgreSQLNodeNamesake.origin(ofLeaseOwner: first.leaseOwner)?.host == "host-a")
+
+        // The first is alive: it heart-beats while the second waits.
+        let second = try open(host: "host-b")
+        var waited: [Duration] = []
+        let live = try second.liveNamesake(heartbeatInterval: interval) { duration in
+            waited.append(duration)
+            _ = try? first.heartbeat(report, liveWithin: .seconds(5))
+        }
+        let found = try #require(live)
+        #expect(found.host == "host-a" && found.processID == getpid())
+        #expect(waited.count == 1 && waited[0] <= .seconds(2))
+        #expect(found.description.hasPrefix("another reconciled runs as node node-x on host host-a (process \(getpid())): its last heartbeat was "), "\(found)")
+        #expect(found.description.hasSuffix(" s ago, and it heart-beat again since; give each daemon its own [Daemon] Node="), "\(found)")
+
+        // The first crashed on its host: no heartbeat comes.
+        #expect(try second.liveNamesake(heartbeatInterval: interval) { _ in } == nil)
+
+        // A crashed earlier start on this host (its process gone): at once, no wait.
+        let crashed = try open(host: "host-c", processID: Int32.max)
+        _ = try crashed.heartbeat(report, liveWithin: .seconds(5))
+        let restarted = try open(host: "host-c")
+        #expect(try restarted.liveNamesake(heartbeatInterval: interval) { _ in Issue.record("waited for a crashed start of this host") } == nil)
+
+        // Stopped cleanly, or long silent: not running.
+        _ = try first.heartbeat(report, liveWithin: .seconds(5))
+        try first.leave()
+        #expect(try second.liveNamesake(heartbeatInterval: interval) { _ in Issue.record("waited for a stopped node") } == nil)
+        _ = try first.heartbeat(report, liveWithin: .seconds(5))
+        try database.connect().run("UPDATE nodes SET last_heartbeat = last_heartbeat - 60000 WHERE name = 'node-x'")
+        #expect(try second.liveNamesake(heartbeatInterval: interval) { _ in Issue.record("waited for a silent node") } == nil)
+    }
+
     @Test("a start releases its own node's earlier leases only; another node's stay")
     func releasePerNode() async throws {
         let database = try await PostgreSQLTestDatabase.make()
