@@ -94,7 +94,7 @@ public enum VerificationFactory {
     static func playPolling(_ configuration: Configuration, _ play: GooglePlaySettings?) -> PlayVoidedPurchasePoller.Settings? {
         guard let play else { return nil }
         var settings = PlayVoidedPurchasePoller.Settings(
-            interval: configuration.notifications.poll, packageName: configuration.googlePlay.packageName, verifier: play.verifier)
+            interval: configuration.notifications.poll, packageNames: configuration.googlePlay.packageNames, verifier: play.verifier)
         settings.sharedTurns = configuration.state.isShared
         return settings
     }
@@ -296,7 +296,8 @@ public enum VerificationFactory {
             let api = endpoint(play.url, timeout: play.timeout, anchors: resources.googlePlayAnchors)
             googlePlay = GooglePlaySettings(
                 verifier: GooglePlayVerifier(
-                    api: api, packageName: packageName, allowTestPurchases: play.allowTestPurchases, tokens: tokens, transport: transport),
+                    api: api, packageName: packageName, otherPackageNames: Array(play.packageNames.dropFirst()),
+                    allowTestPurchases: play.allowTestPurchases, tokens: tokens, transport: transport),
                 maxInFlight: play.maxInFlight, maxRate: play.maxRate, burst: play.burst, circuitThreshold: play.circuitThreshold,
                 circuitCooldown: play.circuitCooldown, circuitMaxCooldown: play.circuitMaxCooldown)
         }

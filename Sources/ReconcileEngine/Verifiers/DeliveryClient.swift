@@ -3,8 +3,8 @@ import ReconcileCore
 
 /// Delivers verified grants to the merchant's backend (`[Delivery] URL=`, DESIGN §5): the store's
 /// product, quantity and transaction (Apple's transaction id, Google's `orderId`), never the
-/// client's amount, and which store it was (`app_store`, `google_play`). 2xx or 409 (already
-/// delivered) finish the order.
+/// client's amount, and which store it was (`app_store`, `google_play`; for Google Play the
+/// purchase's `package_name`). 2xx or 409 (already delivered) finish the order.
 public struct DeliveryClient: OrderVerifier {
     public var endpoint: EndpointSettings
     public var transport: any HTTPTransport
@@ -25,6 +25,8 @@ public struct DeliveryClient: OrderVerifier {
             "environment": .string(orNull: grant.environment), "user_id": .string(orNull: order.userID),
             "application_username": .string(orNull: order.applicationUsername),
             "store": .string(PurchaseStore(order.proof).rawValue),
+            // Google Play: which app the purchase was made in (null for the App Store).
+            "package_name": .string(orNull: PurchaseStore(order.proof) == .googlePlay ? order.proof.packageName : nil),
         ])))
     }
 
