@@ -277,9 +277,11 @@ public enum VerificationFactory {
             consumption = consumptionSenders(configuration, api)
         }
         let delivery = configuration.delivery.url.map {
-            DeliveryClient(
+            var client = DeliveryClient(
                 endpoint: endpoint($0, timeout: configuration.delivery.timeout, anchors: resources.deliveryAnchors, token: resources.deliveryToken),
                 transport: transport)
+            client.playPackages = configuration.verifiers.playPackages
+            return client
         }
         var googlePlay: GooglePlaySettings?
         if configuration.hasGooglePlay {

@@ -8,6 +8,9 @@ import ReconcileCore
 public struct DeliveryClient: OrderVerifier {
     public var endpoint: EndpointSettings
     public var transport: any HTTPTransport
+    /// `[GooglePlay] PackageName=`: a Google Play grant of another package (verified by an
+    /// older version) is escalated `foreign_package`, not delivered; empty: not checked.
+    public var playPackages: [String] = []
 
     public init(endpoint: EndpointSettings, transport: any HTTPTransport) {
         self.endpoint = endpoint
@@ -31,6 +34,11 @@ public struct DeliveryClient: OrderVerifier {
     }
 
     public func verify(_ order: ClaimedOrder, gate: any EndpointGate) async -> VerifierOutcome {
+        if PurchaseStore(order.proof) == .googlePlay, let package = order.proof.packageName, !playPackages.isEmpty, !playPackages.contains(package) {
+            return VerifierOutcome(
+                records: [],
+                verdict: .escalate(Reason(ReasonCode.foreignPackage, detail: ConfiguredVerifiers.foreignPackageDetail(package, configured: playPackages))))
+        }
         let exchange = EndpointExchange(transport: transport, gate: gate)
         let (record, meaning) = await exchange.send(endpoint.orderRequest(order, body: Self.body(order)), to: .delivery, judge: Self.judge)
         guard case .verdict(let verdict) = meaning else { preconditionFailure("the delivery protocol has no further answer to read") }

@@ -77,4 +77,23 @@ struct GooglePlayPackageTests {
         let body = try JSONParser().parse(try #require(transport.requests.first).body)
         #expect(body["store"] == .string("google_play") && body["package_name"] == .string("com.example.lite"), "\(body)")
     }
+
+    @Test("a Google Play grant of a package not in PackageName= (verified by an older version) is escalated foreign_package, not delivered")
+    func foreignDeliveryEscalated() async throws {
+        let url = "https://backend.example/deliver"
+        let transport = ScriptedTransport([url: [answer(200, "")]])
+        var client = DeliveryClient(endpoint: EndpointSettings(url: url, timeout: .seconds(1)), transport: transport)
+        client.playPackages = ["com.example.app", "com.example.lite"]
+        var claimed = order("P1", token: "t-cheap", package: "com.example.cheap")
+        claimed.kind = .deliver
+        claimed.grant = Grant(transactionID: "GPA.3", productID: "gems", quantity: 1)
+        let outcome = await client.verify(claimed, gate: RecordingGate())
+        guard case .escalate(let reason) = outcome.verdict else {
+            Issue.record("not escalated: \(outcome.verdict)")
+            return
+        }
+        #expect(reason.code == "foreign_package" && transport.requests.isEmpty)
+        claimed.proof.packageName = "com.example.lite"
+        #expect(await client.verify(claimed, gate: RecordingGate()).verdict == .delivered)
+    }
 }
