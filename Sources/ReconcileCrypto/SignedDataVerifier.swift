@@ -126,9 +126,9 @@ public final class SignedDataVerifier: @unchecked Sendable {
         let signingInput = Array(compactJWS.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
         guard leafKey.isValidSignature(signature, for: signingInput) else { throw .badSignature }
 
-        let bundle = payload.bundleId ?? payload.data?.bundleId
+        let bundle = payload.bundleID
         guard bundle == bundleID else { throw .wrongBundle(found: bundle) }
-        let environmentName = payload.environment ?? payload.data?.environment
+        let environmentName = payload.environmentName
         guard environmentName == environment.rawValue else { throw .wrongEnvironment(found: environmentName) }
         return VerifiedPayload(json: payloadJSON, bundleID: bundleID, environment: environment, signedDate: signedDate)
     }
@@ -201,13 +201,37 @@ public final class SignedDataVerifier: @unchecked Sendable {
         let bundleId: String?
         let environment: String?
         let signedDate: Double?
-        /// A notification (responseBodyV2) names its app in `data`.
+        /// A notification (responseBodyV2) names its app in exactly one of `data`, `summary`
+        /// (`RENEWAL_EXTENSION`/`SUMMARY`), `appData` (`RESCIND_CONSENT`) or
+        /// `externalPurchaseToken` (`research/app-store-notifications.md` §1).
         let data: NotificationData?
+        let summary: NotificationData?
+        let appData: NotificationData?
+        let externalPurchaseToken: ExternalPurchaseToken?
+
+        /// The top level's `bundleId`, else the notification body's.
+        var bundleID: String? {
+            bundleId ?? data?.bundleId ?? summary?.bundleId ?? appData?.bundleId ?? externalPurchaseToken?.bundleId
+        }
+
+        /// The top level's `environment`, else the notification body's; an external purchase
+        /// token has none: Apple's library takes it as `Sandbox` when `externalPurchaseId`
+        /// starts with `SANDBOX`, else `Production`.
+        var environmentName: String? {
+            if let named = environment ?? data?.environment ?? summary?.environment ?? appData?.environment { return named }
+            guard let token = externalPurchaseToken else { return nil }
+            return token.externalPurchaseId?.hasPrefix("SANDBOX") == true ? AppStoreEnvironment.sandbox.rawValue : AppStoreEnvironment.production.rawValue
+        }
     }
 
     private struct NotificationData: Decodable {
         let bundleId: String?
         let environment: String?
+    }
+
+    private struct ExternalPurchaseToken: Decodable {
+        let bundleId: String?
+        let externalPurchaseId: String?
     }
 
     private static func decodeJSON<T: Decodable>(_ part: Substring, part name: String) throws(SignedDataError) -> T {

@@ -4,9 +4,10 @@ import Foundation
 public struct VerifiedPayload: Sendable {
     /// The payload's JSON, as signed.
     public let json: [UInt8]
-    /// The bundle id it names (top level `bundleId`, or `data.bundleId` in a notification).
+    /// The bundle id it names (top level `bundleId`, or in a notification its `data`, `summary`,
+    /// `appData` or `externalPurchaseToken`).
     public let bundleID: String
-    /// Its environment (`environment`, or `data.environment`), equal to the configured one.
+    /// Its environment (`environment`, or the notification body's), equal to the configured one.
     public let environment: AppStoreEnvironment
     /// `signedDate` (milliseconds since 1970 in the payload), when present.
     public let signedDate: Date?

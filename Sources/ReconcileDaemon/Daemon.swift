@@ -363,7 +363,7 @@ public final class Daemon {
     static func verifiersLine(_ configuration: Configuration) -> String {
         var parts: [String] = []
         if configuration.hasVerifier { parts.append("Kind=\(configuration.verifier.kind.rawValue) \(configuration.verifier.url.absoluteString)") }
-        if configuration.hasGooglePlay { parts.append("[GooglePlay] \(configuration.googlePlay.packageName ?? "?")") }
+        if configuration.hasGooglePlay { parts.append("[GooglePlay] \(configuration.googlePlay.packageNames.isEmpty ? "?" : configuration.googlePlay.packageNames.joined(separator: " "))") }
         return parts.joined(separator: ", ")
     }
 

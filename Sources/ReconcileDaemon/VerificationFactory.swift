@@ -94,7 +94,7 @@ public enum VerificationFactory {
     static func playPolling(_ configuration: Configuration, _ play: GooglePlaySettings?) -> PlayVoidedPurchasePoller.Settings? {
         guard let play else { return nil }
         var settings = PlayVoidedPurchasePoller.Settings(
-            interval: configuration.notifications.poll, packageName: configuration.googlePlay.packageName, verifier: play.verifier)
+            interval: configuration.notifications.poll, packageNames: configuration.googlePlay.packageNames, verifier: play.verifier)
         settings.sharedTurns = configuration.state.isShared
         return settings
     }
@@ -277,9 +277,11 @@ public enum VerificationFactory {
             consumption = consumptionSenders(configuration, api)
         }
         let delivery = configuration.delivery.url.map {
-            DeliveryClient(
+            var client = DeliveryClient(
                 endpoint: endpoint($0, timeout: configuration.delivery.timeout, anchors: resources.deliveryAnchors, token: resources.deliveryToken),
                 transport: transport)
+            client.playPackages = configuration.verifiers.playPackages
+            return client
         }
         var googlePlay: GooglePlaySettings?
         if configuration.hasGooglePlay {
@@ -296,7 +298,8 @@ public enum VerificationFactory {
             let api = endpoint(play.url, timeout: play.timeout, anchors: resources.googlePlayAnchors)
             googlePlay = GooglePlaySettings(
                 verifier: GooglePlayVerifier(
-                    api: api, packageName: packageName, allowTestPurchases: play.allowTestPurchases, tokens: tokens, transport: transport),
+                    api: api, packageName: packageName, otherPackageNames: Array(play.packageNames.dropFirst()),
+                    allowTestPurchases: play.allowTestPurchases, tokens: tokens, transport: transport),
                 maxInFlight: play.maxInFlight, maxRate: play.maxRate, burst: play.burst, circuitThreshold: play.circuitThreshold,
                 circuitCooldown: play.circuitCooldown, circuitMaxCooldown: play.circuitMaxCooldown)
         }

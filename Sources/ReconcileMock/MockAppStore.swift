@@ -20,7 +20,8 @@ import Synchronization
 /// `{"environment": …, "notifications": [{notificationUUID, notificationType, …, "data":
 /// {"transactionInfo": {payload fields}}}…]}`; the mock signs `transactionInfo` (as a transaction)
 /// into `data.signedTransactionInfo`, adds `bundleId`, `environment` and `signedDate` where left
-/// out, and signs the whole as each `signedPayload`.
+/// out, and signs the whole as each `signedPayload` (one with `summary`, `appData` or
+/// `externalPurchaseToken` instead of `data` is signed as given, apart from `signedDate`).
 ///
 /// `POST /_mock/appstore/transactions` registers transactions:
 /// `{"environment": "Production"|"Sandbox", "transactions": [{payload fields}…]}`; the mock adds
@@ -178,6 +179,12 @@ public final class MockAppStore: Sendable {
                 return .json(400, .object(JSONObject(["error": .string("each notification needs a string notificationUUID and notificationType")])))
             }
             if payload["signedDate"] == nil { payload["signedDate"] = .number(now) }
+            // A notification naming its app in `summary`, `appData` or `externalPurchaseToken`
+            // is signed as registered: it has no `data`.
+            if ["summary", "appData", "externalPurchaseToken"].contains(where: { payload[$0] != nil }) {
+                payloads.append(payload)
+                continue
+            }
             var data = payload["data"]?.objectValue ?? JSONObject()
             if data["bundleId"] == nil { data["bundleId"] = .string(settings.bundleID) }
             if data["environment"] == nil { data["environment"] = .string(environment) }

@@ -322,7 +322,8 @@ public final class MockService: Sendable {
         let status = state.withLock { state -> Int in
             state.stats.countDelivery(
                 key: request.header("idempotency-key"), orderID: orderID, succeeded: (200...299).contains(state.deliveryStatus),
-                store: body["store"]?.stringValue, transactionID: body["transaction_id"]?.stringValue)
+                store: body["store"]?.stringValue, transactionID: body["transaction_id"]?.stringValue,
+                packageName: body["package_name"]?.stringValue)
             return state.deliveryStatus
         }
         return .json(status, .object(JSONObject(["ok": .bool((200...299).contains(status))])))

@@ -21,9 +21,11 @@ public struct MockStats: Sendable, Hashable {
     public var idempotencyMismatches = 0
     /// The Reconcile-Attempt values seen per key.
     public var attemptHeaders: [String: [String]] = [:]
-    /// What the last delivery of each order said: its `store` and `transaction_id`.
+    /// What the last delivery of each order said: its `store`, `transaction_id` and
+    /// `package_name` (Google Play).
     public var deliveredStores: [String: String] = [:]
     public var deliveredTransactions: [String: String] = [:]
+    public var deliveredPackages: [String: String] = [:]
     /// Merchant requests that carried a purchase token, per order id: the token's fingerprint.
     public var merchantPurchaseTokens: [String: String] = [:]
     /// Revocation notices received per Idempotency-Key (every one that reached the endpoint,
@@ -67,12 +69,13 @@ public struct MockStats: Sendable, Hashable {
         grantsSucceeded[orderID, default: 0] += 1
     }
 
-    mutating func countDelivery(key: String?, orderID: String, succeeded: Bool, store: String? = nil, transactionID: String? = nil) {
+    mutating func countDelivery(key: String?, orderID: String, succeeded: Bool, store: String? = nil, transactionID: String? = nil, packageName: String? = nil) {
         if key != orderID { idempotencyMismatches += 1 }
         deliveries[orderID, default: 0] += 1
         if succeeded { deliveriesSucceeded[orderID, default: 0] += 1 }
         if let store { deliveredStores[orderID] = store }
         if let transactionID { deliveredTransactions[orderID] = transactionID }
+        if let packageName { deliveredPackages[orderID] = packageName }
     }
 
     mutating func countRevocation(key: String, orderID: String, body: JSONObject, contentType: String?, succeeded: Bool) {
@@ -117,6 +120,7 @@ public struct MockStats: Sendable, Hashable {
             "deliveries": counts(deliveries), "deliveries_succeeded": counts(deliveriesSucceeded),
             "idempotency_mismatches": .integer(idempotencyMismatches), "attempt_headers": .object(attempts),
             "delivered_stores": texts(deliveredStores), "delivered_transactions": texts(deliveredTransactions),
+            "delivered_packages": texts(deliveredPackages),
             "merchant_purchase_tokens": texts(merchantPurchaseTokens),
             "revocations": counts(revocations), "revocations_succeeded": counts(revocationsSucceeded),
             "revocation_bodies": .object(JSONObject(revocationBodies.sorted { $0.key < $1.key }.map { JSONObject.Member(key: $0.key, value: $0.value) })),
@@ -154,6 +158,7 @@ public struct MockStats: Sendable, Hashable {
         }
         deliveredStores = texts(json["delivered_stores"])
         deliveredTransactions = texts(json["delivered_transactions"])
+        deliveredPackages = texts(json["delivered_packages"])
         merchantPurchaseTokens = texts(json["merchant_purchase_tokens"])
         revocations = counts(json["revocations"])
         revocationsSucceeded = counts(json["revocations_succeeded"])

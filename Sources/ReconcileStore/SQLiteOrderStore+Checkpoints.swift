@@ -2,15 +2,7 @@ import Foundation
 import ReconcileCore
 
 /// Polling checkpoints in SQLite (schema version 7): a row per name, its time in milliseconds.
-extension SQLiteOrderStore: CheckpointStore, PlayPackageSource {
-    public func playPackageNames() throws -> [String] {
-        try withConnection { connection in
-            try connection.query(
-                "SELECT DISTINCT package_name FROM orders INDEXED BY orders_package WHERE package_name IS NOT NULL ORDER BY package_name"
-            ) { $0.string(0) }
-        }
-    }
-
+extension SQLiteOrderStore: CheckpointStore {
     public func checkpoint(_ name: String) throws -> Date? {
         try withConnection { connection in
             try connection.scalar("SELECT value FROM checkpoints WHERE name = ?", [.text(name)]).map(Date.init(epochMilliseconds:))

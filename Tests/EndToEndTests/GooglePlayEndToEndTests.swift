@@ -86,6 +86,65 @@ struct GooglePlayEndToEndTests {
         }
     }
 
+    @Test("only PackageName='s packages (two, space-separated) are granted: a token bought in another app is quarantined foreign_package at ingest, one such order stored by an older version is escalated without asking Google; deliveries name the package; the voided purchases of exactly the configured packages are read (issue 23 items 2, 3)")
+    func packages() async throws {
+        let harness = Harness("play-packages")
+        _ = try await harness.startPlayMock()
+        let (game, lite, cheap, stored) = (playToken("G1"), playToken("L1"), playToken("C1"), playToken("S1"))
+        try await harness.registerPurchases([(game, "gems", #""orderId":"GPA.1001""#)])
+        try await harness.registerPurchases([(lite, "gems", #""orderId":"GPA.2001""#)], package: "com.example.lite")
+        // The service account can read the cheap app too: the mock answers for it.
+        try await harness.registerPurchases(
+            [(cheap, "gems", #""orderId":"GPA.3001""#), (stored, "gems", #""orderId":"GPA.3002""#)], package: "com.example.cheap")
+        // An order an older version took in, naming the cheap app (no package check then).
+        try FileManager.default.createDirectory(atPath: harness.directory.file("state"), withIntermediateDirectories: true)
+        do {
+            let store = try SQLiteOrderStore(path: harness.directory.file("state/orders.db"), mode: .owner)
+            defer { store.close() }
+            let text = OrderFixtures.orderJSON("S1", product: "gems", receipt: nil, extra: "\"purchase_token\":\"\(stored)\",\"package_name\":\"com.example.cheap\"")
+            let outcome = try store.ingest(
+                [IngestCandidate(submission: try OrderFileParser().parse(Array(text.utf8)), raw: Array(text.utf8), contentHash: "S1", fileName: "S1.json")],
+                verifiers: ConfiguredVerifiers(kind: nil, googlePlay: true), now: Date())
+            #expect(outcome == [.accepted(.pending)])
+        }
+        harness.configure("""
+            \(harness.playSection("PackageName=\(Harness.playPackage) com.example.lite"))
+            [Notifications]
+            Poll=1s
+            [Delivery]
+            URL=\(harness.base)/deliver
+            \(VerificationEndToEndTests.quickRetry)
+            """)
+        harness.dropPlayOrder("G1", token: game)
+        harness.dropPlayOrder("L1", token: lite, extra: "\"package_name\":\"com.example.lite\"")
+        harness.dropPlayOrder("C1", token: cheap, extra: "\"package_name\":\"com.example.cheap\"")
+        let daemon = try harness.startDaemon()
+        #expect(await harness.waitFor(.finished, count: 2), "\(harness.counts())")
+        #expect(await harness.waitFor(.escalated, count: 1), "\(harness.counts())")
+        // Both configured packages' voided purchases are read.
+        #expect(await eventually(timeout: .seconds(20)) { ((try? await harness.playStats().voidedListRequests) ?? 0) >= 4 })
+        // Google voids the lite purchase: the next poll of com.example.lite revokes L1.
+        try await harness.registerPurchases([(lite, "gems", #""orderId":"GPA.2001","# + PlayVoidedEndToEndTests.voided(source: 0, reason: 1))], package: "com.example.lite")
+        #expect(await eventually(timeout: .seconds(20)) { (try? harness.store().order(id: "L1")?.state) == .revoked }, "\(daemon.standardError.suffix(2000))")
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+
+        let store = try harness.store()
+        #expect(try store.order(id: "G1")?.state == .finished && store.order(id: "G1")?.proof.packageName == Harness.playPackage)
+        #expect(try store.order(id: "C1") == nil, "another app's order was stored")
+        #expect(try store.order(id: "S1")?.state == .escalated && store.order(id: "S1")?.reason == "foreign_package")
+        let rejected = harness.directory.list("spool/rejected").filter { !$0.hasSuffix(".reason") }
+        #expect(rejected.count == 1, "\(rejected)")
+        let reason = rejected.first.flatMap { harness.directory.read("spool/rejected/\($0).reason") } ?? ""
+        #expect(reason.contains("foreign_package") && reason.contains("\"com.example.cheap\"") && reason.contains("com.example.game com.example.lite"), "\(reason)")
+        let stats = try await harness.mockStats()
+        #expect(stats.deliveredPackages["G1"] == Harness.playPackage && stats.deliveredPackages["L1"] == "com.example.lite", "\(stats.deliveredPackages)")
+        #expect(stats.deliveries["C1"] == nil && stats.deliveries["S1"] == nil)
+        let play = try await harness.playStats()
+        #expect(play.reads[MockStats.fingerprint(cheap)] == nil && play.reads[MockStats.fingerprint(stored)] == nil, "Google was asked about the cheap app's purchases")
+        for token in [game, lite, cheap, stored] { #expect(!daemon.standardError.contains(token.suffix(32)), "a purchase token was logged") }
+    }
+
     @Test("Consume=yes consumes (once, no acknowledgement); a test purchase is refused, then accepted after a reload allows them and a retry")
     func consumeAndTestPurchases() async throws {
         let harness = Harness("play-consume")

@@ -36,9 +36,9 @@ extension Harness {
 
     /// Registers purchases with the mock: each a JSON object's members after `token`, `package`
     /// (the default one unless given) and `product`.
-    func registerPurchases(_ purchases: [(token: String, product: String, extra: String)]) async throws {
+    func registerPurchases(_ purchases: [(token: String, product: String, extra: String)], package: String = playPackage) async throws {
         let list = purchases.map { token, product, extra in
-            "{\"token\":\"\(token)\",\"package\":\"\(Self.playPackage)\",\"product\":\"\(product)\"\(extra.isEmpty ? "" : "," + extra)}"
+            "{\"token\":\"\(token)\",\"package\":\"\(package)\",\"product\":\"\(product)\"\(extra.isEmpty ? "" : "," + extra)}"
         }
         try await postMock("/_mock/googleplay/purchases", "{\"purchases\":[\(list.joined(separator: ","))]}")
     }

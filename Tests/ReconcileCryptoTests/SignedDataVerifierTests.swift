@@ -275,6 +275,29 @@ struct GeneratedChainTests {
         #expect(try verifier.failure(sign(chain, payload: Array("{}".utf8)), now: now) == .wrongBundle(found: nil))
         #expect(SignedDataError.wrongBundle(found: "com.other").description == #"wrong_bundle: the payload's bundleId is "com.other""#)
     }
+
+    @Test("a notification names its app in data, summary, appData or externalPurchaseToken: each verifies; another bundle there is still wrong_bundle (issue 23 item 11)")
+    func notificationBodies() async throws {
+        let chain = try await TestCertificateChain.make()
+        let production = try verifier(chain)
+        let sandbox = try SignedDataVerifier(rootCertificates: [chain.rootDER], bundleID: "com.example.app", environment: .sandbox)
+        func notification(_ body: String) -> [UInt8] {
+            Array(#"{"notificationType":"RENEWAL_EXTENSION","subtype":"SUMMARY","notificationUUID":"u-1","version":"2.0",\#(body)}"#.utf8)
+        }
+        let summary = #""summary":{"environment":"Production","appAppleId":41234,"bundleId":"com.example.app","productId":"p","requestIdentifier":"r","storefrontCountryCodes":["CAN"],"succeededCount":5,"failedCount":2}"#
+        #expect(try production.verify(sign(chain, payload: notification(summary)), now: now).bundleID == "com.example.app")
+        let appData = #""appData":{"environment":"Production","appAppleId":41234,"bundleId":"com.example.app"}"#
+        #expect(try production.failure(sign(chain, payload: notification(appData)), now: now) == nil)
+        let token = #""externalPurchaseToken":{"externalPurchaseId":"b2158121-7af9-49d4-9561-1f588205523e","tokenCreationDate":1698148950000,"appAppleId":41234,"bundleId":"com.example.app"}"#
+        #expect(try production.failure(sign(chain, payload: notification(token)), now: now) == nil)
+        let sandboxToken = #""externalPurchaseToken":{"externalPurchaseId":"SANDBOX_b2158121","tokenCreationDate":1698148950000,"appAppleId":41234,"bundleId":"com.example.app"}"#
+        #expect(try production.failure(sign(chain, payload: notification(sandboxToken)), now: now) == .wrongEnvironment(found: "Sandbox"))
+        #expect(try sandbox.failure(sign(chain, payload: notification(sandboxToken)), now: now) == nil)
+        let otherSummary = summary.replacingOccurrences(of: "com.example.app", with: "com.other")
+        #expect(try production.failure(sign(chain, payload: notification(otherSummary)), now: now) == .wrongBundle(found: "com.other"))
+        let sandboxSummary = summary.replacingOccurrences(of: "Production", with: "Sandbox")
+        #expect(try production.failure(sign(chain, payload: notification(sandboxSummary)), now: now) == .wrongEnvironment(found: "Sandbox"))
+    }
 }
 
 extension SignedDataVerifier {

@@ -149,6 +149,24 @@ struct AppStoreNotificationPollerTests {
         #expect(try f.store.checkpoint("appstore.production") == nil, "the checkpoint moved past a notification that did not verify")
     }
 
+    @Test("a payload that does not verify and claims a type the daemon has no use for (a RENEWAL_EXTENSION summary) is skipped without holding the checkpoint; one claiming REFUND still holds it (issue 23 item 11)")
+    func unusedTypeDoesNotHoldTheCheckpoint() async throws {
+        func claimed(_ type: String) -> String {
+            "eyJhbGciOiJFUzI1NiJ9." + Base64URL.encode(Array(#"{"notificationType":"\#(type)","subtype":"SUMMARY","summary":{}}"#.utf8)) + ".c2ln"
+        }
+        let f = try await fixture([Self.url: [Self.page(["n-1:REFUND:1", claimed("RENEWAL_EXTENSION"), claimed("EXTERNAL_PURCHASE_TOKEN")])]])
+        let summary = try #require(await f.poller.pollNow(now: Self.now).first)
+        #expect(summary.completed && summary.taken == 1 && summary.invalid == 0 && summary.ignored == 2, "\(summary)")
+        #expect(try f.store.checkpoint("appstore.production") == Self.now, "the checkpoint was held for a type the daemon has no use for")
+        #expect(f.log.records.contains { $0.level == .warning && $0.message.contains("a RENEWAL_EXTENSION notification does not verify") })
+
+        let later = Self.now + 3600
+        f.transport.answers.withLock { $0 = [Self.url: [Self.page([claimed("REFUND"), claimed("renewal extension")])]] }
+        let second = try #require(await f.poller.pollNow(now: later).first)
+        #expect(!second.completed && second.invalid == 2 && second.ignored == 0 && second.stoppedBecause == "invalid_notifications", "\(second)")
+        #expect(try f.store.checkpoint("appstore.production") == Self.now)
+    }
+
     @Test("a store that cannot commit a page: the poll ends, the checkpoint stays")
     func storeFailure() async throws {
         let f = try await fixture([Self.url: [Self.page(["n-1:TEST:1"])]])

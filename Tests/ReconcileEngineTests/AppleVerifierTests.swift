@@ -152,8 +152,8 @@ struct MerchantVerifierTests {
         #expect(body["amount"] == nil)
         #expect(body.objectValue?.keys == [
             "order_id", "product_id", "transaction_id", "original_transaction_id", "quantity", "purchase_date_ms", "environment", "user_id", "application_username",
-            "store",
+            "store", "package_name",
         ])
-        #expect(body["store"] == .string("app_store"))
+        #expect(body["store"] == .string("app_store") && body["package_name"] == .null)
     }
 }

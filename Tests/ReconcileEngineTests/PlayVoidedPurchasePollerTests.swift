@@ -39,7 +39,7 @@ struct PlayVoidedPurchasePollerTests {
         var poller: PlayVoidedPurchasePoller
     }
 
-    func fixture(_ script: [String: [HTTPExchangeResult]]) async throws -> Fixture {
+    func fixture(_ script: [String: [HTTPExchangeResult]], packages: [String] = [package]) async throws -> Fixture {
         let directory = TemporaryDirectory(prefix: "play-poller")
         let store = try SQLiteOrderStore(path: directory.file("orders.db"), mode: .owner)
         var answers = script
@@ -53,7 +53,7 @@ struct PlayVoidedPurchasePollerTests {
         let log = CapturingLogHandler()
         let gate = RecordingGate()
         let poller = PlayVoidedPurchasePoller(
-            settings: .init(interval: .seconds(3600), packageName: Self.package, verifier: verifier), store: store, gate: gate,
+            settings: .init(interval: .seconds(3600), packageNames: packages, verifier: verifier), store: store, gate: gate,
             logger: Logger(handler: log, minimumLevel: .debug))
         return Fixture(directory: directory, store: store, transport: transport, log: log, gate: gate, poller: poller)
     }
@@ -103,24 +103,35 @@ struct PlayVoidedPurchasePollerTests {
         #expect(f.log.records.contains { $0.level == .warning && $0.message.contains("View financial data") })
     }
 
-    @Test("the packages read are PackageName= and those the store's orders name — never one only a push named; a push's confirmation reads them without a turn")
+    @Test("the packages read are exactly PackageName='s, in its order: 16 stored orders naming junk packages (an older version stored them) crowd none out and are never read; a push's confirmation reads the same (issue 23 item 3)")
     func packages() async throws {
         let start = Self.now - 86_400
-        let f = try await fixture([
-            Self.url(start: start): [Self.page([])], Self.url("com.example.other", start: start): [Self.page([])],
-            Self.url(start: Self.now - 60 - 3600): [Self.page([])],
-        ])
-        #expect(await f.poller.pollNow(now: Self.now).map(\.package) == ["com.example.game"])
-        let text = OrderFixtures.orderJSON("O1", product: "gems", receipt: nil, extra: #""purchase_token":"tok-O1","package_name":"com.example.other""#)
-        let bytes = Array(text.utf8)
-        _ = try f.store.ingest(
-            [IngestCandidate(submission: try OrderFileParser().parse(bytes), raw: bytes, contentHash: "O1", fileName: "O1.json")],
-            verifiers: ConfiguredVerifiers(kind: nil, googlePlay: true), now: Self.now)
-        #expect(try f.store.playPackageNames() == ["com.example.other"])
+        let configured = [Self.package, "com.example.paid"]
+        var script: [String: [HTTPExchangeResult]] = [:]
+        for package in configured + (0..<16).map({ String(format: "a.junk%02d", $0) }) {
+            script[Self.url(package, start: start)] = [Self.page([])]
+            script[Self.url(package, start: Self.now - 60 - 3600)] = [Self.page([])]
+        }
+        let f = try await fixture(script, packages: configured)
+        var candidates: [IngestCandidate] = []
+        for index in 0..<16 {
+            let text = OrderFixtures.orderJSON(
+                "J\(index)", product: "gems", receipt: nil, extra: #""purchase_token":"tok-J\#(index)","package_name":"a.junk\#(String(format: "%02d", index))""#)
+            let bytes = Array(text.utf8)
+            candidates.append(IngestCandidate(submission: try OrderFileParser().parse(bytes), raw: bytes, contentHash: "J\(index)", fileName: "J\(index).json"))
+        }
+        // A real order of the second app, which an older version read only if the junk left room.
+        let paid = Array(OrderFixtures.orderJSON("R1", product: "gems", receipt: nil, extra: #""purchase_token":"tok-R1","package_name":"com.example.paid""#).utf8)
+        candidates.append(IngestCandidate(submission: try OrderFileParser().parse(paid), raw: paid, contentHash: "R1", fileName: "R1.json"))
+        // As an older version stored them: no package check.
+        _ = try f.store.ingest(candidates, verifiers: ConfiguredVerifiers(kind: nil, googlePlay: true), now: Self.now)
+        let polled = await f.poller.pollNow(now: Self.now)
+        #expect(polled.map(\.package) == configured && polled.allSatisfy(\.completed), "\(polled)")
+        #expect(voidedRequests(f) == configured.map { Self.url($0, start: start) })
         f.poller.confirm()
         let confirmed = await f.poller.pollNow(now: Self.now, confirming: true)
-        #expect(confirmed.map(\.package) == ["com.example.game", "com.example.other"] && confirmed.allSatisfy(\.completed))
-        #expect(!voidedRequests(f).contains { $0.contains("/applications/aaa.") }, "a package no order names was read")
+        #expect(confirmed.map(\.package) == configured && confirmed.allSatisfy(\.completed), "\(confirmed)")
+        #expect(!voidedRequests(f).contains { $0.contains("/applications/a.junk") }, "a package only an order names was read")
     }
 
     @Test("Google refusing the list (403, 404) never opens [GooglePlay]'s circuit: verifications go on")

@@ -86,7 +86,7 @@ enum CheckConfigCommand {
         if configuration.hasGooglePlay {
             let play = configuration.googlePlay
             let followUp = play.consume ? "consume" : play.acknowledge ? "acknowledge" : "neither acknowledge nor consume"
-            line("googleplay", "\(play.packageName ?? "?") at \(play.url.absoluteString), \(followUp) after finishing, test purchases \(play.allowTestPurchases ? "allowed" : "refused")")
+            line("googleplay", "\(play.packageNames.isEmpty ? "?" : play.packageNames.joined(separator: " ")) at \(play.url.absoluteString), \(followUp) after finishing, test purchases \(play.allowTestPurchases ? "allowed" : "refused")")
             if let account = googlePlayAccount {
                 line("", "service account \(account.clientEmail) (key \(account.key.bits) bits), tokens from \(play.tokenURL?.absoluteString ?? account.tokenURI)")
             }

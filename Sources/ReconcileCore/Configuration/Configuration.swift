@@ -122,13 +122,16 @@ public struct Configuration: Sendable, Hashable {
 
     /// The verifiers this configuration has, for deciding which orders can be verified.
     public var verifiers: ConfiguredVerifiers {
-        ConfiguredVerifiers(kind: hasVerifier ? verifier.kind : nil, googlePlay: hasGooglePlay)
+        ConfiguredVerifiers(kind: hasVerifier ? verifier.kind : nil, googlePlay: hasGooglePlay, playPackages: hasGooglePlay ? googlePlay.packageNames : [])
     }
 
     /// `[GooglePlay]`: Google Play orders (DESIGN §5 "Google Play").
     public struct GooglePlaySettings: Sendable, Hashable {
-        /// For orders without `package_name`.
-        public var packageName: String?
+        /// `PackageName=`: the Android packages whose purchases this daemon accepts, in the
+        /// order written (a space-separated list); an order naming another is quarantined.
+        public var packageNames: [String] = []
+        /// The first of ``packageNames``: for orders without `package_name`.
+        public var packageName: String? { packageNames.first }
         /// The service account's JSON key.
         public var serviceAccount: CredentialSource?
         public var url = URL(string: "https://androidpublisher.googleapis.com")!

@@ -94,9 +94,20 @@ public enum ConfigurationKeys {
         span("Verifier", "CircuitCooldown", \.verifier.circuitCooldown, minimum: .milliseconds(10)),
         span("Verifier", "CircuitMaxCooldown", \.verifier.circuitMaxCooldown, minimum: .milliseconds(10)),
 
-        optionalText("GooglePlay", "PackageName", \.googlePlay.packageName, rule: { text in
-            AndroidPackageName.problem(text).map { "\(quote(text)) \($0)" }
-        }),
+        Key(
+            section: "GooglePlay", name: "PackageName",
+            apply: { configuration, value throws(Problem) in
+                // One package, or several separated by spaces; the first is for orders naming none.
+                let names = value.text.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+                guard !names.isEmpty else { throw Problem("is empty; name the app's Android package, e.g. com.example.app") }
+                var seen: Set<String> = []
+                for name in names {
+                    if let problem = AndroidPackageName.problem(name) { throw Problem("\(quote(name)) \(problem)") }
+                    guard seen.insert(name).inserted else { throw Problem("names \(quote(name)) twice") }
+                }
+                configuration.googlePlay.packageNames = names
+            },
+            reset: { $0.googlePlay.packageNames = [] }),
         credentialName("GooglePlay", "ServiceAccountCredential", \.googlePlay.serviceAccount),
         credentialFile("GooglePlay", "ServiceAccountFile", \.googlePlay.serviceAccount),
         url("GooglePlay", "URL", \.googlePlay.url),

@@ -41,6 +41,11 @@ public struct AppStoreNotification: Sendable, Hashable {
     public static let consumptionRequest = "CONSUMPTION_REQUEST"
     public static let test = "TEST"
 
+    /// The types something is done with (an order revoked or reinstated, a consumption request
+    /// answered). A payload of another type that fails verification is skipped without holding
+    /// the polling checkpoint: nothing rests on it.
+    public static let typesInUse: Set<String> = [refund, revoke, refundReversed, consumptionRequest]
+
     /// Parses a decoded payload (`responseBodyV2DecodedPayload`). `data`, `summary`,
     /// `appData` and `externalPurchaseToken` payloads all parse; only `data` carries a transaction.
     public static func parse(_ payload: [UInt8]) throws(AppStoreTransaction.Unparseable) -> AppStoreNotification {
@@ -60,6 +65,10 @@ public struct AppStoreNotification: Sendable, Hashable {
             notification.bundleID = body["bundleId"]?.stringValue
             notification.appAppleID = AppStoreDocument.identifier(body["appAppleId"])
             notification.environment = body["environment"]?.stringValue
+        }
+        if let token = object["externalPurchaseToken"]?.objectValue, notification.environment == nil {
+            // No environment of its own: Apple's library reads it from the id's prefix.
+            notification.environment = token["externalPurchaseId"]?.stringValue?.hasPrefix("SANDBOX") == true ? "Sandbox" : "Production"
         }
         if let data = object["data"]?.objectValue {
             notification.signedTransactionInfo = data["signedTransactionInfo"]?.stringValue

@@ -6,10 +6,26 @@ public struct ConfiguredVerifiers: Sendable, Hashable, CustomStringConvertible {
     public var kind: VerifierKind?
     /// Whether `[GooglePlay]` is configured.
     public var googlePlay: Bool
+    /// `[GooglePlay] PackageName=`: the only packages an order may name (empty: not checked, as
+    /// without `[GooglePlay]`, where `Kind=http`'s merchant decides).
+    public var playPackages: [String]
 
-    public init(kind: VerifierKind?, googlePlay: Bool = false) {
+    public init(kind: VerifierKind?, googlePlay: Bool = false, playPackages: [String] = []) {
         self.kind = kind
         self.googlePlay = googlePlay
+        self.playPackages = playPackages
+    }
+
+    /// Why an order naming `packageName` is not this daemon's to verify (the order's own
+    /// `package_name` must never choose which app's purchase is accepted), or `nil`.
+    public func foreignPackageProblem(_ packageName: String?) -> String? {
+        guard let packageName, !playPackages.isEmpty, !playPackages.contains(packageName) else { return nil }
+        return ConfiguredVerifiers.foreignPackageDetail(packageName, configured: playPackages)
+    }
+
+    /// The detail of a `foreign_package` quarantine or escalation.
+    public static func foreignPackageDetail(_ packageName: String, configured: [String]) -> String {
+        "package_name \(OrderFileParser.quoted(packageName)) is not one of [GooglePlay] PackageName= (\(configured.joined(separator: " "))): another app's purchase is not granted here"
     }
 
     /// The section an order with `proof` needs and this configuration lacks, or `nil` when the

@@ -17,6 +17,8 @@ public struct OrderFileProblem: Error, Sendable, Hashable, CustomStringConvertib
         case missingField = "missing_field"
         case invalidField = "invalid_field"
         case conflictingProduct = "conflicting_product"
+        /// A `package_name` that is not one of `[GooglePlay] PackageName=`.
+        case foreignPackage = "foreign_package"
         // A store notification that did not verify (DESIGN §3, §5a): the signed-data check that
         // failed, or why it could not be checked.
         case malformedNotification = "malformed_notification"

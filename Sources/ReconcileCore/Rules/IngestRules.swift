@@ -1,7 +1,8 @@
 import Foundation
 
 /// What a valid spool file does to the store (DESIGN §3): a new order; nothing for the same
-/// content; quarantine for another product; a logged duplicate for a finished or cancelled
+/// content; quarantine for another product or for a package not configured (`foreign_package`);
+/// a logged duplicate for a finished or cancelled
 /// order or a file without new proof; otherwise the proof replaced, which revives an order that
 /// stopped for want of it.
 public enum IngestRules {
@@ -18,6 +19,10 @@ public enum IngestRules {
         _ candidate: IngestCandidate, existing record: OrderRecord?, verifiers: ConfiguredVerifiers, now: Date
     ) -> (plan: OrderPlan?, outcome: IngestOutcome) {
         let submission = candidate.submission
+        // Another app's purchase: never stored, whatever is stored for the order already.
+        if let problem = verifiers.foreignPackageProblem(submission.proof.packageName) {
+            return (nil, .conflict(OrderFileProblem(.foreignPackage, "order \(submission.orderID): \(problem)")))
+        }
         guard let record else { return insert(candidate, verifiers: verifiers, now: now) }
         if record.contentHash == candidate.contentHash {
             return (nil, .unchanged)

@@ -64,4 +64,6 @@ public enum ReasonCode {
     public static let noVerifierSection = "no_verifier_section"
     public static let verifierChanged = "verifier_changed"
     public static let accountMismatch = "account_mismatch"
+    /// A Google Play order naming a package not in `[GooglePlay] PackageName=`.
+    public static let foreignPackage = "foreign_package"
 }

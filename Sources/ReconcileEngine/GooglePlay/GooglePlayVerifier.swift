@@ -13,18 +13,24 @@ import ReconcileCrypto
 public struct GooglePlayVerifier: OrderVerifier, OutboxSender {
     /// `[GooglePlay] URL=`: the API's base URL.
     public var api: EndpointSettings
-    /// `[GooglePlay] PackageName=`: for orders that name none.
+    /// `[GooglePlay] PackageName=`'s first package: for orders that name none.
     public var packageName: String
+    /// Every package of `PackageName=` (``packageName`` first): the only ones whose purchases
+    /// are verified; an order naming another is escalated `foreign_package`, never asked about.
+    public var packageNames: [String]
     public var allowTestPurchases: Bool
     public var tokens: PlayAccessTokenCache
     public var transport: any HTTPTransport
     public var maximumResponseSize = 64 << 10
 
+    /// - Parameter otherPackageNames: `PackageName=`'s packages after the first.
     public init(
-        api: EndpointSettings, packageName: String, allowTestPurchases: Bool, tokens: PlayAccessTokenCache, transport: any HTTPTransport
+        api: EndpointSettings, packageName: String, otherPackageNames: [String] = [], allowTestPurchases: Bool, tokens: PlayAccessTokenCache,
+        transport: any HTTPTransport
     ) {
         self.api = api
         self.packageName = packageName
+        self.packageNames = [packageName] + otherPackageNames.filter { $0 != packageName }
         self.allowTestPurchases = allowTestPurchases
         self.tokens = tokens
         self.transport = transport
@@ -42,6 +48,13 @@ public struct GooglePlayVerifier: OrderVerifier, OutboxSender {
             return VerifierOutcome(records: [], verdict: .escalate(Reason(ReasonCode.noUsableProof, detail: "the order carries no purchase token")))
         }
         let package = order.proof.packageName ?? packageName
+        // The order's own package_name must not choose which app's purchase is accepted (an
+        // order stored by an older version, or by a daemon configured for other packages).
+        guard packageNames.contains(package) else {
+            return VerifierOutcome(
+                records: [],
+                verdict: .escalate(Reason(ReasonCode.foreignPackage, detail: ConfiguredVerifiers.foreignPackageDetail(package, configured: packageNames))))
+        }
         let step = await get(package: package, product: order.productID, token: token, exchanges: &exchanges, gate: gate)
         let verdict: VerifierOutcome.Verdict
         switch step {

@@ -88,8 +88,11 @@ public final class AppStoreNotificationPoller: Service {
         public var taken = 0
         /// Taken in before (by file, or by an earlier poll).
         public var duplicates = 0
-        /// Payloads that did not verify, skipped.
+        /// Payloads that did not verify, skipped; they hold the checkpoint.
         public var invalid = 0
+        /// Payloads that did not verify and claim a type the daemon has no use for
+        /// (``AppStoreNotification/typesInUse``): skipped, and they do not hold the checkpoint.
+        public var ignored = 0
         /// Every page was read and committed, and the checkpoint moved to the poll's end.
         public var completed = false
         /// Why the poll ended early, in a few words (never a body or a secret).
@@ -217,6 +220,15 @@ public final class AppStoreNotificationPoller: Service {
                 do throws(OrderFileProblem) {
                     valid.append(try settings.verify(payload, now))
                 } catch {
+                    if let type = Self.claimedType(payload), !AppStoreNotification.typesInUse.contains(type) {
+                        // Nothing the daemon does rests on it: holding the checkpoint for it would
+                        // only make every later poll read a longer window again.
+                        summary.ignored += 1
+                        logger.warning(
+                            "\(name) notification history: a \(type) notification does not verify (\(error.code.rawValue)); skipped, and the checkpoint is not held for it (the daemon has no use for \(type)): \(error.detail)",
+                            [.endpoint: name, .reason: error.code.rawValue])
+                        continue
+                    }
                     summary.invalid += 1
                     logger.warning(
                         "\(name) notification history: a notification does not verify (\(error.code.rawValue)); skipped: \(error.detail)",
@@ -270,6 +282,19 @@ public final class AppStoreNotificationPoller: Service {
         summary.stoppedBecause = code
         logger.warning(message, [.endpoint: summary.endpoint.rawValue, .reason: reason])
         return summary
+    }
+
+    /// The `notificationType` a signed payload claims, read without verifying it — only to tell
+    /// whether a payload that failed verification could matter; `nil` unless it is a plausible
+    /// type name (upper-case letters and `_`, at most 64).
+    static func claimedType(_ jws: String) -> String? {
+        let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let json = try? Base64URL.decode(parts[1]),
+            case .object(let object)? = try? JSONParser(maximumDepth: 8).parse(json),
+            let type = object["notificationType"]?.stringValue,
+            !type.isEmpty, type.utf8.count <= 64, type.utf8.allSatisfy({ ($0 >= 65 && $0 <= 90) || $0 == 95 })
+        else { return nil }
+        return type
     }
 
     /// One page of `NotificationHistoryResponse`.

@@ -9,7 +9,8 @@ import Synchronization
 /// Play purchase revokes its order. Two reasons to read the list:
 ///
 /// - **Polling** (`[Notifications] Poll=`): every interval (and once shortly after start), for
-///   `[GooglePlay] PackageName=` and every package the store's orders name, from the stored
+///   each package of `[GooglePlay] PackageName=` (exactly those: an order naming another is
+///   never stored, DESIGN §5 "Google Play"), from the stored
 ///   checkpoint minus ``Settings/overlap`` (the first time: the last ``Settings/firstLookBack``;
 ///   never further back than the 30 days Google keeps) — so no public endpoint is needed.
 /// - **Confirming a push**: a Pub/Sub push of a voided purchase, taken in from the spool, is
@@ -34,8 +35,8 @@ public final class PlayVoidedPurchasePoller: Service {
     public struct Settings: Sendable {
         /// `Poll=`; `nil`: only pushes are confirmed.
         public var interval: Duration?
-        /// `[GooglePlay] PackageName=`, always polled (and where a push naming none is confirmed).
-        public var packageName: String?
+        /// `[GooglePlay] PackageName=`: exactly the packages read.
+        public var packageNames: [String]
         /// Sends the requests (its API URL, access tokens, transport).
         public var verifier: GooglePlayVerifier
         public var overlap: Duration = .seconds(3600)
@@ -48,13 +49,11 @@ public final class PlayVoidedPurchasePoller: Service {
         /// After pushes were confirmed, the lists are read once more this long after.
         public var recheckDelay: Duration = .seconds(300)
         public var maximumPages = 1_000
-        /// Packages read besides `PackageName=`; the store's orders naming more are logged.
-        public var maximumPackages = 16
         public var sharedTurns = false
 
-        public init(interval: Duration?, packageName: String?, verifier: GooglePlayVerifier) {
+        public init(interval: Duration?, packageNames: [String], verifier: GooglePlayVerifier) {
             self.interval = interval
-            self.packageName = packageName
+            self.packageNames = packageNames
             self.verifier = verifier
         }
     }
@@ -69,7 +68,7 @@ public final class PlayVoidedPurchasePoller: Service {
         public var stoppedBecause: String?
     }
 
-    let store: any OrderIngesting & CheckpointStore & PlayPackageSource
+    let store: any OrderIngesting & CheckpointStore
     let gate: any EndpointGate
     let logger: Logger
     let onCommitted: @Sendable () -> Void
@@ -80,7 +79,7 @@ public final class PlayVoidedPurchasePoller: Service {
     private let stopped = Atomic<Bool>(false)
 
     public init(
-        settings: Settings?, store: any OrderIngesting & CheckpointStore & PlayPackageSource, gate: any EndpointGate, logger: Logger,
+        settings: Settings?, store: any OrderIngesting & CheckpointStore, gate: any EndpointGate, logger: Logger,
         onCommitted: @escaping @Sendable () -> Void = {}
     ) {
         self.settings = Mutex(settings)
@@ -152,23 +151,9 @@ public final class PlayVoidedPurchasePoller: Service {
         // poll on a shared store may lose a package's turn, so it leaves a push's request for
         // the confirmation (which takes no turn).
         if confirming || !settings.sharedTurns { confirmRequested.store(false, ordering: .releasing) }
-        var packages: Set<String> = []
-        if let configured = settings.packageName { packages.insert(configured) }
-        do {
-            let named = try store.playPackageNames().filter { $0 != settings.packageName }
-            if named.count > settings.maximumPackages {
-                logger.warning(
-                    "orders name \(named.count) Android packages besides PackageName=; the voided purchases of the first \(settings.maximumPackages) are read",
-                    [.endpoint: VerificationEndpoint.googlePlay.rawValue, .reason: "too_many_packages"])
-            }
-            packages.formUnion(named.prefix(settings.maximumPackages))
-        } catch {
-            logger.warning(
-                "cannot read which packages the orders name: \(error); only PackageName='s voided purchases are read",
-                [.reason: StoreFailure.of(error).rawValue])
-        }
+        // Exactly the configured packages: what orders name cannot crowd one out (issue 23).
         var summaries: [Summary] = []
-        for package in packages.sorted() {
+        for package in settings.packageNames {
             summaries.append(await poll(package: package, settings: settings, now: now, takeTurn: settings.sharedTurns && !confirming))
         }
         return summaries

@@ -3,11 +3,14 @@ import ReconcileCore
 
 /// Delivers verified grants to the merchant's backend (`[Delivery] URL=`, DESIGN §5): the store's
 /// product, quantity and transaction (Apple's transaction id, Google's `orderId`), never the
-/// client's amount, and which store it was (`app_store`, `google_play`). 2xx or 409 (already
-/// delivered) finish the order.
+/// client's amount, and which store it was (`app_store`, `google_play`; for Google Play the
+/// purchase's `package_name`). 2xx or 409 (already delivered) finish the order.
 public struct DeliveryClient: OrderVerifier {
     public var endpoint: EndpointSettings
     public var transport: any HTTPTransport
+    /// `[GooglePlay] PackageName=`: a Google Play grant of another package (verified by an
+    /// older version) is escalated `foreign_package`, not delivered; empty: not checked.
+    public var playPackages: [String] = []
 
     public init(endpoint: EndpointSettings, transport: any HTTPTransport) {
         self.endpoint = endpoint
@@ -25,10 +28,17 @@ public struct DeliveryClient: OrderVerifier {
             "environment": .string(orNull: grant.environment), "user_id": .string(orNull: order.userID),
             "application_username": .string(orNull: order.applicationUsername),
             "store": .string(PurchaseStore(order.proof).rawValue),
+            // Google Play: which app the purchase was made in (null for the App Store).
+            "package_name": .string(orNull: PurchaseStore(order.proof) == .googlePlay ? order.proof.packageName : nil),
         ])))
     }
 
     public func verify(_ order: ClaimedOrder, gate: any EndpointGate) async -> VerifierOutcome {
+        if PurchaseStore(order.proof) == .googlePlay, let package = order.proof.packageName, !playPackages.isEmpty, !playPackages.contains(package) {
+            return VerifierOutcome(
+                records: [],
+                verdict: .escalate(Reason(ReasonCode.foreignPackage, detail: ConfiguredVerifiers.foreignPackageDetail(package, configured: playPackages))))
+        }
         let exchange = EndpointExchange(transport: transport, gate: gate)
         let (record, meaning) = await exchange.send(endpoint.orderRequest(order, body: Self.body(order)), to: .delivery, judge: Self.judge)
         guard case .verdict(let verdict) = meaning else { preconditionFailure("the delivery protocol has no further answer to read") }

@@ -3,13 +3,7 @@ import ReconcileCore
 
 /// Polling checkpoints on the shared store (schema version 7), as SQLite keeps them; a node that
 /// finishes a poll after another never moves the checkpoint back.
-extension PostgreSQLOrderStore: CheckpointStore, PlayPackageSource {
-    public func playPackageNames() throws -> [String] {
-        try withConnection { connection in
-            try connection.query("SELECT DISTINCT package_name FROM orders WHERE package_name IS NOT NULL ORDER BY package_name") { $0.string(0) }
-        }
-    }
-
+extension PostgreSQLOrderStore: CheckpointStore {
     public func checkpoint(_ name: String) throws -> Date? {
         try withConnection { connection in
             try connection.queryFirst("SELECT value FROM checkpoints WHERE name = $1", [.text(name)]) { $0.int64(0) }.map(Date.init(epochMilliseconds:))

@@ -269,6 +269,31 @@ struct ConfigurationParserTests {
         #expect(problems("Kind=apple\n" + Self.minimalApple).contains("\(Self.path):1: Kind= appears before any [Section] header"))
     }
 
+    @Test("[GooglePlay] PackageName= takes one package or several separated by spaces (the first for orders naming none); each is checked, a repeat refused, and the verifiers carry them (issue 23 item 2)")
+    func playPackageNames() throws {
+        let play = "[GooglePlay]\nServiceAccountFile=/etc/reconciled/play.json\n"
+        let one = try parse(play + "PackageName=com.example.app")
+        #expect(one.googlePlay.packageNames == ["com.example.app"] && one.googlePlay.packageName == "com.example.app")
+        #expect(one.verifiers.playPackages == ["com.example.app"])
+        let several = try parse(play + "PackageName=com.example.app  com.example.lite\tcom.example.pro")
+        #expect(several.googlePlay.packageNames == ["com.example.app", "com.example.lite", "com.example.pro"])
+        #expect(several.googlePlay.packageName == "com.example.app")
+        #expect(several.verifiers.playPackages == several.googlePlay.packageNames)
+        #expect(problems(play + "PackageName=com.example.app com..lite") == [
+            "\(Self.path):3: [GooglePlay] PackageName=: \"com..lite\" is not an Android package name: segment 2 is empty"
+        ])
+        #expect(problems(play + "PackageName=com.example.app com.example.app") == [
+            "\(Self.path):3: [GooglePlay] PackageName=: names \"com.example.app\" twice"
+        ])
+        // A drop-in replaces the list; an empty value resets it (then it is missing).
+        #expect(try parse(play + "PackageName=com.example.app", dropIns: ["[GooglePlay]\nPackageName=com.example.lite"]).googlePlay.packageNames == ["com.example.lite"])
+        #expect(problems(play + "PackageName=com.example.app", dropIns: ["[GooglePlay]\nPackageName="]).contains {
+            $0.contains("[GooglePlay] PackageName=: required for [GooglePlay]")
+        })
+        // Without [GooglePlay], nothing is checked at ingest (Kind=http's merchant decides).
+        #expect(try parse(Self.minimalApple).verifiers.playPackages.isEmpty)
+    }
+
     @Test("missing required keys are named")
     func requiredKeys() {
         #expect(problems("") == [

@@ -87,6 +87,37 @@ struct OrderStoreContractTests {
         #expect(try store.countsByState() == [.pending: 1, .waiting: 1])
     }
 
+    @Test("ingest: a Play order naming a package not in PackageName= is refused foreign_package naming both, new or stored already; a configured package or none is taken (issue 23 item 2)", arguments: ContractStore.all)
+    func ingestForeignPackage(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
+        defer { opened.close() }
+        let store = opened.store
+        func play(_ orderID: String, token: String, package: String?) -> IngestCandidate {
+            let extra = #""purchase_token":"\#(token)""# + (package.map { #","package_name":"\#($0)""# } ?? "")
+            let bytes = Array(OrderFixtures.orderJSON(orderID, product: "gems", receipt: nil, extra: extra).utf8)
+            return IngestCandidate(submission: try! OrderFileParser().parse(bytes), raw: bytes, contentHash: "test:\(orderID):\(token)", fileName: "\(orderID).json")
+        }
+        let verifiers = ConfiguredVerifiers(kind: nil, googlePlay: true, playPackages: ["com.example.app", "com.example.lite"])
+        let outcomes = try store.ingest(
+            [play("P1", token: "t1", package: "com.example.cheap"), play("P2", token: "t2", package: "com.example.lite"), play("P3", token: "t3", package: nil)],
+            verifiers: verifiers, now: t0)
+        guard case .conflict(let problem) = outcomes[0] else {
+            Issue.record("no conflict: \(outcomes)")
+            return
+        }
+        #expect(problem.code == .foreignPackage)
+        #expect(problem.detail.contains("\"com.example.cheap\"") && problem.detail.contains("com.example.app com.example.lite"), "\(problem.detail)")
+        #expect(Array(outcomes.dropFirst()) == [.accepted(.pending), .accepted(.pending)])
+        #expect(try store.order(id: "P1") == nil)
+        // A later file for a stored order cannot move it to another app either.
+        guard case .conflict(let later) = try store.ingest([play("P3", token: "t4", package: "com.example.cheap")], verifiers: verifiers, now: t0 + 1)[0] else {
+            Issue.record("no conflict for a stored order")
+            return
+        }
+        #expect(later.code == .foreignPackage)
+        #expect(try store.order(id: "P3")?.proof.purchaseToken == "t3" && store.order(id: "P3")?.proof.packageName == nil)
+    }
+
     @Test("ingest: new proof revives a dormant order; a finished order only records the duplicate; proof is never taken away", arguments: ContractStore.all)
     func ingestProof(_ kind: ContractStore) async throws {
         let opened = try await kind.open()
