@@ -236,6 +236,8 @@ final class CurlMultiLoop: @unchecked Sendable {
         let request = transfer.request
         let context = Unmanaged.passUnretained(transfer).toOpaque()
         _ = reconcile_curl_setopt_pointer(easy, CURLOPT_URL, request.url)
+        // The path goes as built: libcurl would otherwise squash `/./` and `/../` segments.
+        _ = reconcile_curl_setopt_long(easy, CURLOPT_PATH_AS_IS, 1)
         _ = reconcile_curl_setopt_pointer(easy, CURLOPT_PROTOCOLS_STR, "http,https")
         _ = reconcile_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0)
         _ = reconcile_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1)

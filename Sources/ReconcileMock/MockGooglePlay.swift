@@ -135,11 +135,13 @@ public final class MockGooglePlay: Sendable {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false).map { String($0).removingPercentEncoding ?? String($0) }
         // ["", "androidpublisher", "v3", "applications", package, "purchases", …]
         guard parts.count >= 7, parts[1] == "androidpublisher", parts[2] == "v3", parts[3] == "applications", parts[5] == "purchases" else {
-            return Self.error(404, "notFound", "No such method.")
+            return Self.notFoundPage
         }
         let package = parts[4]
         if parts.count == 7, parts[6] == "voidedpurchases", request.method == "GET" { return voided(package: package, query: request.query) }
-        guard parts.count == 10, parts[6] == "products", parts[8] == "tokens" else { return Self.error(404, "notFound", "No such method.") }
+        // A path that is no method (`…/tokens/` with no token, say) gets Google's front end's
+        // HTML 404, not the API's JSON error.
+        guard parts.count == 10, parts[6] == "products", parts[8] == "tokens", !parts[9].isEmpty else { return Self.notFoundPage }
         let product = parts[7]
         var token = parts[9]
         var verb = ""
@@ -341,6 +343,11 @@ public final class MockGooglePlay: Sendable {
     // MARK: - Helpers
 
     /// Google's error body.
+    /// What Google's front end answers for a URL that is no API method: an HTML page.
+    static let notFoundPage = ServerReply(
+        status: 404, headers: [HTTPHeader("Content-Type", "text/html; charset=UTF-8")],
+        body: Array("<!DOCTYPE html>\n<html lang=en><title>Error 404 (Not Found)!!1</title><p><b>404.</b> <ins>That’s an error.</ins>\n".utf8))
+
     static func error(_ status: Int, _ reason: String, _ message: String, status statusText: String? = nil) -> ServerReply {
         .json(status, .object(JSONObject([
             "error": .object(JSONObject([

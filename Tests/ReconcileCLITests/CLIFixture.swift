@@ -94,9 +94,9 @@ final class CLIFixture: @unchecked Sendable {
     }
 
     /// Runs `reconcilectl --config <fixture> arguments…`; temporary paths are shown as `<dir>`.
-    func run(_ arguments: [String], environment: [String: String] = [:]) -> (status: Int32, out: String, err: String) {
+    func run(_ arguments: [String], environment: [String: String] = [:], now: Date = CLIFixture.now) -> (status: Int32, out: String, err: String) {
         let output = CapturedOutput()
-        let status = Reconcilectl.main(arguments: ["--config", configPath] + arguments, environment: environment, output: output, now: { Self.now })
+        let status = Reconcilectl.main(arguments: ["--config", configPath] + arguments, environment: environment, output: output, now: { now })
         return (status, output.standardOutput.replacingOccurrences(of: directory.path, with: "<dir>"),
                 output.standardError.replacingOccurrences(of: directory.path, with: "<dir>"))
     }

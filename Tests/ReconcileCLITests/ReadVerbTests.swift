@@ -49,6 +49,20 @@ struct ReadVerbTests {
         #expect(matchesSnapshot(json.out, "status_not_running_json"), "\(json.out)")
     }
 
+    @Test("a next attempt already past is due now, not \"ago\" (issue 23, item 16)")
+    func nextAttemptPast() throws {
+        let now = CLIFixture.now
+        #expect(RelativeTime.due(now.addingTimeInterval(-46), now: now) == "due now, for 46s (\(RFC3339.format(now.addingTimeInterval(-46))))")
+        #expect(RelativeTime.due(now.addingTimeInterval(30), now: now) == "in 30s (\(RFC3339.format(now.addingTimeInterval(30))))")
+        #expect(RelativeTime.due(now, now: now) == "now (\(RFC3339.format(now)))")
+        // status 76 s on: the fixture's next attempt (due in 30 s) has waited 46 s (held back by
+        // a circuit, say).
+        let fixture = try CLIFixture()
+        let late = fixture.run(["status"], now: now.addingTimeInterval(76))
+        #expect(late.out.contains("next attempt   due now, for 46s (2026-11-30T07:26:36Z)"), "\(late.out)")
+        #expect(!late.out.contains("ago (2026-11-30T07:26:36Z)"))
+    }
+
     @Test("show of an unknown order and a store that is not there")
     func missing() throws {
         let fixture = try CLIFixture()

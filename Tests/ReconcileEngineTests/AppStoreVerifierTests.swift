@@ -185,4 +185,12 @@ extension AppStoreVerifierTests {
         #expect(AppStoreVerifier.pathComponent("é+ /") == "%C3%A9%2B%20%2F")
         #expect(AppStoreVerifier.pathComponent("") == "")
     }
+
+    @Test("a proof of dots only is escaped: a dot segment would be normalised away (issue 23, item 1)")
+    func dotSegments() {
+        #expect(AppStoreVerifier.pathComponent(".") == "%2E")
+        #expect(AppStoreVerifier.pathComponent("..") == "%2E%2E")
+        #expect(AppStoreVerifier.pathComponent("a.b") == "a.b")
+        #expect(GooglePlayVerifier.purchasePath(package: "com.example.app", product: "gems", token: ".").hasSuffix("/tokens/%2E"))
+    }
 }

@@ -17,10 +17,13 @@ struct SchedulerTurnTests {
     final class HeldVerifier: OrderVerifier, Sendable {
         private let parked = Mutex<[String: CheckedContinuation<VerifierOutcome, Never>]>([:])
         private let startedOrders = Mutex<[String]>([])
+        /// The gate each attempt was given (it reports with its order).
+        private let gates = Mutex<[String: any EndpointGate]>([:])
         var firstEndpoint: VerificationEndpoint { .merchant }
 
         func verify(_ order: ClaimedOrder, gate: any EndpointGate) async -> VerifierOutcome {
             let outcome = await withCheckedContinuation { continuation in
+                gates.withLock { $0[order.orderID] = gate }
                 parked.withLock { $0[order.orderID] = continuation }
                 startedOrders.withLock { $0.append(order.orderID) }
             }
@@ -33,7 +36,8 @@ struct SchedulerTurnTests {
 
         /// Ends one parked attempt, after telling the gate what the exchange said.
         func finish(_ orderID: String, _ verdict: VerifierOutcome.Verdict, observation: EndpointObservation = .healthy, gate: Scheduler) async {
-            await gate.report(.merchant, observation, retryAfter: nil, rateLimited: false)
+            let attemptGate: any EndpointGate = gates.withLock { $0.removeValue(forKey: orderID) } ?? gate
+            await attemptGate.report(.merchant, observation, retryAfter: nil, rateLimited: false)
             let record = AttemptRecord(endpoint: .merchant, httpStatus: 200, latency: .milliseconds(5), outcome: .answered, startedAt: Date())
             let continuation = parked.withLock { $0.removeValue(forKey: orderID) }
             continuation?.resume(returning: VerifierOutcome(records: [record], verdict: verdict))
@@ -54,7 +58,10 @@ struct SchedulerTurnTests {
         }
     }
 
-    func setUp(orders: Int, maxInFlight: Int, threshold: Int = 10, cooldown: Duration = .seconds(10), maxRate: Double? = nil, burst: Int = 10) throws
+    func setUp(
+        orders: Int, maxInFlight: Int, threshold: Int = 10, cooldown: Duration = .seconds(10), maxRate: Double? = nil, burst: Int = 10,
+        maxAttempts: Int? = nil
+    ) throws
         -> (SQLiteOrderStore, Scheduler, HeldVerifier)
     {
         let store = try SQLiteOrderStore(path: directory.file("orders.db"), mode: .owner)
@@ -68,6 +75,7 @@ struct SchedulerTurnTests {
         var retry = Configuration.RetrySettings()
         retry.initialDelay = .seconds(30)
         retry.jitter = .none
+        if let maxAttempts { retry.maxAttempts = maxAttempts }
         let verifier = HeldVerifier()
         let settings = Scheduler.Settings(
             verifier: verifier, delivery: nil, resolver: AttemptResolver(policy: RetryPolicy(retry), deliveryConfigured: false),
@@ -124,7 +132,11 @@ struct SchedulerTurnTests {
         _ = await scheduler.turn()
         await waitUntil("the probe started") { verifier.started.count == 2 }
         let probed = try #require(verifier.started.last)
+        // The probe was chosen among the due orders; the others go back with the next turn,
+        // uncharged and due at once (nothing more is sent while the probe is out).
+        _ = await scheduler.turn()
         #expect(try store.countsByState()[.verifying] == 1)
+        #expect(try store.order(id: "O02")?.attempts == 0)
         #expect(try store.order(id: probed)?.attempts == 0, "a probe is not charged")
         #expect(await scheduler.status().endpoints.first { $0.endpoint == .merchant }?.circuit == "half-open")
 
@@ -134,6 +146,68 @@ struct SchedulerTurnTests {
         _ = await scheduler.turn()
         #expect(try store.order(id: probed)?.state == .finished)
         await waitUntil("the rest resumes") { verifier.started.count == 3 }
+        await verifier.releaseAll(scheduler)
+    }
+
+    @Test("the probe is not the order that has just failed while another waits (issue 23, item 16)")
+    func probeNotTheOrderThatJustFailed() async throws {
+        // O00 in flight, O01 leased ahead; O00 fails (charged, due again after 30 s) and opens the
+        // circuit for 60 s; O01 goes back, due at the probe time — after O00.
+        let (store, scheduler, verifier) = try setUp(orders: 2, maxInFlight: 1, threshold: 1, cooldown: .seconds(60))
+        _ = await scheduler.turn()
+        await waitUntil("first attempt") { verifier.started == ["O00"] }
+        await verifier.finish("O00", .transient("http_503"), observation: .failure(reason: "http_503"), gate: scheduler)
+        await waitUntil("the attempt ended") { await scheduler.status().inFlight == 0 }
+        _ = await scheduler.turn()
+        _ = await scheduler.turn()
+        #expect(try store.order(id: "O00")?.attempts == 1)
+        clock.advance(by: 60)
+        _ = await scheduler.turn()
+        await waitUntil("the probe started") { verifier.started.count == 2 }
+        #expect(verifier.started.last == "O01", "the probe went with the order that had just failed")
+        await verifier.releaseAll(scheduler)
+    }
+
+    @Test("an order whose every attempt gets a configuration answer the others do not is charged and escalates; the circuit stays closed (issue 23, item 1)")
+    func configurationAnswersFollowTheOrder() async throws {
+        let (store, scheduler, verifier) = try setUp(orders: 2, maxInFlight: 1, threshold: 10, cooldown: .seconds(60), maxAttempts: 3)
+        _ = await scheduler.turn()
+        await waitUntil("first attempt") { verifier.started == ["O00"] }
+        // O00's proof makes the server answer a bare 404: a configuration error opens the circuit.
+        await verifier.finish("O00", .configuration("http_404"), observation: .configuration(reason: "http_404"), gate: scheduler)
+        await waitUntil("circuit open") { await scheduler.status().endpoints.first { $0.endpoint == .merchant }?.circuit == "open" }
+        await waitUntil("the attempt ended") { await scheduler.status().inFlight == 0 }
+        _ = await scheduler.turn()
+        _ = await scheduler.turn()
+        #expect(try store.order(id: "O00")?.attempts == 0, "nothing known yet: not charged")
+        // The probe goes with O01, which the endpoint answers: closed.
+        clock.advance(by: 60)
+        _ = await scheduler.turn()
+        await waitUntil("the probe started") { verifier.started.count == 2 }
+        #expect(verifier.started.last == "O01")
+        _ = await scheduler.turn()
+        await verifier.finish("O01", .granted(Grant(transactionID: "T1"), finishedBy: .merchant), gate: scheduler)
+        await waitUntil("circuit closed") { await scheduler.status().endpoints.first { $0.endpoint == .merchant }?.circuit == "closed" }
+        await waitUntil("the probe ended") { await scheduler.status().inFlight == 0 }
+        // O00 again, and again: each answer charged to it, the circuit closed throughout, until
+        // MaxAttempts (3 here) escalates it.
+        var attempts = 1
+        for _ in 0..<3 {
+            _ = await scheduler.turn()
+            _ = await scheduler.turn()
+            await waitUntil("O00 attempt \(attempts)") { verifier.started.count == 2 + attempts }
+            #expect(verifier.started.last == "O00")
+            await verifier.finish("O00", .configuration("http_404"), observation: .configuration(reason: "http_404"), gate: scheduler)
+            await waitUntil("the attempt ended") { await scheduler.status().inFlight == 0 }
+            #expect(await scheduler.status().endpoints.first { $0.endpoint == .merchant }?.circuit == "closed")
+            _ = await scheduler.turn()
+            clock.advance(by: 3600)
+            attempts += 1
+        }
+        let final = try store.order(id: "O00")
+        #expect(final?.state == .escalated, "\(String(describing: final))")
+        #expect(try store.order(id: "O00")?.attempts == 3)
+        #expect(try store.order(id: "O01")?.state == .finished)
         await verifier.releaseAll(scheduler)
     }
 

@@ -53,6 +53,14 @@ struct CurlTransportTests {
         #expect(result.latency > .zero)
     }
 
+    @Test("the path goes as built: dot segments are not removed (issue 23, item 1)")
+    func pathAsIs() async throws {
+        let (server, seen) = try server { _ in .json(200, .object(JSONObject([:]))) }
+        defer { server.stop() }
+        _ = await transport.send(request(server.port, path: "/tokens/./x/../y/.."))
+        #expect(seen.first?.path == "/tokens/./x/../y/..")
+    }
+
     @Test("a server slower than the time-out is a timeout, on time")
     func timeout() async throws {
         let (server, _) = try server { _ in ServerReply(status: 200, delay: .seconds(10)) }

@@ -61,7 +61,7 @@ enum ShowCommand {
         field("updated", RelativeTime.both(order.updatedAt, now: now))
         field("attempts", "\(order.attempts) verification, \(order.deliveryAttempts) delivery")
         if let next = order.nextAttemptAt {
-            field("next attempt", RelativeTime.both(next, now: now))
+            field("next attempt", RelativeTime.due(next, now: now))
         } else if order.leaseOwner != nil {
             field("next attempt", "in flight now (lease held by \(order.leaseOwner!))")
         } else {

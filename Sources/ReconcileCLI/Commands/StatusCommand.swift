@@ -98,7 +98,7 @@ enum StatusCommand {
         let shown = OrderState.allCases.compactMap { state in counts[state.rawValue].map { "\(state.rawValue) \(Number.grouped($0))" } }
         lines += wrapped("orders", shown.isEmpty ? ["none"] : shown)
         lines.append(row("oldest pending", oldest.map { RelativeTime.both($0, now: now) } ?? "none"))
-        lines.append(row("next attempt", next.map { RelativeTime.both($0, now: now) } ?? "none"))
+        lines.append(row("next attempt", next.map { RelativeTime.due($0, now: now) } ?? "none"))
         if outbox.pending > 0 || outbox.escalated > 0 {
             var text = "\(Number.grouped(outbox.pending)) pending"
             if let oldestAction = outbox.oldestPendingCreatedAt { text += " (oldest \(RelativeTime.describe(oldestAction, now: now)))" }

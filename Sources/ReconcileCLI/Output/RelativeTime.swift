@@ -23,6 +23,14 @@ enum RelativeTime {
         return described.hasSuffix(" ago") ? String(described.dropLast(4)) : (described == "now" ? "0s" : described)
     }
 
+    /// When something is next due: "in 28s (…)", or for a time already past (orders due and
+    /// held back by a circuit, the rate or the in-flight limit) "due now, for 46s (…)" — never
+    /// "46s ago", which reads as an attempt that happened.
+    static func due(_ date: Date, now: Date) -> String {
+        guard date.timeIntervalSince(now) <= -1 else { return both(date, now: now) }
+        return "due now, for \(age(date, now: now)) (\(RFC3339.format(date)))"
+    }
+
     /// "in 28s (2026-11-30T07:26:34Z)".
     static func both(_ date: Date, now: Date) -> String {
         "\(describe(date, now: now)) (\(RFC3339.format(date)))"

@@ -101,13 +101,22 @@ public struct CircuitBreaker: Sendable, Hashable {
     }
 
     /// A request completed with an endpoint-level failure. A configuration error opens the
-    /// circuit at once.
+    /// circuit at once. `probeAtOnce`: the endpoint answered other orders a moment ago, so an
+    /// opening sends its probe at once instead of after the cool-down — the failures may follow
+    /// the orders that were sent rather than the endpoint (the probe, if it fails too, re-opens
+    /// it with the cool-down).
     @discardableResult
-    public mutating func recordFailure(reason: String, configurationError: Bool = false, now: Double) -> Change {
+    public mutating func recordFailure(reason: String, configurationError: Bool = false, probeAtOnce: Bool = false, now: Double) -> Change {
         consecutiveFailures += 1
         switch state {
         case .closed:
             guard configurationError || consecutiveFailures >= threshold else { return .none }
+            if probeAtOnce {
+                state = .open(until: now)
+                lastReason = reason
+                openings += 1
+                return .opened(cooldown: 0, reason: reason)
+            }
             return open(reason: reason, now: now, reopening: false)
         case .halfOpen:
             return open(reason: reason, now: now, reopening: true)

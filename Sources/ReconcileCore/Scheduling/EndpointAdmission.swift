@@ -141,6 +141,13 @@ public struct EndpointAdmission: Sendable {
     public private(set) var limits: Limits
     private var circuits: [VerificationEndpoint: CircuitBreaker] = [:]
     private var buckets: [VerificationEndpoint: TokenBucket] = [:]
+    private var attributions: [VerificationEndpoint: FailureAttribution] = [:]
+
+    /// How many due orders a probe of orders is chosen from (``probeChoice(_:among:)``; the
+    /// others go back uncharged, due at once).
+    /// As many as a turn leases, so that a block of orders that keep failing at the head of the
+    /// queue is passed over a few probes at most.
+    public static let probeCandidates = maximumClaim
 
     /// - Parameter endpoints: the endpoints the configuration talks to (others are added when first used).
     public init(limits: Limits, endpoints: [VerificationEndpoint], now: Double) {
@@ -241,13 +248,54 @@ public struct EndpointAdmission: Sendable {
 
     /// Feeds an exchange's observation to the endpoint's circuit.
     @discardableResult
-    public mutating func observe(_ endpoint: VerificationEndpoint, _ observation: EndpointObservation, now: Double) -> CircuitBreaker.Change {
+    public mutating func observe(
+        _ endpoint: VerificationEndpoint, _ observation: EndpointObservation, order: Int64? = nil, now: Double
+    ) -> CircuitBreaker.Change {
+        observeAttributed(endpoint, observation, order: order, now: now).change
+    }
+
+    /// Feeds an exchange's observation (of a request for `order`) to the endpoint's circuit, and
+    /// says whom a failure is counted against (``FailureAttribution``). While the circuit is
+    /// closed, a failure that follows its order, or any order's failure within `CircuitCooldown`
+    /// of a healthy answer, leaves it alone (`.order`: the caller charges the order). When the
+    /// endpoint answered healthily within `CircuitMaxCooldown`, an opening sends its probe at
+    /// once.
+    public mutating func observeAttributed(
+        _ endpoint: VerificationEndpoint, _ observation: EndpointObservation, order: Int64?, now: Double
+    ) -> (change: CircuitBreaker.Change, blame: FailureAttribution.Blame) {
         add(endpoint, now: now)
+        let reason: String
+        let configuration: Bool
         switch observation {
-        case .healthy: return circuits[endpoint]!.recordSuccess()
-        case .failure(let reason): return circuits[endpoint]!.recordFailure(reason: reason, now: now)
-        case .configuration(let reason): return circuits[endpoint]!.recordFailure(reason: reason, configurationError: true, now: now)
+        case .healthy:
+            attributions[endpoint, default: FailureAttribution()].healthy(order: order, now: now)
+            return (circuits[endpoint]!.recordSuccess(), .endpoint)
+        case .failure(let text): (reason, configuration) = (text, false)
+        case .configuration(let text): (reason, configuration) = (text, true)
         }
+        var attribution = attributions[endpoint, default: FailureAttribution()]
+        let blame = attribution.failure(order: order, now: now)
+        attributions[endpoint] = attribution
+        // Only a closed circuit exempts it: once open, a failed probe re-opens it whatever the
+        // order (the probe was the best candidate there was), so probes never go faster than the
+        // cool-down. Within `CircuitCooldown` of a healthy answer, an order's failure is its own
+        // too: a run of failing orders among working ones is charged to them (at most the
+        // requests of one cool-down), not shut on the others.
+        let grace = order != nil && attribution.answeredHealthily(within: limits.of(endpoint).circuitCooldown, now: now)
+        if (blame == .order || grace) && circuits[endpoint]!.isClosed { return (.none, .order) }
+        let atOnce = attribution.answeredHealthily(within: limits.of(endpoint).circuitMaxCooldown, now: now)
+        return (circuits[endpoint]!.recordFailure(reason: reason, configurationError: configuration, probeAtOnce: atOnce, now: now), .endpoint)
+    }
+
+    /// A healthy answer that changed nothing on the circuit and was not carried to it (see the
+    /// scheduler's quiet endpoints): it still says the endpoint answers.
+    public mutating func answeredHealthily(_ endpoint: VerificationEndpoint, at time: Double) {
+        attributions[endpoint, default: FailureAttribution()].healthy(order: nil, now: time)
+    }
+
+    /// Which of the due orders a probe of `endpoint` leased (earliest due first) should be sent.
+    public func probeChoice(_ endpoint: VerificationEndpoint, among orders: [Int64]) -> Int? {
+        (attributions[endpoint] ?? FailureAttribution()).probeChoice(orders)
     }
 
     /// A 429: the endpoint's whole bucket pauses for `retryAfter` (at least a second), capped at

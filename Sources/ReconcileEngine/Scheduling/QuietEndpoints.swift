@@ -11,6 +11,8 @@ final class QuietEndpoints: Sendable {
         var quiet = false
         /// Failures reported and not yet observed by the scheduler.
         var queued = 0
+        /// The last healthy answer that skipped the scheduler (monotonic seconds).
+        var lastSkipped: Double?
     }
 
     private let entries = Mutex<[VerificationEndpoint: Entry]>([:])
@@ -18,6 +20,16 @@ final class QuietEndpoints: Sendable {
     /// Whether a healthy answer from `endpoint` would change nothing now.
     func skipsHealthy(_ endpoint: VerificationEndpoint) -> Bool {
         entries.withLock { $0[endpoint].map { $0.quiet && $0.queued == 0 } ?? false }
+    }
+
+    /// A healthy answer of `endpoint` at `time` skipped the scheduler.
+    func skipped(_ endpoint: VerificationEndpoint, at time: Double) {
+        entries.withLock { $0[endpoint, default: Entry()].lastSkipped = max($0[endpoint]?.lastSkipped ?? time, time) }
+    }
+
+    /// When a healthy answer of `endpoint` last skipped the scheduler.
+    func lastSkipped(_ endpoint: VerificationEndpoint) -> Double? {
+        entries.withLock { $0[endpoint]?.lastSkipped }
     }
 
     /// A failure (or a 429) of `endpoint` is on its way to the scheduler.

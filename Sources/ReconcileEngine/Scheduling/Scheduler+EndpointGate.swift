@@ -23,16 +23,28 @@ extension Scheduler: EndpointGate {
     public nonisolated func report(
         _ endpoint: VerificationEndpoint, _ observation: EndpointObservation, retryAfter: Duration?, rateLimited: Bool
     ) async {
+        await report(endpoint, observation, retryAfter: retryAfter, rateLimited: rateLimited, order: nil)
+    }
+
+    /// ``report(_:_:retryAfter:rateLimited:)`` of a request for `order` (see ``OrderGate``).
+    nonisolated func report(
+        _ endpoint: VerificationEndpoint, _ observation: EndpointObservation, retryAfter: Duration?, rateLimited: Bool, order: Int64?
+    ) async {
         let healthy = if case .healthy = observation { !rateLimited } else { false }
-        if healthy && quietEndpoints.skipsHealthy(endpoint) { return }
+        if healthy && quietEndpoints.skipsHealthy(endpoint) {
+            quietEndpoints.skipped(endpoint, at: clock.uptime())
+            return
+        }
         if !healthy { quietEndpoints.failureQueued(endpoint) }
-        await reportOnScheduler(endpoint, observation, retryAfter: retryAfter, rateLimited: rateLimited, queued: !healthy)
+        await reportOnScheduler(endpoint, observation, retryAfter: retryAfter, rateLimited: rateLimited, queued: !healthy, order: order)
     }
 
     func reportOnScheduler(
-        _ endpoint: VerificationEndpoint, _ observation: EndpointObservation, retryAfter: Duration?, rateLimited: Bool, queued: Bool
+        _ endpoint: VerificationEndpoint, _ observation: EndpointObservation, retryAfter: Duration?, rateLimited: Bool, queued: Bool,
+        order: Int64? = nil
     ) {
         if queued { quietEndpoints.failureArrived(endpoint) }
+        if let skipped = quietEndpoints.lastSkipped(endpoint) { admission.answeredHealthily(endpoint, at: skipped) }
         if rateLimited {
             let pause = admission.pause(endpoint, retryAfter: retryAfter?.inSeconds, now: clock.uptime())
             let capped = pause.capped ? " (Retry-After asked for \(TimeSpan.format(retryAfter ?? .zero)); capped at CircuitMaxCooldown)" : ""
@@ -41,20 +53,26 @@ extension Scheduler: EndpointGate {
                 [.endpoint: endpoint.rawValue, .reason: "http_429"])
             changeObserver?()
         }
-        observe(endpoint, observation)
+        observe(endpoint, observation, order: order)
     }
 
-    /// Feeds the endpoint's circuit; logs and announces an opening or closing.
-    func observe(_ endpoint: VerificationEndpoint, _ observation: EndpointObservation) {
-        let change = admission.observe(endpoint, observation, now: clock.uptime())
+    /// Feeds the endpoint's circuit; logs and announces an opening or closing. A failure that
+    /// follows its order (``FailureAttribution``) is remembered, to be charged to it.
+    func observe(_ endpoint: VerificationEndpoint, _ observation: EndpointObservation, order: Int64? = nil) {
+        let (change, blame) = admission.observeAttributed(endpoint, observation, order: order, now: clock.uptime())
         quietEndpoints.update(endpoint, quiet: admission.isQuiet(endpoint))
+        if blame == .order, let order {
+            blamed.insert(order)
+        }
         switch change {
         case .none:
             return
         case .opened(let cooldown, let reason), .reopened(let cooldown, let reason):
             let fields: KeyValuePairs<LogField, String?> = [.endpoint: endpoint.rawValue, .reason: reason]
             let verb = { if case .reopened = change { "re-opened" } else { "opened" } }()
-            let message = "circuit for \(endpoint.rawValue) \(verb) (\(reason)); nothing is sent there for \(TimeSpan.format(.seconds(cooldown))), then one probe"
+            let message = cooldown > 0
+                ? "circuit for \(endpoint.rawValue) \(verb) (\(reason)); nothing is sent there for \(TimeSpan.format(.seconds(cooldown))), then one probe"
+                : "circuit for \(endpoint.rawValue) \(verb) (\(reason)); it answered other orders a moment ago, so one probe with another order goes at once"
             if case .configuration = observation {
                 logger.error(message + " — fix the configuration, then `reconcilectl reload`", id: .circuitOpened, fields)
             } else {

@@ -56,6 +56,9 @@ public actor Scheduler {
     /// Orders this scheduler holds leases on, by reference: started, or finished and not yet
     /// committed (renewed while the store is shared).
     var held: Set<Int64> = []
+    /// Orders whose attempt in flight failed for their own reasons (``FailureAttribution``): the
+    /// failure is charged to them, a configuration answer included.
+    var blamed: Set<Int64> = []
     /// While the store fails: since when, why, and how long the next retry waits.
     var storeTrouble: StoreTrouble?
 
@@ -235,6 +238,16 @@ public actor Scheduler {
     /// Starts (a probe), queues (leased ahead) or finishes at once (no delivery URL) the orders
     /// one claim leased.
     func dispatch(_ claimed: [ClaimedOrder], for claim: Claim, mono: Double) {
+        var claimed = claimed
+        if claim.probe && claimed.count > 1, claim.verifier != nil {
+            // The probe is the first candidate that has not failed at the endpoint, else the one
+            // that failed least recently; the others go back unsent and uncharged, due at once.
+            let chosen = admission.probeChoice(claim.endpoint, among: claimed.map(\.reference)) ?? 0
+            for (index, order) in claimed.enumerated() where index != chosen {
+                giveBack(ReadyItem(work: .order(order, claim.verifier!), endpoint: claim.endpoint, pool: claim.pool), reason: "probe_candidate", dueNow: true)
+            }
+            claimed = [claimed[chosen]]
+        }
         for order in claimed {
             guard let verifier = claim.verifier else {
                 // No delivery URL: finished as verified, nothing sent, no attempt charged.
@@ -313,8 +326,10 @@ public actor Scheduler {
                 if let until { wakeTimes.append(until) }
             case .claim(let limit, let probe):
                 slots[pool, default: 0] -= limit
+                // A probe is chosen among several due orders: not one that has just failed.
                 claims.append(Claim(
-                    request: ClaimRequest(kind: kind, limit: limit, charge: !probe, leaseUntil: lease), verifier: verifier,
+                    request: ClaimRequest(kind: kind, limit: probe ? EndpointAdmission.probeCandidates : limit, charge: !probe, leaseUntil: lease),
+                    verifier: verifier,
                     endpoint: endpoint, probe: probe, pool: pool))
             }
         }
@@ -387,12 +402,12 @@ public actor Scheduler {
 
     /// Hands leased, unsent work back to the next turn: due again at its circuit's probe time,
     /// the attempt not charged.
-    func giveBack(_ leased: ReadyItem, reason: String) {
+    func giveBack(_ leased: ReadyItem, reason: String, dueNow: Bool = false) {
         switch leased.work {
         case .order(let order, _):
             let completion = settings.resolver.resolve(
                 VerifierOutcome(records: [], verdict: .notSent(Reason(reason))), for: order, now: storeNow(),
-                circuitClosed: false, retryAt: retryTime(leased.endpoint), random: &random)
+                circuitClosed: false, retryAt: dueNow ? storeNow() : retryTime(leased.endpoint), random: &random)
             pendingCompletions.append(completion)
         case .action(let action, _):
             pendingActionCompletions.append(outboxResolver.resolve(
@@ -417,7 +432,7 @@ public actor Scheduler {
         switch item.work {
         case .order(let order, let verifier):
             Task.detached { [self] in
-                let outcome = await verifier.verify(order, gate: self)
+                let outcome = await verifier.verify(order, gate: OrderGate(scheduler: self, order: order.reference))
                 await self.finished(order, outcome, endpoint: verifier.firstEndpoint, pool: pool)
             }
         case .action(let action, let sender):
@@ -435,6 +450,20 @@ public actor Scheduler {
             requestDurations[record.endpoint, default: LatencyHistogram()].record(record.latency)
         }
         var outcome = outcome
+        if blamed.remove(order.reference) != nil {
+            // The endpoint answers other orders: the failure follows this one. Charged to it (a
+            // configuration answer too), so it escalates at MaxAttempts instead of holding the
+            // endpoint's circuit.
+            let fields: KeyValuePairs<LogField, String?> = [.orderID: order.orderID, .endpoint: endpoint.rawValue, .reason: "order_failure"]
+            if case .configuration(let reason) = outcome.verdict {
+                outcome.verdict = .transient(reason)
+                logger.info(
+                    "order \(order.orderID): \(endpoint.rawValue) answered it \(reason.code) while it answered other orders; charged to the order, not taken for a configuration error",
+                    fields)
+            } else {
+                logger.debug("order \(order.orderID) failed at \(endpoint.rawValue) while it answered other orders: charged to the order, not counted against the endpoint", fields)
+            }
+        }
         let checked = bundleMismatches.check(outcome.verdict)
         outcome.verdict = checked.verdict
         if let reason = checked.configuration { observe(endpoint, .configuration(reason: reason)) }

@@ -350,7 +350,13 @@ public struct AppStoreVerifier: OrderVerifier {
     /// unreserved ASCII (`A-Z a-z 0-9 - . _ ~`) escaped as `%XX`. (Foundation's
     /// `addingPercentEncoding` with `.alphanumerics` kept non-ASCII letters as they were, and
     /// building that character set for every request cost more than the rest of the path.)
+    /// A segment of dots only (`.`, `..`) has its dots escaped too: sent as they are, a dot
+    /// segment is removed by URL normalisation (`…/tokens/.` became `…/tokens/`), and an order's
+    /// proof must never change which resource is asked for.
     static func pathComponent(_ text: String) -> String {
+        if !text.isEmpty && text.utf8.allSatisfy({ $0 == UInt8(ascii: ".") }) {
+            return String(repeating: "%2E", count: text.utf8.count)
+        }
         let hex = Array("0123456789ABCDEF".utf8)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count)

@@ -92,3 +92,59 @@ struct EndpointAdmissionTests {
         #expect(third.verdict == .configuration("bundle_mismatch: 3 receipts in a row are for another app; check BundleID="))
     }
 }
+
+extension EndpointAdmissionTests {
+    @Test("a failure that follows its order is charged to it and leaves the circuit alone; one order's configuration answers cannot hold the circuit (issue 23, item 1)")
+    func orderFailures() {
+        var admission = EndpointAdmission(limits: limits, endpoints: [.googlePlay], now: 0)
+        // The order with a proof the server cannot take: a configuration answer opens the circuit
+        // (nothing known yet), uncharged.
+        #expect(admission.observeAttributed(.googlePlay, .configuration(reason: "http_404"), order: 7, now: 0) == (.opened(cooldown: 5, reason: "http_404"), .endpoint))
+        // The probe goes with another order, which the endpoint answers: closed.
+        #expect(admission.admit(.googlePlay, slots: 1, now: 5) == .claim(limit: 1, probe: true))
+        #expect(admission.probeChoice(.googlePlay, among: [7, 8]) == 1, "not the order that has just failed")
+        _ = admission.sendProbe(.googlePlay, now: 5)
+        #expect(admission.observeAttributed(.googlePlay, .healthy, order: 8, now: 6).change == .closed)
+        // The order fails again, and again: its failure, the circuit stays closed however often.
+        for time in 7...20 {
+            let (change, blame) = admission.observeAttributed(.googlePlay, .configuration(reason: "http_404"), order: 7, now: Double(time))
+            #expect(change == CircuitBreaker.Change.none)
+            #expect(blame == .order)
+        }
+        #expect(admission.isClosed(.googlePlay))
+        #expect(admission.isQuiet(.googlePlay))
+    }
+
+    @Test("an outage still opens the circuit and re-opens it with the cool-down doubled; every failure is the endpoint's")
+    func outage() {
+        var admission = EndpointAdmission(limits: limits, endpoints: [.merchant], now: 0)
+        #expect(admission.observeAttributed(.merchant, .failure(reason: "http_503"), order: 1, now: 0) == (.none, .endpoint))
+        #expect(admission.observeAttributed(.merchant, .failure(reason: "http_503"), order: 2, now: 0) == (.opened(cooldown: 5, reason: "http_503"), .endpoint))
+        #expect(admission.admit(.merchant, slots: 1, now: 5) == .claim(limit: 1, probe: true))
+        _ = admission.sendProbe(.merchant, now: 5)
+        #expect(admission.observeAttributed(.merchant, .failure(reason: "http_503"), order: 1, now: 5.5) == (.reopened(cooldown: 10, reason: "http_503"), .endpoint))
+        #expect(admission.admit(.merchant, slots: 1, now: 10) == .wait(until: 15.5))
+    }
+
+    @Test("failures within the cool-down of a healthy answer are the orders'; later ones open the circuit with the probe due at once; a failed probe waits the cool-down (issue 23, item 16)")
+    func probeAtOnce() {
+        var admission = EndpointAdmission(limits: limits, endpoints: [.merchant], now: 0)
+        admission.observe(.merchant, .healthy, order: 100, now: 0)
+        // Within the cool-down (5 s) of a healthy answer, orders' failures are theirs.
+        for order in Int64(1)...20 {
+            #expect(admission.observeAttributed(.merchant, .failure(reason: "http_503"), order: order, now: 1) == (.none, .order))
+        }
+        #expect(admission.isClosed(.merchant))
+        admission.observe(.merchant, .failure(reason: "http_503"), order: 21, now: 6)
+        #expect(admission.observe(.merchant, .failure(reason: "http_503"), order: 22, now: 6) == .opened(cooldown: 0, reason: "http_503"))
+        #expect(admission.admit(.merchant, slots: 1, now: 6) == .claim(limit: 1, probe: true))
+        _ = admission.sendProbe(.merchant, now: 6)
+        #expect(admission.observe(.merchant, .failure(reason: "http_503"), order: 23, now: 7) == .reopened(cooldown: 5, reason: "http_503"))
+        #expect(admission.admit(.merchant, slots: 1, now: 8) == .wait(until: 12))
+        // Long after the last healthy answer (more than CircuitMaxCooldown), the cool-down applies.
+        var quiet = EndpointAdmission(limits: limits, endpoints: [.merchant], now: 0)
+        quiet.observe(.merchant, .healthy, now: 0)
+        quiet.observe(.merchant, .failure(reason: "http_503"), now: 100)
+        #expect(quiet.observe(.merchant, .failure(reason: "http_503"), now: 100) == .opened(cooldown: 5, reason: "http_503"))
+    }
+}
