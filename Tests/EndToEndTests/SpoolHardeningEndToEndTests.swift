@@ -147,7 +147,8 @@ struct SpoolHardeningEndToEndTests {
         #expect(mkdir(incoming, 0o770) == 0)
         harness.dropOrder("B1")
         #expect(await harness.waitFor(.pending, count: 2, timeout: .seconds(20)), "B1 stranded: \(daemon.standardError.suffix(800))")
-        #expect(harness.directory.list("spool/incoming").isEmpty)
+        // The file is removed after the commit, on the ingestor's own thread: wait for it.
+        #expect(await eventually(timeout: .seconds(10)) { harness.directory.list("spool/incoming").isEmpty }, "\(harness.directory.list("spool/incoming"))")
         daemon.send(SIGTERM)
         #expect(await daemon.wait() == 0)
     }

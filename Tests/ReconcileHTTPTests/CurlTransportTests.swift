@@ -192,7 +192,9 @@ struct CurlTransportTests {
         defer { kill(server.processIdentifier, SIGKILL) }  // openssl s_server ignores SIGTERM
         var get = HTTPRequest(method: "GET", url: "https://127.0.0.1:\(port)/", timeout: .seconds(5))
         var result = await transport.send(get)
-        for _ in 0..<50 {
+        // openssl takes a while to listen on a loaded (or sanitized) machine: up to 10 s, stretched.
+        let listening = ContinuousClock.now + TestTime.scaled(.seconds(10))
+        while ContinuousClock.now < listening {
             guard case .failure(let failure) = result.outcome, failure.kind == .connectionRefused else { break }
             try await Task.sleep(for: .milliseconds(50))
             result = await transport.send(get)
