@@ -202,7 +202,7 @@ public enum NotificationRules {
                 UInt8(ascii: "."), UInt8(ascii: ":"), UInt8(ascii: "_"), UInt8(ascii: "-"):
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             default:
-                out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+                out += String(format: "%%%02X", byte)
             }
         }
         return out
@@ -216,12 +216,5 @@ public enum NotificationRules {
         if let reason = notification.revocationReason { parts.append("store's reason \(reason)") }
         parts.append("notification \(notification.notificationID) (\(notification.via.rawValue))")
         return parts.joined(separator: ", ")
-    }
-}
-
-extension String {
-    /// The string with leading zeros up to `width` characters.
-    fileprivate func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }
