@@ -20,7 +20,7 @@ public protocol OperableOrderStore: OrderStore, CheckpointStore {
     func list(_ filter: OrderFilter) throws -> (orders: [StoredOrder], total: Int)
 
     /// Applies an operator action in batches of `batchSize` orders, one transaction each (see
-    /// ``SQLiteOrderStore/applyInBatches(_:verifiers:now:batchSize:sampleSize:shouldStop:each:)``).
+    /// ``RelationalOrderStore/applyInBatches(_:verifiers:now:batchSize:sampleSize:shouldStop:each:)``).
     func applyInBatches(
         _ request: OperatorRequest, verifiers: ConfiguredVerifiers?, now: () -> Date, batchSize: Int, sampleSize: Int,
         shouldStop: () -> Bool, each: (OperatorOutcome) -> Void
@@ -38,11 +38,17 @@ extension OperableOrderStore {
         shouldStop: () -> Bool = { false }, each: (OperatorOutcome) -> Void = { _ in }
     ) throws -> BulkOutcome {
         try applyInBatches(
-            request, verifiers: verifiers, now: now, batchSize: SQLiteOrderStore.operatorBatchSize, sampleSize: 100,
+            request, verifiers: verifiers, now: now, batchSize: OperatorBatch.size, sampleSize: 100, shouldStop: shouldStop, each: each)
+    }
+
+    /// ``applyInBatches(_:verifiers:now:batchSize:sampleSize:shouldStop:each:)`` with `[Verifier]
+    /// Kind=kind` only.
+    public func applyInBatches(
+        _ request: OperatorRequest, verifierKind: VerifierKind?, now: () -> Date = Date.init, batchSize: Int = OperatorBatch.size,
+        sampleSize: Int = 100, shouldStop: () -> Bool = { false }, each: (OperatorOutcome) -> Void = { _ in }
+    ) throws -> BulkOutcome {
+        try applyInBatches(
+            request, verifiers: verifierKind.map { ConfiguredVerifiers(kind: $0) }, now: now, batchSize: batchSize, sampleSize: sampleSize,
             shouldStop: shouldStop, each: each)
     }
-}
-
-extension SQLiteOrderStore: OperableOrderStore {
-    public var location: String { path }
 }

@@ -26,6 +26,14 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case restoreInterrupted(path: String, marker: String)
     /// A migration found the database inconsistent and changed nothing.
     case migrationFailed(path: String, version: Int, reason: String)
+    /// A row holds a value of a closed set (a state, a kind) this version does not know: a newer
+    /// version wrote it, or the row was edited by hand. Never read as a default.
+    case unknownValue(table: String, column: String, value: String)
+    /// An order leased by this store is no longer in the table (rows are never deleted).
+    case orderVanished(reference: Int64)
+    /// A write kept losing races for the same unique key (an order id or a transaction claim) and
+    /// was given up; nothing was written.
+    case persistentConflict(String)
 
     public var description: String {
         switch self {
@@ -72,6 +80,12 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             """
         case .migrationFailed(let path, let version, let reason):
             "migration \(version) of \(path) was not applied: \(reason); the database is as it was"
+        case .unknownValue(let table, let column, let value):
+            "the store's \(table).\(column) holds '\(value.prefix(40))', which this reconciled does not know (written by a newer version, or by hand); nothing was changed"
+        case .orderVanished(let reference):
+            "the order with reference \(reference) is no longer in the store"
+        case .persistentConflict(let what):
+            "gave up after repeated conflicts with other nodes: \(what); nothing was written"
         }
     }
 }

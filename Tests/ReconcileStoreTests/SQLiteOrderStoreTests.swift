@@ -30,7 +30,7 @@ struct SQLiteOrderStoreTests {
         try store.force("C1", to: .held)
         try store.force("C2", to: .finished)
         #expect(try store.countsByState(in: [.pending, .held, .waiting, .escalated]) == [.pending: 498, .held: 1, .waiting: 1])
-        let plan = try store.queryPlan(SQLiteOrderStore.countsSQL([.pending, .held]), [])
+        let plan = try store.queryPlan(SQLiteOrderStore.countsStatement([.pending, .held]))
         #expect(plan.contains { $0.contains("USING COVERING INDEX orders_state_received (state=?)") }, "\(plan)")
         #expect(!plan.contains { $0.hasPrefix("SCAN orders") }, "\(plan)")
     }

@@ -125,39 +125,39 @@ extension PostgreSQLOrderStore {
             // Locked with the condition: a row a completion changed since this statement began
             // is re-read and re-checked before it is locked (READ COMMITTED's re-check), and a
             // row being completed right now is skipped, not waited for.
-            let expired = try connection.query(
+            let transaction = StoreTransaction(connection)
+            let expired = try transaction.records(
                 """
-                \(Self.selectRecords)
-                WHERE lease_owner IS NOT NULL AND leased_until < $1
+                \(StoreTransaction<PostgreSQLConnection>.selectRecords)
+                WHERE lease_owner IS NOT NULL AND leased_until < \(now)
                 ORDER BY leased_until
-                LIMIT $2
+                LIMIT \(limit)
                 FOR UPDATE SKIP LOCKED
-                """, [.integer(now.epochMilliseconds), .integer(Int64(limit))], OrderColumns.record(from:))
-            let lookups = PostgreSQLRuleLookups(connection: connection)
+                """)
             var rescued: [RescuedLease] = []
             for record in expired {
                 // Under the row lock, the row as it is now: rescued only while its lease is still
                 // the expired one (River #1302: a rescue must never overwrite a completion).
                 guard let lease = record.lease, let until = lease.until, until < now else { continue }
-                _ = try Self.planAndWrite("rescue of order \(record.orderID)", connection: connection) {
-                    (try LeaseRules.end(record, .expired, now: now, lookups: lookups), ())
+                _ = try transaction.planAndWrite("rescue of order \(record.orderID)") {
+                    (try LeaseRules.end(record, .expired, now: now, lookups: transaction), ())
                 }
                 rescued.append(RescuedLease(orderID: record.orderID, owner: lease.owner, leasedUntil: until))
             }
             // Outbox actions whose sender's lease ended: due again now (sent at least once; the
             // Idempotency-Key is the action's, unchanged). Re-checked under the row lock, as above.
-            let expiredActions = try connection.query(
+            let expiredActions = try transaction.actions(
                 """
-                SELECT \(OutboxColumns.action) \(OutboxColumns.from)
-                WHERE x.lease_owner IS NOT NULL AND x.leased_until < $1 AND x.state = 'pending'
+                SELECT \(raw: OutboxColumns.action) \(raw: OutboxColumns.from)
+                WHERE x.lease_owner IS NOT NULL AND x.leased_until < \(now) AND x.state = 'pending'
                 ORDER BY x.leased_until
-                LIMIT $2
+                LIMIT \(limit)
                 FOR UPDATE OF x SKIP LOCKED
-                """, [.integer(now.epochMilliseconds), .integer(Int64(limit))], OutboxColumns.action(from:))
+                """)
             var actionsRescued = 0
             for action in expiredActions {
                 guard let until = action.lease?.until, until < now else { continue }
-                try Self.update(OutboxRules.release(action, now: now), connection: connection)
+                try transaction.update(OutboxRules.release(action, now: now))
                 actionsRescued += 1
             }
             if !rescued.isEmpty || actionsRescued > 0 { try Self.notify(connection) }

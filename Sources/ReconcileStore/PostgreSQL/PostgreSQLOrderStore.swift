@@ -17,7 +17,7 @@ import Synchronization
 /// As a ``SharedOrderStore`` it knows its node (`[Daemon] Node=`): leases are owned by the node
 /// and this start of it (``leaseOwner``), released at start only for this node, rescued by any
 /// node when they expire, and renewed while attempts run (`PostgreSQLOrderStore+Nodes`).
-public final class PostgreSQLOrderStore: SharedOrderStore {
+public final class PostgreSQLOrderStore: SharedOrderStore, RelationalOrderStore {
     let connection: Mutex<PostgreSQLConnection>
     /// Where the store is, without its password: for logs and errors.
     public let database: String
@@ -72,7 +72,7 @@ public final class PostgreSQLOrderStore: SharedOrderStore {
 
     /// Runs `body` with the connection, under the store's lock; once more after reconnecting when
     /// the connection was lost (unless during `COMMIT`).
-    func withConnection<T: Sendable>(_ body: (PostgreSQLConnection) throws -> T) throws -> T {
+    public func withConnection<T: Sendable>(_ body: (PostgreSQLConnection) throws -> T) throws -> T {
         try connection.withLock { connection in
             var attempt = 0
             while true {
@@ -89,7 +89,7 @@ public final class PostgreSQLOrderStore: SharedOrderStore {
 
     /// Runs `body` in a transaction; again, from the start, when it lost a conflict with
     /// another transaction (PostgreSQL rolled it back whole).
-    func write<T: Sendable>(_ body: (PostgreSQLConnection) throws -> T) throws -> T {
+    public func write<T: Sendable>(_ body: (PostgreSQLConnection) throws -> T) throws -> T {
         try withConnection { connection in
             var conflicts = 0
             while true {
@@ -104,53 +104,42 @@ public final class PostgreSQLOrderStore: SharedOrderStore {
         }
     }
 
-    // MARK: - Reading
+    // MARK: - What only the shared store does
 
-    public func order(id orderID: String) throws -> StoredOrder? {
-        try withConnection { connection in
-            try connection.queryFirst("SELECT \(OrderColumns.record) FROM orders WHERE order_id = $1", [.text(orderID)]) {
-                OrderColumns.record(from: $0).storedOrder
-            }
-        }
+    /// This node's earlier starts (`node/…`): their attempts are over; other nodes' leases end
+    /// by completion or, expired, by rescue.
+    public var releasedLeasePrefix: String? { node + "/" }
+
+    /// The database server's clock: every node measures a lease by the same clock.
+    public func leaseClock(_ connection: PostgreSQLConnection) throws -> Date? {
+        try Self.databaseClock(connection)
     }
 
-    public func history(orderID: String) throws -> [TransitionRecord] {
-        try withConnection { connection in
-            try connection.query(
-                """
-                SELECT t.at, t.actor, t.from_state, t.to_state, t.reason, t.detail,
-                       a.verifier_status, a.http_status, a.environment, a.endpoint, a.latency_ms
-                FROM transitions t
-                JOIN orders o ON o.id = t.order_ref
-                LEFT JOIN attempts a ON a.id = t.attempt_ref
-                WHERE o.order_id = $1
-                ORDER BY t.id
-                """, [.text(orderID)]
-            ) { row in
-                TransitionRecord(
-                    at: Date(epochMilliseconds: row.int64(0)),
-                    actor: TransitionActor(row.string(1)) ?? .daemon,
-                    from: row.optionalString(2).flatMap(OrderState.init(rawValue:)),
-                    to: OrderState(rawValue: row.string(3)) ?? .held,
-                    reason: row.string(4), detail: row.optionalString(5),
-                    verifierStatus: row.optionalInt64(6).map(Int.init), httpStatus: row.optionalInt64(7).map(Int.init),
-                    environment: row.optionalString(8), endpoint: row.optionalString(9),
-                    latencyMilliseconds: row.optionalInt64(10).map(Int.init))
-            }
-        }
+    /// `NOTIFY reconcile`, sent when the transaction commits.
+    public func wakeNodes(_ connection: PostgreSQLConnection) throws {
+        try Self.notify(connection)
     }
 
-    public func countsByState() throws -> [OrderState: Int] {
-        try withConnection { connection in
-            let pairs = try connection.query("SELECT state, count(*) FROM orders GROUP BY state") {
-                (OrderState(rawValue: $0.string(0)), $0.int(1))
-            }
-            var counts: [OrderState: Int] = [:]
-            for (state, count) in pairs {
-                if let state { counts[state] = count }
-            }
-            return counts
-        }
+    /// One `READ COMMITTED` transaction: each statement sees what was committed when it began, so
+    /// figures read together may differ by what other nodes committed between them.
+    public func readSnapshot<T: Sendable>(_ body: (PostgreSQLConnection) throws -> T) throws -> T {
+        try withConnection { connection in try connection.transaction { try body(connection) } }
+    }
+
+    /// The store's one connection.
+    public func withReader<T: Sendable>(_ body: (PostgreSQLConnection) throws -> T) throws -> T {
+        try withConnection(body)
+    }
+
+    /// The due-order selection of `kind` as PostgreSQL runs it (for tests that prove its index).
+    static func dueOrdersSQL(_ kind: WorkKind) -> String { dueOrders(kind, now: Date(), limit: 1).render(.postgresql).sql }
+
+    /// The next due time of `kind` as PostgreSQL runs it (for tests that prove its index).
+    static func nextDueSQL(_ kind: WorkKind) -> String { nextDue(kind).render(.postgresql).sql }
+
+    /// The database server's clock, for what the shared store times by it (leases).
+    static func databaseClock(_ connection: PostgreSQLConnection) throws -> Date {
+        Date(epochMilliseconds: try connection.scalar("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint") ?? 0)
     }
 
     // MARK: - Pruning

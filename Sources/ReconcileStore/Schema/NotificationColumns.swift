@@ -10,7 +10,7 @@ enum NotificationColumns {
         "signed_at", "revoked_at", "revocation_reason", "via", "received_at", "outcome",
     ]
 
-    static func insertValues(_ notification: StoreNotification, receivedAt: Date) -> [ColumnValue] {
+    static func insertValues(_ notification: StoreNotification, receivedAt: Date) -> [SQLValue] {
         [
             .text(notification.source.rawValue), .text(notification.notificationID), .text(notification.type), .text(orNull: notification.subtype),
             .text(orNull: notification.transactionID), .text(orNull: notification.originalTransactionID), .text(orNull: notification.productID),
@@ -20,11 +20,12 @@ enum NotificationColumns {
         ]
     }
 
-    /// The select list ``stored(from:)`` reads, by position; `o` is the matched order (left join).
-    static let select = """
-        n.id, n.source, n.notification_id, n.type, n.subtype, n.transaction_id, n.original_transaction_id, n.product_id, n.environment,
-        n.signed_at, n.revoked_at, n.revocation_reason, n.via, n.received_at, n.outcome, n.applied_at, o.order_id
-        """
+    /// The select list ``stored(from:)`` reads: every ``NotificationColumn`` (`o` is the matched
+    /// order, left joined).
+    static let select = NotificationColumn.allCases.map(\.qualifiedName).joined(separator: ", ")
+
+    /// The position of `n.order_ref` when a query selects it right after ``select``.
+    static let orderReferenceColumn = Int32(NotificationColumn.allCases.count)
 
     /// The transaction a notification is matched by (``NotificationMatching``) as SQL over the
     /// bare table, as the index `notifications_transaction` holds it.
@@ -39,15 +40,53 @@ enum NotificationColumns {
     /// `FROM notifications n LEFT JOIN orders o …`.
     static let from = "FROM notifications n LEFT JOIN orders o ON o.id = n.order_ref"
 
-    static func stored(from row: some StoreRow) -> StoredNotification {
-        func date(_ index: Int32) -> Date? { row.optionalInt64(index).map(Date.init(epochMilliseconds:)) }
+    /// A notification from a row selected with ``select``.
+    ///
+    /// - Throws: ``StoreError/unknownValue(table:column:value:)`` for a source or channel this
+    ///   version does not know.
+    static func stored(from row: some StoreRow) throws -> StoredNotification {
+        typealias Column = NotificationColumn
         let notification = StoreNotification(
-            source: StoreNotification.Source(rawValue: row.string(1)) ?? .appStore, notificationID: row.string(2), type: row.string(3),
-            subtype: row.optionalString(4), transactionID: row.optionalString(5), originalTransactionID: row.optionalString(6),
-            productID: row.optionalString(7), environment: row.optionalString(8), signedAt: date(9), revokedAt: date(10),
-            revocationReason: row.optionalInt64(11).map { Int(clamping: $0) }, via: StoreNotification.Via(rawValue: row.string(12)) ?? .file)
+            source: try row.known(Column.source, as: StoreNotification.Source.self, table: "notifications"),
+            notificationID: row.string(Column.notificationID), type: row.string(Column.type), subtype: row.optionalString(Column.subtype),
+            transactionID: row.optionalString(Column.transactionID), originalTransactionID: row.optionalString(Column.originalTransactionID),
+            productID: row.optionalString(Column.productID), environment: row.optionalString(Column.environment),
+            signedAt: row.date(Column.signedAt), revokedAt: row.date(Column.revokedAt), revocationReason: row.optionalInt(Column.revocationReason),
+            via: try row.known(Column.via, as: StoreNotification.Via.self, table: "notifications"))
         return StoredNotification(
-            reference: row.int64(0), notification: notification, receivedAt: date(13) ?? .distantPast, outcome: row.string(14),
-            appliedAt: date(15), orderID: row.optionalString(16))
+            reference: row.int64(Column.id), notification: notification, receivedAt: row.date(Column.receivedAt) ?? .distantPast,
+            outcome: row.string(Column.outcome), appliedAt: row.date(Column.appliedAt), orderID: row.optionalString(Column.orderID))
     }
+}
+
+/// The columns ``NotificationColumns/select`` selects, declared once; the raw value is the
+/// position.
+enum NotificationColumn: Int32, SQLColumn {
+    case id, source, notificationID, type, subtype, transactionID, originalTransactionID, productID, environment
+    case signedAt, revokedAt, revocationReason, via, receivedAt, outcome, appliedAt, orderID
+
+    var name: String {
+        switch self {
+        case .id: "id"
+        case .source: "source"
+        case .notificationID: "notification_id"
+        case .type: "type"
+        case .subtype: "subtype"
+        case .transactionID: "transaction_id"
+        case .originalTransactionID: "original_transaction_id"
+        case .productID: "product_id"
+        case .environment: "environment"
+        case .signedAt: "signed_at"
+        case .revokedAt: "revoked_at"
+        case .revocationReason: "revocation_reason"
+        case .via: "via"
+        case .receivedAt: "received_at"
+        case .outcome: "outcome"
+        case .appliedAt: "applied_at"
+        case .orderID: "order_id"
+        }
+    }
+
+    /// The column as the select list names it: the order's id from `o`, the rest from `n`.
+    var qualifiedName: String { (self == .orderID ? "o." : "n.") + name }
 }

@@ -1,71 +1,179 @@
 import Foundation
 import ReconcileCore
 
-/// The `orders` columns every store reads into an ``OrderRecord`` and writes from an
-/// ``OrderPlan``, in one place so that the stores cannot drift apart: the select list, the reader
-/// that maps its positions, and the columns a plan sets with their values in order.
-enum OrderColumns {
-    /// The select list ``record(from:)`` reads, by position.
-    static let record = """
-        id, order_id, product_id, state, resume_state, held_resume_state, held_reason, reason, receipt, transaction_id,
-        signed_transaction, proof_revision, application_username, user_id, amount, currency, created_at, content_hash,
-        received_at, updated_at, next_attempt_at, attempts, delivery_attempts, malformed_answers, lease_owner, leased_until,
-        lease_proof_revision, pending_action, verified_transaction_id, original_transaction_id, verified_product_id, quantity,
-        purchase_date, environment, finished_by, pruned_at, purchase_token, package_name, acknowledgement_state, consumption_state
-        """
+/// The `orders` table's columns, declared once: the select list ``OrderColumns/record`` is made
+/// from this declaration, and rows are read by column (the raw value is the position in it).
+enum OrderColumn: Int32, SQLColumn {
+    case id, orderID, productID, state, resumeState, heldResumeState, heldReason, reason, receipt, transactionID
+    case signedTransaction, proofRevision, applicationUsername, userID, amount, currency, createdAt, contentHash
+    case receivedAt, updatedAt, nextAttemptAt, attempts, deliveryAttempts, malformedAnswers, leaseOwner, leasedUntil
+    case leaseProofRevision, pendingAction, verifiedTransactionID, originalTransactionID, verifiedProductID, quantity
+    case purchaseDate, environment, finishedBy, prunedAt, purchaseToken, packageName, acknowledgementState, consumptionState
 
-    /// An order's record from a row selected with ``record``.
-    static func record(from row: some StoreRow) -> OrderRecord {
-        func state(_ index: Int32) -> OrderState? { row.optionalString(index).flatMap(OrderState.init(rawValue:)) }
-        func date(_ index: Int32) -> Date? { row.optionalInt64(index).map(Date.init(epochMilliseconds:)) }
-        let orderID = row.string(1)
-        let grant: Grant? = (Array(28...33) + [38, 39]).allSatisfy { row.isNull(Int32($0)) }
-            ? nil
-            : Grant(
-                transactionID: row.optionalString(28), originalTransactionID: row.optionalString(29), productID: row.optionalString(30),
-                quantity: row.optionalInt64(31).map(Int.init), purchaseDateMilliseconds: row.optionalInt64(32), environment: row.optionalString(33),
-                acknowledgementState: row.optionalInt64(38).map(Int.init), consumptionState: row.optionalInt64(39).map(Int.init))
-        return OrderRecord(
-            reference: row.int64(0), orderID: orderID, productID: row.string(2), state: state(3) ?? .held, resumeState: state(4),
-            heldResumeState: state(5), heldReason: row.optionalString(6), reason: row.optionalString(7),
-            proof: OrderProof(
-                receipt: row.optionalString(8), transactionID: row.optionalString(9), signedTransaction: row.optionalString(10),
-                purchaseToken: row.optionalString(36), packageName: row.optionalString(37)),
-            proofRevision: row.int64(11), applicationUsername: row.optionalString(12), userID: row.optionalString(13),
-            amount: row.optionalString(14), currency: row.optionalString(15), createdAt: date(16), contentHash: row.string(17),
-            receivedAt: date(18) ?? .distantPast, updatedAt: date(19) ?? .distantPast, nextAttemptAt: date(20), attempts: row.int(21),
-            deliveryAttempts: row.int(22), malformedAnswers: row.int(23),
-            lease: row.optionalString(24).map { OrderRecord.Lease(owner: $0, until: date(25), proofRevision: row.optionalInt64(26)) },
-            deferredAction: row.optionalString(27).flatMap { DeferredAction(storedForm: $0, orderID: orderID) },
-            grant: grant, finishedBy: row.optionalString(34).flatMap(Finisher.init(rawValue:)), prunedAt: date(35))
+    var name: String {
+        switch self {
+        case .id: "id"
+        case .orderID: "order_id"
+        case .productID: "product_id"
+        case .state: "state"
+        case .resumeState: "resume_state"
+        case .heldResumeState: "held_resume_state"
+        case .heldReason: "held_reason"
+        case .reason: "reason"
+        case .receipt: "receipt"
+        case .transactionID: "transaction_id"
+        case .signedTransaction: "signed_transaction"
+        case .proofRevision: "proof_revision"
+        case .applicationUsername: "application_username"
+        case .userID: "user_id"
+        case .amount: "amount"
+        case .currency: "currency"
+        case .createdAt: "created_at"
+        case .contentHash: "content_hash"
+        case .receivedAt: "received_at"
+        case .updatedAt: "updated_at"
+        case .nextAttemptAt: "next_attempt_at"
+        case .attempts: "attempts"
+        case .deliveryAttempts: "delivery_attempts"
+        case .malformedAnswers: "malformed_answers"
+        case .leaseOwner: "lease_owner"
+        case .leasedUntil: "leased_until"
+        case .leaseProofRevision: "lease_proof_revision"
+        case .pendingAction: "pending_action"
+        case .verifiedTransactionID: "verified_transaction_id"
+        case .originalTransactionID: "original_transaction_id"
+        case .verifiedProductID: "verified_product_id"
+        case .quantity: "quantity"
+        case .purchaseDate: "purchase_date"
+        case .environment: "environment"
+        case .finishedBy: "finished_by"
+        case .prunedAt: "pruned_at"
+        case .purchaseToken: "purchase_token"
+        case .packageName: "package_name"
+        case .acknowledgementState: "acknowledgement_state"
+        case .consumptionState: "consumption_state"
+        }
     }
+}
 
-    /// The columns a plan sets, in the order of ``planValues(_:)``.
-    static let plan = [
-        "state", "resume_state", "held_resume_state", "held_reason", "reason", "receipt", "transaction_id", "signed_transaction",
-        "proof_revision", "application_username", "user_id", "amount", "currency", "created_at", "content_hash", "received_at",
-        "updated_at", "next_attempt_at", "attempts", "delivery_attempts", "malformed_answers", "lease_owner", "leased_until",
-        "lease_proof_revision", "pending_action", "verified_transaction_id", "original_transaction_id", "verified_product_id", "quantity",
-        "purchase_date", "environment", "finished_by", "purchase_token", "package_name", "acknowledgement_state", "consumption_state",
+/// How an ``OrderRecord`` is read from an `orders` row and written from an ``OrderPlan``, in one
+/// place for both engines.
+enum OrderColumns {
+    /// The select list ``record(from:)`` reads: every ``OrderColumn``.
+    static let record = OrderColumn.selectList()
+
+    /// The columns of the grant (all NULL: no grant).
+    private static let grantColumns: [OrderColumn] = [
+        .verifiedTransactionID, .originalTransactionID, .verifiedProductID, .quantity, .purchaseDate, .environment, .acknowledgementState,
+        .consumptionState,
     ]
 
+    /// An order's record from a row selected with ``record``.
+    ///
+    /// - Throws: ``StoreError/unknownValue(table:column:value:)`` for a state, finisher or
+    ///   deferred action this version does not know.
+    static func record(from row: some StoreRow) throws -> OrderRecord {
+        func state(_ column: OrderColumn) throws -> OrderState? { try row.optionalKnown(column, as: OrderState.self, table: "orders") }
+        let orderID = row.string(OrderColumn.orderID)
+        let grant: Grant? = grantColumns.allSatisfy { row.isNull($0) }
+            ? nil
+            : Grant(
+                transactionID: row.optionalString(OrderColumn.verifiedTransactionID),
+                originalTransactionID: row.optionalString(OrderColumn.originalTransactionID),
+                productID: row.optionalString(OrderColumn.verifiedProductID), quantity: row.optionalInt(OrderColumn.quantity),
+                purchaseDateMilliseconds: row.optionalInt64(OrderColumn.purchaseDate), environment: row.optionalString(OrderColumn.environment),
+                acknowledgementState: row.optionalInt(OrderColumn.acknowledgementState),
+                consumptionState: row.optionalInt(OrderColumn.consumptionState))
+        var deferredAction: DeferredAction?
+        if let stored = row.optionalString(OrderColumn.pendingAction) {
+            guard let action = DeferredAction(storedForm: stored, orderID: orderID) else {
+                throw StoreError.unknownValue(table: "orders", column: OrderColumn.pendingAction.name, value: stored)
+            }
+            deferredAction = action
+        }
+        return OrderRecord(
+            reference: row.int64(OrderColumn.id), orderID: orderID, productID: row.string(OrderColumn.productID),
+            state: try row.known(OrderColumn.state, as: OrderState.self, table: "orders"), resumeState: try state(.resumeState),
+            heldResumeState: try state(.heldResumeState), heldReason: row.optionalString(OrderColumn.heldReason),
+            reason: row.optionalString(OrderColumn.reason),
+            proof: OrderProof(
+                receipt: row.optionalString(OrderColumn.receipt), transactionID: row.optionalString(OrderColumn.transactionID),
+                signedTransaction: row.optionalString(OrderColumn.signedTransaction), purchaseToken: row.optionalString(OrderColumn.purchaseToken),
+                packageName: row.optionalString(OrderColumn.packageName)),
+            proofRevision: row.int64(OrderColumn.proofRevision), applicationUsername: row.optionalString(OrderColumn.applicationUsername),
+            userID: row.optionalString(OrderColumn.userID), amount: row.optionalString(OrderColumn.amount),
+            currency: row.optionalString(OrderColumn.currency), createdAt: row.date(OrderColumn.createdAt),
+            contentHash: row.string(OrderColumn.contentHash), receivedAt: row.date(OrderColumn.receivedAt) ?? .distantPast,
+            updatedAt: row.date(OrderColumn.updatedAt) ?? .distantPast, nextAttemptAt: row.date(OrderColumn.nextAttemptAt),
+            attempts: row.int(OrderColumn.attempts), deliveryAttempts: row.int(OrderColumn.deliveryAttempts),
+            malformedAnswers: row.int(OrderColumn.malformedAnswers),
+            lease: row.optionalString(OrderColumn.leaseOwner).map {
+                OrderRecord.Lease(owner: $0, until: row.date(OrderColumn.leasedUntil), proofRevision: row.optionalInt64(OrderColumn.leaseProofRevision))
+            },
+            deferredAction: deferredAction, grant: grant,
+            finishedBy: try row.optionalKnown(OrderColumn.finishedBy, as: Finisher.self, table: "orders"),
+            prunedAt: row.date(OrderColumn.prunedAt))
+    }
+
+    /// The columns a plan sets, in the order of ``planValues(_:)``: all but the key, the order id,
+    /// the product, the raw file and the pruning time.
+    static let plan: [OrderColumn] = OrderColumn.allCases.filter { ![.id, .orderID, .productID, .prunedAt].contains($0) }
+
+    /// The names of ``plan``.
+    static let planNames = plan.map(\.name)
+
+    /// `INSERT INTO orders (order_id, product_id, raw, <plan>) VALUES (`.
+    static let insertPrefix = "INSERT INTO orders (\((["order_id", "product_id", "raw"] + planNames).joined(separator: ", "))) VALUES ("
+
     /// The values of ``plan`` for `record`.
-    static func planValues(_ record: OrderRecord) -> [ColumnValue] {
+    static func planValues(_ record: OrderRecord) -> [SQLValue] {
+        plan.map { value(of: $0, in: record) }
+    }
+
+    /// One column's value for `record`.
+    static func value(of column: OrderColumn, in record: OrderRecord) -> SQLValue {
         let grant = record.grant
-        return [
-            .text(record.state.rawValue), .text(orNull: record.resumeState?.rawValue), .text(orNull: record.heldResumeState?.rawValue),
-            .text(orNull: record.heldReason), .text(orNull: record.reason), .text(orNull: record.proof.receipt),
-            .text(orNull: record.proof.transactionID), .text(orNull: record.proof.signedTransaction), .integer(record.proofRevision),
-            .text(orNull: record.applicationUsername), .text(orNull: record.userID), .text(orNull: record.amount),
-            .text(orNull: record.currency), .integer(orNull: record.createdAt?.epochMilliseconds), .text(record.contentHash),
-            .integer(record.receivedAt.epochMilliseconds), .integer(record.updatedAt.epochMilliseconds),
-            .integer(orNull: record.nextAttemptAt?.epochMilliseconds), .integer(Int64(record.attempts)), .integer(Int64(record.deliveryAttempts)),
-            .integer(Int64(record.malformedAnswers)), .text(orNull: record.lease?.owner), .integer(orNull: record.lease?.until?.epochMilliseconds),
-            .integer(orNull: record.lease?.proofRevision), .text(orNull: record.deferredAction?.storedForm),
-            .text(orNull: grant?.transactionID), .text(orNull: grant?.originalTransactionID), .text(orNull: grant?.productID),
-            .integer(orNull: grant?.quantity.map(Int64.init)), .integer(orNull: grant?.purchaseDateMilliseconds), .text(orNull: grant?.environment),
-            .text(orNull: record.finishedBy?.rawValue), .text(orNull: record.proof.purchaseToken), .text(orNull: record.proof.packageName),
-            .integer(orNull: grant?.acknowledgementState.map(Int64.init)), .integer(orNull: grant?.consumptionState.map(Int64.init)),
-        ]
+        switch column {
+        case .id: return .integer(record.reference)
+        case .orderID: return .text(record.orderID)
+        case .productID: return .text(record.productID)
+        case .state: return .text(record.state.rawValue)
+        case .resumeState: return .text(orNull: record.resumeState?.rawValue)
+        case .heldResumeState: return .text(orNull: record.heldResumeState?.rawValue)
+        case .heldReason: return .text(orNull: record.heldReason)
+        case .reason: return .text(orNull: record.reason)
+        case .receipt: return .text(orNull: record.proof.receipt)
+        case .transactionID: return .text(orNull: record.proof.transactionID)
+        case .signedTransaction: return .text(orNull: record.proof.signedTransaction)
+        case .proofRevision: return .integer(record.proofRevision)
+        case .applicationUsername: return .text(orNull: record.applicationUsername)
+        case .userID: return .text(orNull: record.userID)
+        case .amount: return .text(orNull: record.amount)
+        case .currency: return .text(orNull: record.currency)
+        case .createdAt: return .time(record.createdAt)
+        case .contentHash: return .text(record.contentHash)
+        case .receivedAt: return .time(record.receivedAt)
+        case .updatedAt: return .time(record.updatedAt)
+        case .nextAttemptAt: return .time(record.nextAttemptAt)
+        case .attempts: return .integer(record.attempts)
+        case .deliveryAttempts: return .integer(record.deliveryAttempts)
+        case .malformedAnswers: return .integer(record.malformedAnswers)
+        case .leaseOwner: return .text(orNull: record.lease?.owner)
+        case .leasedUntil: return .time(record.lease?.until)
+        case .leaseProofRevision: return .integer(orNull: record.lease?.proofRevision)
+        case .pendingAction: return .text(orNull: record.deferredAction?.storedForm)
+        case .verifiedTransactionID: return .text(orNull: grant?.transactionID)
+        case .originalTransactionID: return .text(orNull: grant?.originalTransactionID)
+        case .verifiedProductID: return .text(orNull: grant?.productID)
+        case .quantity: return .integer(orNull: grant?.quantity.map(Int64.init))
+        case .purchaseDate: return .integer(orNull: grant?.purchaseDateMilliseconds)
+        case .environment: return .text(orNull: grant?.environment)
+        case .finishedBy: return .text(orNull: record.finishedBy?.rawValue)
+        case .prunedAt: return .time(record.prunedAt)
+        case .purchaseToken: return .text(orNull: record.proof.purchaseToken)
+        case .packageName: return .text(orNull: record.proof.packageName)
+        case .acknowledgementState: return .integer(orNull: grant?.acknowledgementState.map(Int64.init))
+        case .consumptionState: return .integer(orNull: grant?.consumptionState.map(Int64.init))
+        }
     }
 }

@@ -5,11 +5,8 @@ import ReconcileCore
 /// place: the select list (joined with the order for its id), its reader, and the columns an
 /// update sets with their values in order.
 enum OutboxColumns {
-    /// The select list ``action(from:)`` reads, by position; `o` is the order's row.
-    static let action = """
-        x.id, x.order_ref, o.order_id, x.kind, x.endpoint, x.idempotency_key, x.payload, x.state, x.attempts, x.next_attempt_at,
-        x.lease_owner, x.leased_until, x.created_at, x.updated_at, x.deadline, x.warned_at, x.reason, x.detail
-        """
+    /// The select list ``action(from:)`` reads: every ``OutboxColumn`` (`o` is the order's row).
+    static let action = OutboxColumn.allCases.map(\.qualifiedName).joined(separator: ", ")
 
     /// `FROM outbox x JOIN orders o …`.
     static let from = "FROM outbox x JOIN orders o ON o.id = x.order_ref"
@@ -24,23 +21,30 @@ enum OutboxColumns {
 
     static let claimExtra = "o.product_id, o.purchase_token, o.package_name"
 
-    static func action(from row: some StoreRow) -> OutboxAction {
-        func date(_ index: Int32) -> Date? { row.optionalInt64(index).map(Date.init(epochMilliseconds:)) }
-        return OutboxAction(
-            reference: row.int64(0), orderReference: row.int64(1), orderID: row.string(2),
-            kind: OutboxKind(rawValue: row.string(3)) ?? .playAcknowledge,
-            endpoint: VerificationEndpoint(rawValue: row.string(4)) ?? .googlePlay, idempotencyKey: row.string(5), payload: row.string(6),
-            state: OutboxState(rawValue: row.string(7)) ?? .escalated, attempts: row.int(8), nextAttemptAt: date(9),
-            lease: row.optionalString(10).map { OutboxAction.Lease(owner: $0, until: date(11)) }, createdAt: date(12) ?? .distantPast,
-            updatedAt: date(13) ?? .distantPast, deadline: date(14), warnedAt: date(15), reason: row.optionalString(16),
-            detail: row.optionalString(17))
+    /// An action from a row selected with ``action``.
+    ///
+    /// - Throws: ``StoreError/unknownValue(table:column:value:)`` for a kind, endpoint or state
+    ///   this version does not know.
+    static func action(from row: some StoreRow) throws -> OutboxAction {
+        OutboxAction(
+            reference: row.int64(OutboxColumn.id), orderReference: row.int64(OutboxColumn.orderReference), orderID: row.string(OutboxColumn.orderID),
+            kind: try row.known(OutboxColumn.kind, as: OutboxKind.self, table: "outbox"),
+            endpoint: try row.known(OutboxColumn.endpoint, as: VerificationEndpoint.self, table: "outbox"),
+            idempotencyKey: row.string(OutboxColumn.idempotencyKey), payload: row.string(OutboxColumn.payload),
+            state: try row.known(OutboxColumn.state, as: OutboxState.self, table: "outbox"), attempts: row.int(OutboxColumn.attempts),
+            nextAttemptAt: row.date(OutboxColumn.nextAttemptAt),
+            lease: row.optionalString(OutboxColumn.leaseOwner).map { OutboxAction.Lease(owner: $0, until: row.date(OutboxColumn.leasedUntil)) },
+            createdAt: row.date(OutboxColumn.createdAt) ?? .distantPast, updatedAt: row.date(OutboxColumn.updatedAt) ?? .distantPast,
+            deadline: row.date(OutboxColumn.deadline), warnedAt: row.date(OutboxColumn.warnedAt), reason: row.optionalString(OutboxColumn.reason),
+            detail: row.optionalString(OutboxColumn.detail))
     }
 
     /// A claimed action from a row of ``action`` followed by ``claimExtra``.
-    static func claimed(from row: some StoreRow, charged: Bool) -> ClaimedAction {
-        ClaimedAction(
-            action: action(from: row), productID: row.string(18),
-            proof: OrderProof(purchaseToken: row.optionalString(19), packageName: row.optionalString(20)), charged: charged)
+    static func claimed(from row: some StoreRow, charged: Bool) throws -> ClaimedAction {
+        let extra = Int32(OutboxColumn.allCases.count)
+        return ClaimedAction(
+            action: try action(from: row), productID: row.string(extra),
+            proof: OrderProof(purchaseToken: row.optionalString(extra + 1), packageName: row.optionalString(extra + 2)), charged: charged)
     }
 
     /// The columns an insert sets (with `order_ref` first), in the order of ``insertValues(_:orderReference:)``.
@@ -49,7 +53,7 @@ enum OutboxColumns {
         "deadline", "reason", "detail",
     ]
 
-    static func insertValues(_ action: OutboxAction, orderReference: Int64) -> [ColumnValue] {
+    static func insertValues(_ action: OutboxAction, orderReference: Int64) -> [SQLValue] {
         [
             .integer(orderReference), .text(action.kind.rawValue), .text(action.endpoint.rawValue), .text(action.idempotencyKey),
             .text(action.payload), .text(action.state.rawValue), .integer(Int64(action.attempts)),
@@ -62,7 +66,7 @@ enum OutboxColumns {
     /// The columns a rule's change sets, in the order of ``updateValues(_:)``.
     static let update = ["state", "attempts", "next_attempt_at", "lease_owner", "leased_until", "updated_at", "warned_at", "reason", "detail"]
 
-    static func updateValues(_ action: OutboxAction) -> [ColumnValue] {
+    static func updateValues(_ action: OutboxAction) -> [SQLValue] {
         [
             .text(action.state.rawValue), .integer(Int64(action.attempts)), .integer(orNull: action.nextAttemptAt?.epochMilliseconds),
             .text(orNull: action.lease?.owner), .integer(orNull: action.lease?.until?.epochMilliseconds),
@@ -70,4 +74,36 @@ enum OutboxColumns {
             .text(orNull: action.detail),
         ]
     }
+}
+
+/// The columns ``OutboxColumns/action`` selects, declared once; the raw value is the position.
+enum OutboxColumn: Int32, SQLColumn {
+    case id, orderReference, orderID, kind, endpoint, idempotencyKey, payload, state, attempts, nextAttemptAt
+    case leaseOwner, leasedUntil, createdAt, updatedAt, deadline, warnedAt, reason, detail
+
+    var name: String {
+        switch self {
+        case .id: "id"
+        case .orderReference: "order_ref"
+        case .orderID: "order_id"
+        case .kind: "kind"
+        case .endpoint: "endpoint"
+        case .idempotencyKey: "idempotency_key"
+        case .payload: "payload"
+        case .state: "state"
+        case .attempts: "attempts"
+        case .nextAttemptAt: "next_attempt_at"
+        case .leaseOwner: "lease_owner"
+        case .leasedUntil: "leased_until"
+        case .createdAt: "created_at"
+        case .updatedAt: "updated_at"
+        case .deadline: "deadline"
+        case .warnedAt: "warned_at"
+        case .reason: "reason"
+        case .detail: "detail"
+        }
+    }
+
+    /// The column as the select list names it: the order's id from `o`, the rest from `x`.
+    var qualifiedName: String { (self == .orderID ? "o." : "x.") + name }
 }

@@ -10,7 +10,7 @@ import Synchronization
 ///
 /// Each public method is one transaction. Callers that must not block a cooperative thread
 /// (the daemon) call it from their own executor.
-public final class SQLiteOrderStore: OrderStore {
+public final class SQLiteOrderStore: RelationalOrderStore {
     /// Who opens the store, which decides what it may do.
     public enum OpenMode: Sendable, Hashable {
         /// The daemon: creates the file, switches it to WAL and applies migrations (after
@@ -27,6 +27,8 @@ public final class SQLiteOrderStore: OrderStore {
     private let reader = Mutex<SQLiteConnection?>(nil)
     private let busyTimeout: Duration
     public let path: String
+    /// Where the store is, as logs and messages name it.
+    public var location: String { path }
     public let mode: OpenMode
 
     /// Opens (and for the owner, creates and migrates) the store at `path`.
@@ -210,14 +212,14 @@ public final class SQLiteOrderStore: OrderStore {
     }
 
     /// Runs `body` with the connection, under the store's lock.
-    func withConnection<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+    public func withConnection<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try connection.withLock { connection in try body(connection) }
     }
 
     /// Runs `body` with a read-only connection of its own. In WAL mode it reads a snapshot
     /// without the store's lock, so a long count (the STATUS line's, over a million pending
     /// orders) never holds up a commit. Read-only stores use their one connection.
-    func withReader<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+    public func withReader<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         guard mode != .readOnly else { return try withConnection(body) }
         return try reader.withLock { reader in
             if reader == nil {
@@ -227,8 +229,13 @@ public final class SQLiteOrderStore: OrderStore {
         }
     }
 
-    /// Runs `body` in a write transaction.
-    func write<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+    /// Runs `body` in one read snapshot of the store's connection.
+    public func readSnapshot<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        try withConnection { connection in try connection.readTransaction { try body(connection) } }
+    }
+
+    /// Runs `body` in a write transaction, after checking that the file is still the one opened.
+    public func write<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try withConnection { connection in
             try verifyFile(connection)
             let result = try connection.transaction { try body(connection) }
@@ -243,125 +250,50 @@ public final class SQLiteOrderStore: OrderStore {
         connection.withLock { $0.close() }
     }
 
-    // MARK: - Reading
-
-    static let orderColumns = """
-        id, order_id, product_id, state, resume_state, receipt, transaction_id, signed_transaction,
-        application_username, user_id, amount, currency, created_at, received_at, updated_at, next_attempt_at,
-        attempts, delivery_attempts, content_hash, reason, lease_owner, leased_until, finished_by,
-        verified_transaction_id, environment, pruned_at, purchase_token, package_name
-        """
-
-    static func order(from row: SQLiteRow) -> StoredOrder {
-        StoredOrder(
-            orderID: row.string(1), productID: row.string(2),
-            state: OrderState(rawValue: row.string(3)) ?? .held,
-            resumeState: row.optionalString(4).flatMap(OrderState.init(rawValue:)),
-            proof: OrderProof(
-                receipt: row.optionalString(5), transactionID: row.optionalString(6), signedTransaction: row.optionalString(7),
-                purchaseToken: row.optionalString(26), packageName: row.optionalString(27)),
-            applicationUsername: row.optionalString(8), userID: row.optionalString(9), amount: row.optionalString(10),
-            currency: row.optionalString(11), createdAt: row.optionalInt64(12).map(Date.init(epochMilliseconds:)),
-            receivedAt: Date(epochMilliseconds: row.int64(13)), updatedAt: Date(epochMilliseconds: row.int64(14)),
-            nextAttemptAt: row.optionalInt64(15).map(Date.init(epochMilliseconds:)), attempts: row.int(16),
-            deliveryAttempts: row.int(17), contentHash: row.string(18), reason: row.optionalString(19),
-            leaseOwner: row.optionalString(20), leasedUntil: row.optionalInt64(21).map(Date.init(epochMilliseconds:)),
-            finishedBy: row.optionalString(22).flatMap(Finisher.init(rawValue:)), verifiedTransactionID: row.optionalString(23),
-            environment: row.optionalString(24), prunedAt: row.optionalInt64(25).map(Date.init(epochMilliseconds:)))
-    }
-
-    public func order(id orderID: String) throws -> StoredOrder? {
-        try withConnection { connection in
-            try connection.queryFirst("SELECT \(Self.orderColumns) FROM orders WHERE order_id = ?", [.text(orderID)]) {
-                Self.order(from: $0)
-            }
-        }
-    }
-
-    public func history(orderID: String) throws -> [TransitionRecord] {
-        try withConnection { connection in
-            try connection.query(
-                """
-                SELECT t.at, t.actor, t.from_state, t.to_state, t.reason, t.detail,
-                       a.verifier_status, a.http_status, a.environment, a.endpoint, a.latency_ms
-                FROM transitions t
-                JOIN orders o ON o.id = t.order_ref
-                LEFT JOIN attempts a ON a.id = t.attempt_ref
-                WHERE o.order_id = ?
-                ORDER BY t.id
-                """, [.text(orderID)]
-            ) { row in
-                TransitionRecord(
-                    at: Date(epochMilliseconds: row.int64(0)),
-                    actor: TransitionActor(row.string(1)) ?? .daemon,
-                    from: row.optionalString(2).flatMap(OrderState.init(rawValue:)),
-                    to: OrderState(rawValue: row.string(3)) ?? .held,
-                    reason: row.string(4), detail: row.optionalString(5),
-                    verifierStatus: row.optionalInt64(6).map(Int.init), httpStatus: row.optionalInt64(7).map(Int.init),
-                    environment: row.optionalString(8), endpoint: row.optionalString(9),
-                    latencyMilliseconds: row.optionalInt64(10).map(Int.init))
-            }
-        }
-    }
-
-    /// Counts of the orders in `states` only: a range of the `(state, received_at)` index, so
-    /// that a store of a million finished orders costs nothing here (the `STATUS=` line).
-    public func countsByState(in states: [OrderState]) throws -> [OrderState: Int] {
-        try withReader { connection in
-            let pairs = try connection.query(Self.countsSQL(states)) {
-                (OrderState(rawValue: $0.string(0)), $0.int(1))
-            }
-            var counts: [OrderState: Int] = [:]
-            for (state, count) in pairs {
-                if let state { counts[state] = count }
-            }
-            return counts
-        }
-    }
-
-    static func countsSQL(_ states: [OrderState]) -> String {
-        "SELECT state, count(*) FROM orders WHERE state IN (\(states.map { "'\($0.rawValue)'" }.joined(separator: ", "))) GROUP BY state"
-    }
-
-    public func countsByState() throws -> [OrderState: Int] {
-        try withConnection { connection in
-            let pairs = try connection.query(Self.countsSQL) {
-                (OrderState(rawValue: $0.string(0)), $0.int(1))
-            }
-            var counts: [OrderState: Int] = [:]
-            for (state, count) in pairs {
-                if let state { counts[state] = count }
-            }
-            return counts
-        }
-    }
-
-    // MARK: - Writing history
-
-    /// Appends one transition to an order's history.
-    static func recordTransition(
-        _ connection: SQLiteConnection, orderRef: Int64, at: Date, actor: TransitionActor, from: OrderState?,
-        to: OrderState, reason: String, detail: String? = nil, attemptRef: Int64? = nil
-    ) throws {
-        try connection.run(
-            """
-            INSERT INTO transitions (order_ref, at, actor, from_state, to_state, reason, detail, attempt_ref)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-            """,
-            [
-                .integer(orderRef), .integer(at.epochMilliseconds), .text(actor.description),
-                .text(orNull: from?.rawValue), .text(to.rawValue), .text(reason), .text(orNull: detail),
-                .integer(orNull: attemptRef),
-            ])
-    }
-
     // MARK: - Diagnostics
+
+    /// The query plan SQLite chooses for `statement`, its values bound.
+    public func queryPlan(_ statement: SQLStatement) throws -> [String] {
+        let (sql, values) = statement.render(.sqlite)
+        return try queryPlan(sql, values.map(SQLiteValue.init))
+    }
 
     /// The query plan SQLite chooses for `sql`, one detail line per step (for tests that prove
     /// an index is used).
     public func queryPlan(_ sql: String, _ parameters: [SQLiteValue] = []) throws -> [String] {
         try withConnection { connection in
             try connection.query("EXPLAIN QUERY PLAN " + sql, parameters) { $0.string(3) }
+        }
+    }
+}
+
+extension SQLiteOrderStore {
+    /// The due-order selection of `kind` as SQLite runs it (for tests that prove its index).
+    static func dueOrdersSQL(_ kind: WorkKind) -> String {
+        dueOrders(kind, now: Date(), limit: 1).render(.sqlite).sql
+    }
+
+    /// The count by state as SQLite runs it (for tests that prove its index).
+    static var countsSQL: String { countsStatement.render(.sqlite).sql }
+
+
+    /// The oldest order of one state (bound) as SQLite runs it (for tests that prove its index).
+    static var oldestReceivedSQL: String { oldestReceived("pending").render(.sqlite).sql }
+
+    /// Appends one transition to an order's history, inside the caller's transaction (tests
+    /// that build histories by hand).
+    static func recordTransition(
+        _ connection: SQLiteConnection, orderRef: Int64, at: Date, actor: TransitionActor, from: OrderState?,
+        to: OrderState, reason: String, detail: String? = nil, attemptRef: Int64? = nil
+    ) throws {
+        try StoreTransaction(connection).insertTransition(
+            orderReference: orderRef, at: at, actor: actor, from: from, to: to, reason: reason, detail: detail, attemptReference: attemptRef)
+    }
+
+    /// The ids of up to `limit` orders of `kind` due at `now`, earliest first (without leasing).
+    public func dueOrderIDs(_ kind: WorkKind = .verify, at now: Date, limit: Int) throws -> [String] {
+        try withConnection { connection in
+            try connection.fetchAll(Self.dueOrders(kind, now: now, limit: limit)) { try OrderColumns.record(from: $0).orderID }
         }
     }
 }

@@ -1,0 +1,22 @@
+import Foundation
+import ReconcileCore
+
+/// Which orders `reconcilectl list` shows.
+public struct OrderFilter: Sendable, Hashable {
+    /// Any of these states (all states when empty).
+    public var states: [OrderState]
+    public var productID: String?
+    /// Taken in before this time (`--older-than`).
+    public var receivedBefore: Date?
+    /// Only orders of this store (`--store`).
+    public var store: PurchaseStore?
+    public var limit: Int
+
+    public init(states: [OrderState] = [], productID: String? = nil, receivedBefore: Date? = nil, store: PurchaseStore? = nil, limit: Int = 100) {
+        self.states = states
+        self.productID = productID
+        self.receivedBefore = receivedBefore
+        self.store = store
+        self.limit = limit
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import ReconcileCore
+
+/// What `reconcilectl` and the daemon's reports read: one order, its history, counts, the
+/// summary and the listing.
+extension RelationalOrderStore {
+    public func order(id orderID: String) throws -> StoredOrder? {
+        try withConnection { connection in
+            try connection.fetchOne(
+                "\(StoreTransaction<Connection>.selectRecords) WHERE order_id = \(orderID)") { try OrderColumns.record(from: $0).storedOrder }
+        }
+    }
+
+    public func history(orderID: String) throws -> [TransitionRecord] {
+        try withConnection { connection in
+            try connection.fetchAll(
+                """
+                SELECT t.at, t.actor, t.from_state, t.to_state, t.reason, t.detail,
+                       a.verifier_status, a.http_status, a.environment, a.endpoint, a.latency_ms
+                FROM transitions t
+                JOIN orders o ON o.id = t.order_ref
+                LEFT JOIN attempts a ON a.id = t.attempt_ref
+                WHERE o.order_id = \(orderID)
+                ORDER BY t.id
+                """
+            ) { row in
+                let actor = row.string(1)
+                guard let parsedActor = TransitionActor(actor) else {
+                    throw StoreError.unknownValue(table: "transitions", column: "actor", value: actor)
+                }
+                let to = row.string(3)
+                guard let toState = OrderState(rawValue: to) else { throw StoreError.unknownValue(table: "transitions", column: "to_state", value: to) }
+                let from = row.optionalString(2)
+                let fromState = try from.map { raw in
+                    guard let state = OrderState(rawValue: raw) else { throw StoreError.unknownValue(table: "transitions", column: "from_state", value: raw) }
+                    return state
+                }
+                return TransitionRecord(
+                    at: Date(epochMilliseconds: row.int64(0)), actor: parsedActor, from: fromState, to: toState,
+                    reason: row.string(4), detail: row.optionalString(5),
+                    verifierStatus: row.optionalInt64(6).map(Int.init), httpStatus: row.optionalInt64(7).map(Int.init),
+                    environment: row.optionalString(8), endpoint: row.optionalString(9),
+                    latencyMilliseconds: row.optionalInt64(10).map(Int.init))
+            }
+        }
+    }
+
+    /// Orders per state from rows of `state, count(*)`; a state this version does not know is
+    /// an error.
+    static func counts(_ connection: Connection, _ statement: SQLStatement) throws -> [OrderState: Int] {
+        let pairs = try connection.fetchAll(statement) { row in
+            (try row.known(at: 0, as: OrderState.self, table: "orders", column: "state"), row.int(1))
+        }
+        return Dictionary(pairs, uniquingKeysWith: +)
+    }
+
+    /// Orders per state: a scan of the covering index `orders_state_received`, never of the table.
+    static var countsStatement: SQLStatement { "SELECT state, count(*) FROM orders GROUP BY state" }
+
+    public func countsByState() throws -> [OrderState: Int] {
+        try withConnection { connection in try Self.counts(connection, Self.countsStatement) }
+    }
+
+    /// Counts of the orders in `states` only: a range of the `(state, received_at)` index, so
+    /// that a store of a million finished orders costs nothing here (the `STATUS=` line).
+    public func countsByState(in states: [OrderState]) throws -> [OrderState: Int] {
+        guard !states.isEmpty else { return [:] }
+        return try withReader { connection in
+            try Self.counts(connection, Self.countsStatement(states))
+        }
+    }
+
+    /// Counts of some states.
+    static func countsStatement(_ states: [OrderState]) -> SQLStatement {
+        "SELECT state, count(*) FROM orders WHERE state \(in: states.map(\.rawValue)) GROUP BY state"
+    }
+
+    /// The earliest next attempt of an order of `kind`: one step into its partial due index.
+    static func nextDue(_ kind: WorkKind) -> SQLStatement {
+        """
+        SELECT next_attempt_at FROM orders \(.indexedBy(DueOrders.index(kind)))
+        WHERE next_attempt_at IS NOT NULL AND \(raw: DueOrders.condition(kind))
+        ORDER BY next_attempt_at LIMIT 1
+        """
+    }
+
+    public func nextDueTime(_ kind: WorkKind) throws -> Date? {
+        try withConnection { connection in try connection.fetchOne(Self.nextDue(kind)) { Date(epochMilliseconds: $0.int64(0)) } }
+    }
+
+    /// The earliest next attempt of any kind.
+    public func nextDueTime() throws -> Date? {
+        try WorkKind.allCases.compactMap { try nextDueTime($0) }.min()
+    }
+
+    public func oldestWaitingReceivedAt() throws -> Date? {
+        try withConnection { connection in
+            try connection.fetchOne("SELECT received_at FROM orders WHERE state = 'waiting' ORDER BY received_at LIMIT 1") {
+                Date(epochMilliseconds: $0.int64(0))
+            }
+        }
+    }
+
+    /// The earliest `received_at` of one state: one step into `orders_state_received`.
+    static func oldestReceived(_ state: String) -> SQLStatement {
+        "SELECT received_at FROM orders WHERE state = \(state) ORDER BY received_at LIMIT 1"
+    }
+
+    /// Counts by state, the oldest pending order, the next due time, unmatched notifications
+    /// and the outbox's backlog, in one read snapshot (`reconcilectl status`, the metrics file).
+    public func summary() throws -> StoreSummary {
+        try readSnapshot { connection in
+            let counts = try Self.counts(connection, Self.countsStatement)
+            let oldest = try StoreSummary.pendingStates.compactMap { state in
+                try connection.fetchOne(Self.oldestReceived(state.rawValue)) { Date(epochMilliseconds: $0.int64(0)) }
+            }.min()
+            let next = try WorkKind.allCases.compactMap { kind in
+                try connection.fetchOne(Self.nextDue(kind)) { Date(epochMilliseconds: $0.int64(0)) }
+            }.min()
+            let unmatched = try connection.fetchOne("SELECT count(*) FROM notifications WHERE outcome = 'unmatched'") { $0.int(0) } ?? 0
+            return StoreSummary(
+                counts: counts, oldestPendingReceivedAt: oldest, nextAttemptAt: next, outbox: try Self.outboxSummary(connection),
+                unmatchedNotifications: unmatched)
+        }
+    }
+
+    /// Orders matching `filter`, soonest next attempt first (orders without one last, oldest
+    /// first), and how many match in all, in one read snapshot.
+    public func list(_ filter: OrderFilter) throws -> (orders: [StoredOrder], total: Int) {
+        var conditions: [SQLStatement] = []
+        if !filter.states.isEmpty { conditions.append("state \(in: filter.states.map(\.rawValue))") }
+        if let product = filter.productID { conditions.append("product_id = \(product)") }
+        if let before = filter.receivedBefore { conditions.append("received_at < \(before)") }
+        switch filter.store {
+        case .googlePlay?: conditions.append("purchase_token IS NOT NULL")
+        case .appStore?: conditions.append("purchase_token IS NULL")
+        case nil: break
+        }
+        let whereClause = conditions.isEmpty ? SQLStatement(raw: "") : " WHERE " + SQLStatement.joined(conditions, separator: " AND ")
+        return try readSnapshot { connection in
+            let orders = try connection.fetchAll(
+                """
+                \(StoreTransaction<Connection>.selectRecords)\(whereClause)
+                ORDER BY next_attempt_at IS NULL, next_attempt_at, received_at, id
+                LIMIT \(filter.limit)
+                """
+            ) { try OrderColumns.record(from: $0).storedOrder }
+            let total = try connection.fetchOne("SELECT count(*) FROM orders\(whereClause)") { $0.int(0) } ?? 0
+            return (orders, total)
+        }
+    }
+}

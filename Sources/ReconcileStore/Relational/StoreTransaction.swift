@@ -1,0 +1,237 @@
+import Foundation
+import ReconcileCore
+
+/// One transaction of the relational store, on either engine: it reads rows as the core's
+/// records, asks the rules, and writes the plans they return, deciding nothing itself. On
+/// PostgreSQL the rows it reads for a change are locked (`FOR UPDATE`, in key order, so that two
+/// nodes locking overlapping sets wait instead of deadlocking); SQLite has one writer at a time,
+/// and the lock clauses render as nothing there.
+///
+/// It also answers the rules' lookups (``RuleLookups``): each a statement of its own, so under
+/// PostgreSQL's `READ COMMITTED` it sees what other nodes committed up to then.
+struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
+    let connection: Connection
+
+    init(_ connection: Connection) {
+        self.connection = connection
+    }
+
+    /// Whether other writers share the store (PostgreSQL): rows are locked, unique keys can be
+    /// lost to another node, and a lost race is planned again.
+    var isShared: Bool { connection.dialect.locksRows }
+
+    static var selectRecords: SQLStatement { SQLStatement(raw: "SELECT \(OrderColumns.record) FROM orders") }
+
+    // MARK: - Reading records
+
+    /// Orders selected by `statement` (which starts with ``selectRecords``).
+    func records(_ statement: SQLStatement) throws -> [OrderRecord] {
+        try connection.fetchAll(statement, OrderColumns.record(from:))
+    }
+
+    /// The order with this id, locked until the transaction ends.
+    func record(orderID: String) throws -> OrderRecord? {
+        try connection.fetchOne("\(Self.selectRecords) WHERE order_id = \(orderID) \(.forUpdate)", OrderColumns.record(from:))
+    }
+
+    /// The order with this key, locked until the transaction ends.
+    func record(reference: Int64) throws -> OrderRecord? {
+        try connection.fetchOne("\(Self.selectRecords) WHERE id = \(reference) \(.forUpdate)", OrderColumns.record(from:))
+    }
+
+    /// The orders with these ids, locked in key order whatever the order of `orderIDs`.
+    func records(orderIDs: [String]) throws -> [String: OrderRecord] {
+        guard !orderIDs.isEmpty else { return [:] }
+        let found = try records("\(Self.selectRecords) WHERE order_id \(in: orderIDs) ORDER BY id \(.forUpdate)")
+        return Dictionary(found.map { ($0.orderID, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The orders with these keys, locked in key order.
+    func records(references: [Int64]) throws -> [Int64: OrderRecord] {
+        guard !references.isEmpty else { return [:] }
+        let found = try records("\(Self.selectRecords) WHERE id \(in: references) ORDER BY id \(.forUpdate)")
+        return Dictionary(found.map { ($0.reference, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    // MARK: - Writing plans
+
+    /// Asks a rule for a plan and writes it. On a shared store, when the write lost a race for a
+    /// unique key (another node inserted the order, or claimed the transaction, since the rule
+    /// looked), asks the rule again: it now sees the winner.
+    ///
+    /// - Returns: the rule's outcome, and the plan as written (`nil` when the rule wrote nothing).
+    func planAndWrite<Outcome>(
+        _ what: @autoclosure () -> String, _ rule: () throws -> (OrderPlan?, Outcome)
+    ) throws -> (outcome: Outcome, written: OrderPlan?) {
+        for _ in 0..<8 {
+            let (plan, outcome) = try rule()
+            guard let plan else { return (outcome, nil) }
+            do {
+                var written = plan
+                written.record.reference = try write(plan)
+                return (outcome, written)
+            } catch let conflict as PlanConflict where isShared {
+                _ = conflict
+                continue
+            }
+        }
+        throw StoreError.persistentConflict(what())
+    }
+
+    /// Writes a plan: the order (inserted when its reference is 0), the attempt's requests, the
+    /// claims, the history rows and the outbox actions, exactly as planned. On a shared store a
+    /// plan that takes claims is written under a savepoint, so that losing one leaves nothing.
+    ///
+    /// - Returns: the order's reference.
+    /// - Throws: ``PlanConflict`` (nothing written) when another transaction holds the order id
+    ///   or one of the claims.
+    @discardableResult
+    func write(_ plan: OrderPlan) throws -> Int64 {
+        guard isShared, !plan.claims.isEmpty else { return try writeUnguarded(plan) }
+        return try connection.savepoint { try writeUnguarded(plan) }
+    }
+
+
+    private func writeUnguarded(_ plan: OrderPlan) throws -> Int64 {
+        let record = plan.record
+        let values = OrderColumns.planValues(record)
+        var reference = record.reference
+        if reference == 0 {
+            // On a shared store: waits for a node inserting the same order id to commit or roll
+            // back; then inserts nothing if it committed.
+            let row = SQLStatement.list([.text(record.orderID), .text(record.productID), .bytes(plan.raw ?? [])] + values)
+            guard
+                let inserted = try connection.fetchOne(
+                    "\(raw: OrderColumns.insertPrefix)\(row)) ON CONFLICT (order_id) DO NOTHING RETURNING id", { $0.int64(0) })
+            else { throw PlanConflict.orderExists(record.orderID) }
+            reference = inserted
+        } else {
+            if plan.changesRecord {
+                try connection.perform("UPDATE orders SET \(SQLStatement.assignments(OrderColumns.planNames, values)) WHERE id = \(reference)")
+            }
+            if let raw = plan.raw { try connection.perform("UPDATE orders SET raw = \(SQLValue.bytes(raw)) WHERE id = \(reference)") }
+        }
+        var attemptRef: Int64?
+        for attempt in plan.attempts {
+            let request = attempt.record
+            attemptRef = try connection.fetchOne(
+                """
+                INSERT INTO attempts (order_ref, number, kind, started_at, endpoint, environment, http_status, verifier_status,
+                    latency_ms, outcome, detail)
+                VALUES (\(reference), \(attempt.number), \(attempt.kind.recordedKind), \(request.startedAt), \(request.endpoint.rawValue),
+                    \(request.environment), \(request.httpStatus), \(request.verifierStatus), \(request.latency.totalMilliseconds),
+                    \(request.outcome.rawValue), \(request.detail))
+                RETURNING id
+                """
+            ) { $0.int64(0) }
+        }
+        for claim in plan.claims {
+            // The unique key decides between two nodes claiming one transaction: the second waits
+            // for the first to commit, then inserts nothing.
+            let inserted = try connection.fetchOne(
+                """
+                INSERT INTO claims (transaction_id, order_ref, claimed_at, actor)
+                VALUES (\(claim.transactionID), \(reference), \(claim.at), \(claim.actor.description))
+                ON CONFLICT (transaction_id) DO NOTHING
+                RETURNING order_ref
+                """
+            ) { $0.int64(0) }
+            if inserted == nil {
+                let holder = try connection.fetchOne("SELECT order_ref FROM claims WHERE transaction_id = \(claim.transactionID)") { $0.int64(0) }
+                // A claim the order already holds is kept.
+                if holder != reference { throw PlanConflict.transactionClaimed(claim.transactionID) }
+            }
+        }
+        for transition in plan.transitions {
+            try insertTransition(
+                orderReference: reference, at: transition.at, actor: transition.actor, from: transition.from, to: transition.to,
+                reason: transition.reason.code, detail: transition.reason.detail, attemptReference: transition.linksLastAttempt ? attemptRef : nil)
+        }
+        for action in plan.outbox {
+            // The idempotency key is unique: a follow-up recorded once is never recorded again.
+            try connection.perform(
+                """
+                INSERT INTO outbox (\(raw: OutboxColumns.insert.joined(separator: ", ")))
+                VALUES (\(SQLStatement.list(OutboxColumns.insertValues(action, orderReference: reference))))
+                ON CONFLICT (idempotency_key) DO NOTHING
+                """)
+        }
+        for action in plan.outboxUpdates { try update(action) }
+        return reference
+    }
+
+    /// Appends one transition to an order's history.
+    func insertTransition(
+        orderReference: Int64, at: Date, actor: TransitionActor, from: OrderState?, to: OrderState, reason: String, detail: String?,
+        attemptReference: Int64?
+    ) throws {
+        try connection.perform(
+            """
+            INSERT INTO transitions (order_ref, at, actor, from_state, to_state, reason, detail, attempt_ref)
+            VALUES (\(orderReference), \(at), \(actor.description), \(from?.rawValue), \(to.rawValue), \(reason), \(detail), \(attemptReference))
+            """)
+    }
+
+    /// Writes an outbox action as a rule left it.
+    func update(_ action: OutboxAction) throws {
+        try connection.perform(
+            "UPDATE outbox SET \(SQLStatement.assignments(OutboxColumns.update, OutboxColumns.updateValues(action))) WHERE id = \(action.reference)")
+    }
+
+    // MARK: - Outbox actions
+
+    /// Actions selected by `statement` (which selects ``OutboxColumns/action``).
+    func actions(_ statement: SQLStatement) throws -> [OutboxAction] {
+        try connection.fetchAll(statement, OutboxColumns.action(from:))
+    }
+
+    // MARK: - RuleLookups
+
+    func claimants(of transactionIDs: [String]) throws -> [String: String] {
+        guard !transactionIDs.isEmpty else { return [:] }
+        let pairs = try connection.fetchAll(
+            "SELECT c.transaction_id, o.order_id FROM claims c JOIN orders o ON o.id = c.order_ref WHERE c.transaction_id \(in: Array(Set(transactionIDs)))"
+        ) { ($0.string(0), $0.string(1)) }
+        return Dictionary(pairs, uniquingKeysWith: { first, _ in first })
+    }
+
+    func latestDetail(orderReference: Int64, reason: String) throws -> String? {
+        try connection.fetchOne(
+            "SELECT detail FROM transitions WHERE order_ref = \(orderReference) AND reason = \(reason) ORDER BY id DESC LIMIT 1"
+        ) { $0.optionalString(0) } ?? nil
+    }
+
+    func laterStoreEvent(transactionID: String, signedAfter date: Date) throws -> String? {
+        try connection.fetchOne(
+            """
+            SELECT type FROM notifications \(.indexedBy("notifications_transaction"))
+            WHERE \(raw: NotificationColumns.matchKey) = \(transactionID) AND type IN (\(raw: NotificationColumns.storeEventTypes))
+            AND signed_at > \(date) ORDER BY signed_at DESC LIMIT 1
+            """
+        ) { $0.string(0) }
+    }
+
+    /// Locked for the transaction: the rule may supersede those not sent yet, and one a sender
+    /// leases meanwhile is seen leased.
+    func revocationNotices(orderReference: Int64) throws -> [OutboxAction] {
+        try actions(
+            """
+            SELECT \(raw: OutboxColumns.action) \(raw: OutboxColumns.from)
+            WHERE x.order_ref = \(orderReference) AND x.kind = \(OutboxKind.revocationNotice.rawValue) ORDER BY x.id \(.forUpdateOf("x"))
+            """)
+    }
+
+    func deliveryRequested(orderReference: Int64) throws -> Bool {
+        try connection.fetchOne("SELECT 1 FROM attempts WHERE order_ref = \(orderReference) AND kind = 'deliver' LIMIT 1") { _ in true } ?? false
+    }
+
+    /// Locked for the transaction: the rule writes them back as it decides. Only escalated ones:
+    /// an action in flight is neither waited for nor locked against its sender.
+    func escalatedActions(orderReference: Int64) throws -> [OutboxAction] {
+        try actions(
+            """
+            SELECT \(raw: OutboxColumns.action) \(raw: OutboxColumns.from)
+            WHERE x.order_ref = \(orderReference) AND x.state = 'escalated' ORDER BY x.id \(.forUpdateOf("x"))
+            """)
+    }
+}
