@@ -6,7 +6,8 @@ import TestSupport
 
 /// One kind of store the contract suite runs against: how to open a fresh, empty one. Every
 /// test of ``OrderStoreContractTests`` runs once per kind, through the ``OrderStore`` protocol
-/// only, so that no store can drift from the rules the others apply.
+/// only (``OperableStoreContractTests`` through ``OperableOrderStore``), so that no store can
+/// drift from the rules the others apply.
 struct ContractStore: Sendable, CustomTestStringConvertible {
     var name: String
     var open: @Sendable () async throws -> OpenedStore
@@ -16,15 +17,16 @@ struct ContractStore: Sendable, CustomTestStringConvertible {
     /// SQLite in a temporary directory.
     static let sqlite = ContractStore(name: "SQLite") {
         let directory = TemporaryDirectory(prefix: "contract")
-        let store = try SQLiteOrderStore(path: directory.file("orders.db"), mode: .owner)
-        return OpenedStore(store: store, keepAlive: directory)
+        let path = directory.file("orders.db")
+        let store = try SQLiteOrderStore(path: path, mode: .owner)
+        return OpenedStore(operable: store, location: path, keepAlive: directory)
     }
 
     /// PostgreSQL: a fresh database on the test process's server.
     static let postgres = ContractStore(name: "PostgreSQL") {
         let database = try await PostgreSQLTestDatabase.make()
         let store = try await offPool { try database.openStore() }
-        return OpenedStore(store: store, keepAlive: database)
+        return OpenedStore(operable: store, location: database.options.redactedURI, keepAlive: database)
     }
 
     /// Every store this machine can run (PostgreSQL when a server starts, or when
@@ -36,8 +38,15 @@ struct ContractStore: Sendable, CustomTestStringConvertible {
 /// call ``close()`` in a `defer`, which also keeps it alive until then (ARC may release a value
 /// after its last use).
 struct OpenedStore {
-    var store: any OrderStore
+    /// The store as `reconcilectl` and the daemon's reports see it (``OperableOrderStore``).
+    var operable: any OperableOrderStore
+    /// Where it is, as ``OperableOrderStore/location`` must name it (its path, or its URI as
+    /// libpq reads it, without a password).
+    var location: String
     var keepAlive: AnyObject?
+
+    /// The store as the scheduler sees it.
+    var store: any OrderStore { operable }
 
     func close() {
         withExtendedLifetime(keepAlive) {}
