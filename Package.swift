@@ -7,8 +7,10 @@
 //   ReconcileCore    the pure core: orders, states and the rules of every transition (what a
 //                    completion, an operator action, a lease or a spool file does), backoff,
 //                    circuits and admission, answer classification, configuration, JSON; no I/O
-//   ReconcileStore   the stores (SQLite; PostgreSQL, shared) behind the core's OrderStore protocol:
-//                    read, apply a rule, write
+//   ReconcileStore   the one relational store behind the core's OrderStore protocol (read, apply
+//                    a rule, write), over a small SQL layer both engines share
+//   ReconcileSQLite  SQLite's connection, file checks, WAL, backup and restore: the default store
+//   ReconcilePostgreSQL  libpq's connection, nodes, leases, LISTEN: the shared store; copy-store
 //   ReconcileSystem  Linux adapters: files, signals, locks, the control socket, logging backends,
 //                    sd_notify, timers, the service group that runs the daemon's parts
 //   ReconcileCrypto  OpenSSL's libcrypto: hashing, ES256, App Store JWTs and signed data, receipts
@@ -45,7 +47,11 @@ let package = Package(
 
         // MARK: - Libraries
         .target(name: "ReconcileCore", swiftSettings: strictSettings),
-        .target(name: "ReconcileStore", dependencies: ["ReconcileCore", "CSQLite", "CPostgres"], swiftSettings: strictSettings),
+        .target(name: "ReconcileStore", dependencies: ["ReconcileCore"], swiftSettings: strictSettings),
+        .target(name: "ReconcileSQLite", dependencies: ["ReconcileCore", "ReconcileStore", "CSQLite"], swiftSettings: strictSettings),
+        .target(
+            name: "ReconcilePostgreSQL", dependencies: ["ReconcileCore", "ReconcileStore", "ReconcileSQLite", "CPostgres"],
+            swiftSettings: strictSettings),
         .target(
             name: "ReconcileSystem",
             dependencies: ["ReconcileCore", "CLinux", "CSystemd"],
@@ -65,14 +71,18 @@ let package = Package(
         .target(
             name: "ReconcileDaemon",
             dependencies: [
-                "ReconcileCore", "ReconcileStore", "ReconcileSystem", "ReconcileSpool", "ReconcileEngine", "ReconcileHTTP", "ReconcileCrypto",
+                "ReconcileCore", "ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileSystem", "ReconcileSpool", "ReconcileEngine",
+                "ReconcileHTTP", "ReconcileCrypto",
             ],
             swiftSettings: strictSettings
         ),
         .target(
             // ReconcileDaemon: check-config reads secrets, keys and certificates through the daemon's own wiring.
             name: "ReconcileCLI",
-            dependencies: ["ReconcileCore", "ReconcileStore", "ReconcileSystem", "ReconcileSpool", "ReconcileCrypto", "ReconcileDaemon", "CLinux"],
+            dependencies: [
+                "ReconcileCore", "ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileSystem", "ReconcileSpool", "ReconcileCrypto",
+                "ReconcileDaemon", "CLinux",
+            ],
             swiftSettings: strictSettings
         ),
 
@@ -83,7 +93,8 @@ let package = Package(
         .executableTarget(
             name: "reconcile-bench",
             dependencies: [
-                "ReconcileCore", "ReconcileCrypto", "ReconcileStore", "ReconcileSpool", "ReconcileEngine", "ReconcileHTTP", "ReconcileMock", "ReconcileDaemon",
+                "ReconcileCore", "ReconcileCrypto", "ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileSpool", "ReconcileEngine",
+                "ReconcileHTTP", "ReconcileMock", "ReconcileDaemon",
                 // The cluster scenario's PostgreSQL: the tests' throw-away server.
                 "TestSupport",
             ],
@@ -96,7 +107,7 @@ let package = Package(
         .testTarget(name: "ReconcileCoreTests", dependencies: ["ReconcileCore", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "ReconcileStoreTests",
-            dependencies: ["ReconcileStore", "ReconcileCore", "TestSupport"],
+            dependencies: ["ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileCore", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -112,33 +123,34 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "ReconcileEngineTests",
-            dependencies: ["ReconcileEngine", "ReconcileCore", "ReconcileStore", "ReconcileCrypto", "TestSupport"],
+            dependencies: ["ReconcileEngine", "ReconcileCore", "ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileCrypto", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ReconcileMockTests", dependencies: ["ReconcileMock", "ReconcileCore", "ReconcileCrypto"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ReconcileSpoolTests",
-            dependencies: ["ReconcileSpool", "ReconcileStore", "ReconcileSystem", "ReconcileCore", "TestSupport"],
+            dependencies: ["ReconcileSpool", "ReconcileStore", "ReconcileSQLite", "ReconcileSystem", "ReconcileCore", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "ReconcileDaemonTests",
             dependencies: [
-                "ReconcileDaemon", "ReconcileCore", "ReconcileStore", "ReconcileEngine", "ReconcileSpool", "ReconcileSystem", "TestSupport",
+                "ReconcileDaemon", "ReconcileCore", "ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileEngine", "ReconcileSpool",
+                "ReconcileSystem", "TestSupport",
             ],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "ReconcileCLITests",
-            dependencies: ["ReconcileCLI", "ReconcileCore", "ReconcileStore", "ReconcileSpool", "TestSupport"],
+            dependencies: ["ReconcileCLI", "ReconcileCore", "ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileSpool", "TestSupport"],
             exclude: ["Snapshots"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "reconciled", "reconcilectl", "reconcile-mock", "ReconcileStore", "ReconcileCore", "ReconcileMock", "ReconcileHTTP", "ReconcileSystem",
+                "reconciled", "reconcilectl", "reconcile-mock", "ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileCore", "ReconcileMock", "ReconcileHTTP", "ReconcileSystem",
                 "ReconcileCrypto",
                 "TestSupport",
             ],

@@ -3,6 +3,7 @@ import Glibc
 import ReconcileCore
 import ReconcileEngine
 import ReconcileStore
+import ReconcileSQLite
 import ReconcileSystem
 import Synchronization
 

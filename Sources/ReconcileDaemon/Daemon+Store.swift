@@ -1,6 +1,8 @@
 import Foundation
 import ReconcileCore
 import ReconcileStore
+import ReconcileSQLite
+import ReconcilePostgreSQL
 import ReconcileSystem
 import Synchronization
 

@@ -5,6 +5,8 @@ import ReconcileEngine
 import ReconcileHTTP
 import ReconcileSpool
 import ReconcileStore
+import ReconcileSQLite
+import ReconcilePostgreSQL
 import ReconcileSystem
 import Synchronization
 

@@ -2,6 +2,7 @@ import Foundation
 import ReconcileCore
 import ReconcileMock
 import ReconcileStore
+import ReconcileSQLite
 import Synchronization
 
 /// **backlog**: a store holding a million due orders (after an outage), put straight into the

@@ -5,6 +5,8 @@ import ReconcileEngine
 import ReconcileHTTP
 import ReconcileMock
 import ReconcileStore
+import ReconcileSQLite
+import ReconcilePostgreSQL
 import TestSupport
 
 /// **cluster**: several schedulers sharing one PostgreSQL store (issue 15's benchmark). With the

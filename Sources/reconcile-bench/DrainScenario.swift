@@ -2,6 +2,7 @@ import Foundation
 import ReconcileCore
 import ReconcileMock
 import ReconcileStore
+import ReconcileSQLite
 
 /// **drain**: a backlog made due at once and sent at `MaxRate=` with `Burst=10`: the rate
 /// achieved, the most requests in any one-second window, and the drain time beside the ideal

@@ -3,6 +3,7 @@ import Glibc
 import ReconcileCore
 import ReconcileMock
 import ReconcileStore
+import ReconcileSQLite
 import Synchronization
 
 /// **e2e**: the request path, each figure beside its ceiling, in one run.

@@ -1,6 +1,7 @@
 import Foundation
 import ReconcileCore
 import ReconcileStore
+import ReconcileSQLite
 
 /// **idle**: 100,000 orders all due an hour from now and nothing else to do: the CPU time the
 /// daemon uses and how often its threads wake up over 30 s (10 s with `--quick`), without a

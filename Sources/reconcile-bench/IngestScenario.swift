@@ -3,6 +3,7 @@ import Glibc
 import ReconcileCore
 import ReconcileSpool
 import ReconcileStore
+import ReconcileSQLite
 
 /// **ingest**: order files → committed (`synchronous=FULL`) and unlinked, through the daemon's
 /// own ingest code with the state on the real disk; files/s beside the disk's raw fsync and

@@ -5,6 +5,7 @@ import ReconcileEngine
 import ReconcileHTTP
 import ReconcileMock
 import ReconcileStore
+import ReconcileSQLite
 
 /// **play**: Google Play orders/s through the scheduler, `GooglePlayVerifier` (JWT grant,
 /// `purchases.products.get`) and the libcurl transport against the mock at 50 ms of latency

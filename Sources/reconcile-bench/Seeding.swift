@@ -1,6 +1,7 @@
 import Foundation
 import ReconcileCore
 import ReconcileStore
+import ReconcileSQLite
 
 /// Fills a store quickly, straight through its ingest (no spool files).
 enum Seeding {

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ReconcileCore
 import ReconcileStore
+import ReconcileSQLite
 
 /// **store**: the SQLite store alone at the daemon's pace, without the transport: the scheduler's
 /// turns as it makes them (one transaction: the outcomes of the last 64 attempts, each a

@@ -2,6 +2,7 @@ import Foundation
 import ReconcileCore
 import ReconcileMock
 import ReconcileStore
+import ReconcileSQLite
 
 /// **timer**: orders due at many different moments over the next seconds, in groups of ten: how
 /// late each order's request reaches the mock after the moment it was due (p50, p99, max).

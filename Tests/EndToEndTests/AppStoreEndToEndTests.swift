@@ -6,6 +6,7 @@ import ReconcileHTTP
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 
 /// `Kind=appstore` against the mock's App Store Server API (issue 8): a test chain made with
 /// `openssl` signs the mock's answers, the daemon signs its tokens with a test In-App Purchase

@@ -4,6 +4,7 @@ import ReconcileCore
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 
 /// Operator actions on many orders (issue 13): answered with counts, applied in batches that
 /// keep the daemon serving, one summary line in the journal, and the truth when a stop cuts

@@ -5,6 +5,7 @@ import ReconcileMock
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 
 /// DESIGN §1's first two promises under fire (issue 6): orders keep arriving while the mock
 /// injects faults and the daemon is SIGKILLed at random moments, again and again. At the end

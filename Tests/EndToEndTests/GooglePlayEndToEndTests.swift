@@ -5,6 +5,7 @@ import ReconcileMock
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 
 /// Google Play against the mock (issue 16): the mock checks the daemon's JWT bearer grants with a
 /// test service account key made by `openssl`, and plays `purchases.products.get`,

@@ -6,6 +6,7 @@ import ReconcileMock
 import ReconcileSystem
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 
 /// One end-to-end setup in a temporary directory: a `reconcile-mock` process, a configuration,
 /// the spool, and the built `reconciled` started and stopped at will.

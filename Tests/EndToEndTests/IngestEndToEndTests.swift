@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ReconcileCore
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 import Testing
 import TestSupport
 

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcilePostgreSQL
 
 /// A PostgreSQL server on a host of a ``TestNetwork``: Debian's binaries (as the test server
 /// fixture finds them), a cluster made by `initdb` in a directory under `/tmp`, run as the

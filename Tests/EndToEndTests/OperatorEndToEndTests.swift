@@ -6,6 +6,7 @@ import ReconcileMock
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 
 /// The built `reconcilectl` steering the built `reconciled` against the mock (issue 4's
 /// "done when").

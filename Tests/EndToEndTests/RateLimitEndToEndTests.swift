@@ -5,6 +5,7 @@ import ReconcileMock
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 
 /// A 429 pauses the endpoint's token bucket (DESIGN §6): never for longer than
 /// `CircuitMaxCooldown`, whatever `Retry-After` asks; a reload ends the pause; `reconcilectl

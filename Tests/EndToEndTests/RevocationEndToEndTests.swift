@@ -5,6 +5,7 @@ import ReconcileMock
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 
 /// Telling the merchant about refunds (issue 17, DESIGN §5a) against the mock's `/revocation`:
 /// a finished order's `revocation_notice`, written into the store as the recording rule writes it

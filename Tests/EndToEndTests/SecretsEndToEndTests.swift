@@ -5,6 +5,7 @@ import ReconcileMock
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 
 /// Receipts, shared secrets and tokens never appear in anything the daemon or the CLI writes
 /// (DESIGN §8, issue 6): a whole scenario runs, then every byte they wrote is searched.

@@ -6,6 +6,7 @@ import ReconcileSystem
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 
 /// A hostile or broken verification server (issue 6): every fault is a retry with its reason,
 /// never a grant; each attempt is logged once; the daemon keeps answering its control socket and

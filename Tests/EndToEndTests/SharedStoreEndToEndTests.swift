@@ -5,6 +5,7 @@ import ReconcileMock
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcilePostgreSQL
 
 /// Several hosts sharing one PostgreSQL store (issue 15's proof), made of network namespaces:
 /// PostgreSQL on one host, the mock verifier on another, three daemons on three more, each with

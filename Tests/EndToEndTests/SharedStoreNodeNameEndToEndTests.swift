@@ -4,6 +4,7 @@ import ReconcileCore
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcilePostgreSQL
 
 /// Two daemons under one `[Daemon] Node=` on a shared store: the second is refused at start,
 /// naming the host of the first and how long ago it heart-beat (each would otherwise take the

@@ -4,6 +4,7 @@ import ReconcileCore
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcilePostgreSQL
 
 /// A password in `[State] Database=` never shows, in whatever form libpq reads it: in the user
 /// info with a `?` in it (the old redaction ended the user info there), behind a percent-encoded

@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 
 /// The store's disk misbehaving (issue 6): full, read-only, damaged, locked. Nothing in the
 /// spool is deleted before it is committed; the daemon says what is wrong, keeps running and

@@ -5,6 +5,7 @@ import ReconcileMock
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 
 /// Restoring or replacing `orders.db` (issue 13): refused while the daemon runs, noticed when
 /// done behind its back, and done right by `reconcilectl restore` after a crash.

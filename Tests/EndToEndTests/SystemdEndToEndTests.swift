@@ -5,6 +5,7 @@ import ReconcileMock
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 
 /// The built `reconciled` as systemd sees it, without systemd: a datagram socket the test binds
 /// stands in for `NOTIFY_SOCKET`, another (in a private mount namespace) for journald's native

@@ -5,6 +5,7 @@ import ReconcileMock
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 
 /// `CAFile=` adds a trust anchor for its own section's endpoints only, and a reload that removes
 /// it is in force at once (DESIGN §5): the mock served over HTTPS with kept-alive connections (a

@@ -5,6 +5,7 @@ import ReconcileMock
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 
 /// The built `reconciled` against the built `reconcile-mock` on loopback (issue 3's "done when").
 @Suite("End to end: verification", .serialized)

@@ -6,6 +6,7 @@ import Testing
 import TestSupport
 @testable import ReconcileCLI
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 @testable import ReconcileSystem
 
 @Suite("reconcilectl backup and restore", .serialized)

@@ -3,6 +3,7 @@ import ReconcileCore
 import TestSupport
 @testable import ReconcileCLI
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 
 /// A configuration and a store with an order in every state, for running `reconcilectl`
 /// in-process against a fixed clock, with no daemon.

@@ -4,6 +4,8 @@ import Testing
 import TestSupport
 @testable import ReconcileCLI
 @testable import ReconcileStore
+@testable import ReconcileSQLite
+@testable import ReconcilePostgreSQL
 
 /// `reconcilectl copy-store` (DESIGN §7): the SQLite store, an order in every state, copied into
 /// an empty PostgreSQL database on the tests' own server — every order, its history and its

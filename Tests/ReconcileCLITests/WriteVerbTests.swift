@@ -5,6 +5,7 @@ import Testing
 import TestSupport
 @testable import ReconcileCLI
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 
 @Suite("reconcilectl write verbs without a daemon", .serialized)
 struct WriteVerbTests {

@@ -3,6 +3,7 @@ import Glibc
 import ReconcileCore
 import ReconcileEngine
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 import Testing
 import TestSupport
 @testable import ReconcileDaemon

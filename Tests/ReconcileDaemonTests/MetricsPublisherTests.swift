@@ -4,6 +4,7 @@ import ReconcileCore
 import ReconcileEngine
 import ReconcileSpool
 import ReconcileStore
+import ReconcileSQLite
 import ReconcileSystem
 import Testing
 import TestSupport

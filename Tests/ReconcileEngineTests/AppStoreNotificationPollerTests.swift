@@ -2,6 +2,7 @@ import Foundation
 import ReconcileCore
 import ReconcileCrypto
 import ReconcileStore
+import ReconcileSQLite
 import Synchronization
 import Testing
 import TestSupport

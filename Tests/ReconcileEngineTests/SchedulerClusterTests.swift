@@ -1,6 +1,7 @@
 import Foundation
 import ReconcileCore
 import ReconcileStore
+import ReconcilePostgreSQL
 import Testing
 import TestSupport
 @testable import ReconcileEngine

@@ -1,6 +1,7 @@
 import Foundation
 import ReconcileCore
 import ReconcileStore
+import ReconcileSQLite
 import Synchronization
 import Testing
 import TestSupport

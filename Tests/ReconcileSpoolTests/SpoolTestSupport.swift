@@ -3,6 +3,7 @@ import Glibc
 import ReconcileCore
 import ReconcileSpool
 import ReconcileStore
+import ReconcileSQLite
 import ReconcileSystem
 import TestSupport
 

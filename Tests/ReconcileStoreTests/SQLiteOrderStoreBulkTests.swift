@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 
 @Suite("Store: operator actions in batches")
 struct SQLiteOrderStoreBulkTests {

@@ -3,6 +3,7 @@ import Testing
 import ReconcileCore
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 
 @Suite("Store: ingest rules of DESIGN §3")
 struct SQLiteOrderStoreIngestTests {

@@ -3,6 +3,7 @@ import Testing
 import ReconcileCore
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 
 @Suite("Store: operator actions")
 struct SQLiteOrderStoreOperatorTests {

@@ -4,6 +4,7 @@ import Testing
 import ReconcileCore
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 
 @Suite("Store: queries and pruning")
 struct SQLiteOrderStoreTests {

@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 
 /// The store's file under the daemon (issue 13): checked at start, watched while open.
 @Suite("Store: the file checked at start and watched while open", .serialized)

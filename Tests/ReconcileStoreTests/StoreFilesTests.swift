@@ -4,6 +4,7 @@ import ReconcileCore
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 
 @Suite("Store files: modes", .serialized)
 struct StoreFilesTests {

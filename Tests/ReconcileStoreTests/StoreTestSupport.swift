@@ -2,6 +2,7 @@ import Foundation
 import ReconcileCore
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 
 /// A store in a fresh temporary directory.
 struct StoreFixture {

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ReconcileCore
 import ReconcileStore
+import ReconcileSQLite
 import ReconcileSystem
 
 /// `reconcilectl backup FILE`: a consistent copy of the store (`VACUUM INTO`), safe while the

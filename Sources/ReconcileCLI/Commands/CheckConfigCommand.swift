@@ -3,6 +3,7 @@ import ReconcileCore
 import ReconcileCrypto
 import ReconcileDaemon
 import ReconcileStore
+import ReconcilePostgreSQL
 import ReconcileSystem
 
 /// `reconcilectl check-config`: reads the configuration exactly as `reconciled` would — the

@@ -2,6 +2,8 @@ import Foundation
 import Glibc
 import ReconcileCore
 import ReconcileStore
+import ReconcileSQLite
+import ReconcilePostgreSQL
 import ReconcileSystem
 
 /// `reconcilectl copy-store postgresql://…`: moves this configuration's SQLite store into an

@@ -2,6 +2,8 @@ import Foundation
 import Glibc
 import ReconcileCore
 import ReconcileStore
+import ReconcilePostgreSQL
+import ReconcileSQLite
 import ReconcileSystem
 
 /// The operator's actions on orders: `retry`, `hold`, `release`, `resolve`, `cancel`

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ReconcileCore
 import ReconcileStore
+import ReconcileSQLite
 import ReconcileSystem
 
 /// `reconcilectl restore FILE`: with the daemon stopped, checks a backup, sets the store and its

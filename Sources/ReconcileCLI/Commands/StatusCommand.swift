@@ -1,6 +1,7 @@
 import Foundation
 import ReconcileCore
 import ReconcileStore
+import ReconcilePostgreSQL
 
 /// `reconcilectl status`: is the daemon up, how many orders are where, how are the circuits.
 enum StatusCommand {

@@ -2,6 +2,8 @@ import Foundation
 import Glibc
 import ReconcileCore
 import ReconcileStore
+import ReconcileSQLite
+import ReconcilePostgreSQL
 import ReconcileSystem
 
 /// What most verbs need before they start: the configuration, the store, the daemon.

@@ -23,7 +23,7 @@ extension RelationalOrderStore {
     /// meanwhile, on a shared store: the two transactions can pass each other (each reads before
     /// the other commits), so a notification taken in while an order claimed its transaction is
     /// caught by this sweep.
-    static var unmatchedRecheckWindow: TimeInterval { 600 }
+    package static var unmatchedRecheckWindow: TimeInterval { 600 }
 
     public func applyWaitingNotifications(now: Date) throws -> [NotificationRules.Outcome] {
         // Read first: most turns find none, and must not pay for a write transaction.

@@ -100,7 +100,7 @@ extension RelationalOrderStore {
     }
 
     /// The outbox's backlog inside the caller's read snapshot.
-    static func outboxSummary(_ connection: Connection) throws -> OutboxSummary {
+    package static func outboxSummary(_ connection: Connection) throws -> OutboxSummary {
         let counts = try connection.fetchAll("SELECT state, count(*) FROM outbox WHERE state IN ('pending', 'escalated') GROUP BY state") {
             ($0.string(0), $0.int(1))
         }

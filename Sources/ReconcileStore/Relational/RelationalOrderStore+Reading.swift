@@ -47,7 +47,7 @@ extension RelationalOrderStore {
 
     /// Orders per state from rows of `state, count(*)`; a state this version does not know is
     /// an error.
-    static func counts(_ connection: Connection, _ statement: SQLStatement) throws -> [OrderState: Int] {
+    package static func counts(_ connection: Connection, _ statement: SQLStatement) throws -> [OrderState: Int] {
         let pairs = try connection.fetchAll(statement) { row in
             (try row.known(at: 0, as: OrderState.self, table: "orders", column: "state"), row.int(1))
         }
@@ -55,7 +55,7 @@ extension RelationalOrderStore {
     }
 
     /// Orders per state: a scan of the covering index `orders_state_received`, never of the table.
-    static var countsStatement: SQLStatement { "SELECT state, count(*) FROM orders GROUP BY state" }
+    package static var countsStatement: SQLStatement { "SELECT state, count(*) FROM orders GROUP BY state" }
 
     public func countsByState() throws -> [OrderState: Int] {
         try withConnection { connection in try Self.counts(connection, Self.countsStatement) }
@@ -71,12 +71,12 @@ extension RelationalOrderStore {
     }
 
     /// Counts of some states.
-    static func countsStatement(_ states: [OrderState]) -> SQLStatement {
+    package static func countsStatement(_ states: [OrderState]) -> SQLStatement {
         "SELECT state, count(*) FROM orders WHERE state \(in: states.map(\.rawValue)) GROUP BY state"
     }
 
     /// The earliest next attempt of an order of `kind`: one step into its partial due index.
-    static func nextDue(_ kind: WorkKind) -> SQLStatement {
+    package static func nextDue(_ kind: WorkKind) -> SQLStatement {
         """
         SELECT next_attempt_at FROM orders \(.indexedBy(DueOrders.index(kind)))
         WHERE next_attempt_at IS NOT NULL AND \(raw: DueOrders.condition(kind))
@@ -102,7 +102,7 @@ extension RelationalOrderStore {
     }
 
     /// The earliest `received_at` of one state: one step into `orders_state_received`.
-    static func oldestReceived(_ state: String) -> SQLStatement {
+    package static func oldestReceived(_ state: String) -> SQLStatement {
         "SELECT received_at FROM orders WHERE state = \(state) ORDER BY received_at LIMIT 1"
     }
 

@@ -69,7 +69,7 @@ extension RelationalOrderStore {
     /// index that holds exactly the orders of that kind waiting for an attempt (pinned with
     /// `INDEXED BY` on SQLite, whose planner would otherwise sort the backlog). On a shared store
     /// rows another node is leasing are skipped, not waited for.
-    static func dueOrders(_ kind: WorkKind, now: Date, limit: Int) -> SQLStatement {
+    package static func dueOrders(_ kind: WorkKind, now: Date, limit: Int) -> SQLStatement {
         """
         SELECT \(raw: OrderColumns.record) FROM orders \(.indexedBy(DueOrders.index(kind)))
         WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= \(now) AND \(raw: DueOrders.condition(kind))

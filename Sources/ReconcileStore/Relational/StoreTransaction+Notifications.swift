@@ -7,18 +7,18 @@ import ReconcileCore
 extension StoreTransaction {
     /// Notifications selected by `statement` (which selects ``NotificationColumns/select``, and
     /// `n.order_ref` after it when `withOrder`).
-    func notifications(_ statement: SQLStatement) throws -> [StoredNotification] {
+    package func notifications(_ statement: SQLStatement) throws -> [StoredNotification] {
         try connection.fetchAll(statement, NotificationColumns.stored(from:))
     }
 
     /// Notifications with the order they were recorded against.
-    func notificationsWithOrder(_ statement: SQLStatement) throws -> [(StoredNotification, Int64?)] {
+    package func notificationsWithOrder(_ statement: SQLStatement) throws -> [(StoredNotification, Int64?)] {
         try connection.fetchAll(statement) { (try NotificationColumns.stored(from: $0), $0.optionalInt64(NotificationColumns.orderReferenceColumn)) }
     }
 
     /// Takes a notification in once by `(source, notification_id)`; `nil` when it was taken in
     /// before (by this node or another).
-    func insert(_ notification: StoreNotification, receivedAt: Date) throws -> Int64? {
+    package func insert(_ notification: StoreNotification, receivedAt: Date) throws -> Int64? {
         try connection.fetchOne(
             """
             INSERT INTO notifications (\(raw: NotificationColumns.insert.joined(separator: ", ")))
@@ -29,14 +29,14 @@ extension StoreTransaction {
     }
 
     /// Whether any notification waits: one step into the partial index.
-    func anyNotificationWaiting() throws -> Bool {
+    package func anyNotificationWaiting() throws -> Bool {
         try connection.fetchOne(
             "SELECT 1 FROM notifications \(.indexedBy("notifications_waiting")) WHERE outcome = 'waiting' LIMIT 1") { _ in true } ?? false
     }
 
     /// Applies the notifications that waited for an attempt on one of `orders` (their attempts
     /// have just ended; their rows are locked already).
-    func applyWaitingNotifications(of orders: [Int64], now: Date) throws -> [NotificationRules.Outcome] {
+    package func applyWaitingNotifications(of orders: [Int64], now: Date) throws -> [NotificationRules.Outcome] {
         guard !orders.isEmpty, try anyNotificationWaiting() else { return [] }
         let waiting = try notificationsWithOrder(
             """
@@ -57,7 +57,7 @@ extension StoreTransaction {
     /// just claimed or been granted them: a refund that came before its order is applied now),
     /// in the store's own order of events. Locked on a shared store: another node's commit that
     /// claims the same transaction waits, then finds them applied.
-    func applyUnmatchedNotifications(about transactionIDs: [String], now: Date) throws -> [NotificationRules.Outcome] {
+    package func applyUnmatchedNotifications(about transactionIDs: [String], now: Date) throws -> [NotificationRules.Outcome] {
         let keys = Array(Set(transactionIDs)).sorted()
         guard !keys.isEmpty else { return [] }
         let unmatched = try notifications(
@@ -74,7 +74,7 @@ extension StoreTransaction {
     }
 
     /// Runs the rule on the orders it matched and records what became of the notification.
-    func apply(
+    package func apply(
         _ notification: StoreNotification, reference: Int64, to records: [OrderRecord], now: Date, consumption: ConsumptionPolicy = .off
     ) throws -> NotificationRules.Outcome {
         let (plans, outcome, orderReference) = try NotificationRules.apply(
@@ -90,7 +90,7 @@ extension StoreTransaction {
     /// holder of the claim on its transaction; without a claim, every order whose proof names it
     /// or its purchase token, oldest first. `waitedOn`: the order a waiting notification was
     /// recorded against (found by a token no longer in hand).
-    func matchingOrders(_ notification: StoreNotification, waitedOn: Int64? = nil) throws -> [OrderRecord] {
+    package func matchingOrders(_ notification: StoreNotification, waitedOn: Int64? = nil) throws -> [OrderRecord] {
         var references: [Int64] = []
         if let transactionID = NotificationMatching.transactionID(of: notification) {
             if let claimant = try connection.fetchOne("SELECT order_ref FROM claims WHERE transaction_id = \(transactionID)", { $0.int64(0) }) {

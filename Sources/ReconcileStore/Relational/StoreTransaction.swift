@@ -9,45 +9,45 @@ import ReconcileCore
 ///
 /// It also answers the rules' lookups (``RuleLookups``): each a statement of its own, so under
 /// PostgreSQL's `READ COMMITTED` it sees what other nodes committed up to then.
-struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
-    let connection: Connection
+package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
+    package let connection: Connection
 
-    init(_ connection: Connection) {
+    package init(_ connection: Connection) {
         self.connection = connection
     }
 
     /// Whether other writers share the store (PostgreSQL): rows are locked, unique keys can be
     /// lost to another node, and a lost race is planned again.
-    var isShared: Bool { connection.dialect.locksRows }
+    package var isShared: Bool { connection.dialect.locksRows }
 
-    static var selectRecords: SQLStatement { SQLStatement(raw: "SELECT \(OrderColumns.record) FROM orders") }
+    package static var selectRecords: SQLStatement { SQLStatement(raw: "SELECT \(OrderColumns.record) FROM orders") }
 
     // MARK: - Reading records
 
     /// Orders selected by `statement` (which starts with ``selectRecords``).
-    func records(_ statement: SQLStatement) throws -> [OrderRecord] {
+    package func records(_ statement: SQLStatement) throws -> [OrderRecord] {
         try connection.fetchAll(statement, OrderColumns.record(from:))
     }
 
     /// The order with this id, locked until the transaction ends.
-    func record(orderID: String) throws -> OrderRecord? {
+    package func record(orderID: String) throws -> OrderRecord? {
         try connection.fetchOne("\(Self.selectRecords) WHERE order_id = \(orderID) \(.forUpdate)", OrderColumns.record(from:))
     }
 
     /// The order with this key, locked until the transaction ends.
-    func record(reference: Int64) throws -> OrderRecord? {
+    package func record(reference: Int64) throws -> OrderRecord? {
         try connection.fetchOne("\(Self.selectRecords) WHERE id = \(reference) \(.forUpdate)", OrderColumns.record(from:))
     }
 
     /// The orders with these ids, locked in key order whatever the order of `orderIDs`.
-    func records(orderIDs: [String]) throws -> [String: OrderRecord] {
+    package func records(orderIDs: [String]) throws -> [String: OrderRecord] {
         guard !orderIDs.isEmpty else { return [:] }
         let found = try records("\(Self.selectRecords) WHERE order_id \(in: orderIDs) ORDER BY id \(.forUpdate)")
         return Dictionary(found.map { ($0.orderID, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// The orders with these keys, locked in key order.
-    func records(references: [Int64]) throws -> [Int64: OrderRecord] {
+    package func records(references: [Int64]) throws -> [Int64: OrderRecord] {
         guard !references.isEmpty else { return [:] }
         let found = try records("\(Self.selectRecords) WHERE id \(in: references) ORDER BY id \(.forUpdate)")
         return Dictionary(found.map { ($0.reference, $0) }, uniquingKeysWith: { first, _ in first })
@@ -60,7 +60,7 @@ struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
     /// looked), asks the rule again: it now sees the winner.
     ///
     /// - Returns: the rule's outcome, and the plan as written (`nil` when the rule wrote nothing).
-    func planAndWrite<Outcome>(
+    package func planAndWrite<Outcome>(
         _ what: @autoclosure () -> String, _ rule: () throws -> (OrderPlan?, Outcome)
     ) throws -> (outcome: Outcome, written: OrderPlan?) {
         for _ in 0..<8 {
@@ -86,7 +86,7 @@ struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
     /// - Throws: ``PlanConflict`` (nothing written) when another transaction holds the order id
     ///   or one of the claims.
     @discardableResult
-    func write(_ plan: OrderPlan) throws -> Int64 {
+    package func write(_ plan: OrderPlan) throws -> Int64 {
         guard isShared, !plan.claims.isEmpty else { return try writeUnguarded(plan) }
         return try connection.savepoint { try writeUnguarded(plan) }
     }
@@ -161,7 +161,7 @@ struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
     }
 
     /// Appends one transition to an order's history.
-    func insertTransition(
+    package func insertTransition(
         orderReference: Int64, at: Date, actor: TransitionActor, from: OrderState?, to: OrderState, reason: String, detail: String?,
         attemptReference: Int64?
     ) throws {
@@ -173,7 +173,7 @@ struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
     }
 
     /// Writes an outbox action as a rule left it.
-    func update(_ action: OutboxAction) throws {
+    package func update(_ action: OutboxAction) throws {
         try connection.perform(
             "UPDATE outbox SET \(SQLStatement.assignments(OutboxColumns.update, OutboxColumns.updateValues(action))) WHERE id = \(action.reference)")
     }
@@ -181,13 +181,13 @@ struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
     // MARK: - Outbox actions
 
     /// Actions selected by `statement` (which selects ``OutboxColumns/action``).
-    func actions(_ statement: SQLStatement) throws -> [OutboxAction] {
+    package func actions(_ statement: SQLStatement) throws -> [OutboxAction] {
         try connection.fetchAll(statement, OutboxColumns.action(from:))
     }
 
     // MARK: - RuleLookups
 
-    func claimants(of transactionIDs: [String]) throws -> [String: String] {
+    package func claimants(of transactionIDs: [String]) throws -> [String: String] {
         guard !transactionIDs.isEmpty else { return [:] }
         let pairs = try connection.fetchAll(
             "SELECT c.transaction_id, o.order_id FROM claims c JOIN orders o ON o.id = c.order_ref WHERE c.transaction_id \(in: Array(Set(transactionIDs)))"
@@ -195,13 +195,13 @@ struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
         return Dictionary(pairs, uniquingKeysWith: { first, _ in first })
     }
 
-    func latestDetail(orderReference: Int64, reason: String) throws -> String? {
+    package func latestDetail(orderReference: Int64, reason: String) throws -> String? {
         try connection.fetchOne(
             "SELECT detail FROM transitions WHERE order_ref = \(orderReference) AND reason = \(reason) ORDER BY id DESC LIMIT 1"
         ) { $0.optionalString(0) } ?? nil
     }
 
-    func laterStoreEvent(transactionID: String, signedAfter date: Date) throws -> String? {
+    package func laterStoreEvent(transactionID: String, signedAfter date: Date) throws -> String? {
         try connection.fetchOne(
             """
             SELECT type FROM notifications \(.indexedBy("notifications_transaction"))
@@ -213,7 +213,7 @@ struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
 
     /// Locked for the transaction: the rule may supersede those not sent yet, and one a sender
     /// leases meanwhile is seen leased.
-    func revocationNotices(orderReference: Int64) throws -> [OutboxAction] {
+    package func revocationNotices(orderReference: Int64) throws -> [OutboxAction] {
         try actions(
             """
             SELECT \(raw: OutboxColumns.action) \(raw: OutboxColumns.from)
@@ -221,13 +221,13 @@ struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
             """)
     }
 
-    func deliveryRequested(orderReference: Int64) throws -> Bool {
+    package func deliveryRequested(orderReference: Int64) throws -> Bool {
         try connection.fetchOne("SELECT 1 FROM attempts WHERE order_ref = \(orderReference) AND kind = 'deliver' LIMIT 1") { _ in true } ?? false
     }
 
     /// Locked for the transaction: the rule writes them back as it decides. Only escalated ones:
     /// an action in flight is neither waited for nor locked against its sender.
-    func escalatedActions(orderReference: Int64) throws -> [OutboxAction] {
+    package func escalatedActions(orderReference: Int64) throws -> [OutboxAction] {
         try actions(
             """
             SELECT \(raw: OutboxColumns.action) \(raw: OutboxColumns.from)

@@ -3,46 +3,46 @@ import ReconcileCore
 /// A table's columns, declared once as an enum whose raw value is the column's position in
 /// ``selectList``: the select list is made from the declaration, and a row is read by column
 /// (`row.string(OrderColumn.orderID)`), never by a number written by hand.
-protocol SQLColumn: RawRepresentable<Int32>, CaseIterable, Sendable where AllCases == [Self] {
+package protocol SQLColumn: RawRepresentable<Int32>, CaseIterable, Sendable where AllCases == [Self] {
     /// The column's name in the table.
     var name: String { get }
 }
 
 extension SQLColumn {
     /// Every column, in declaration order, each prefixed with `alias.` when one is given.
-    static func selectList(alias: String? = nil) -> String {
+    package static func selectList(alias: String? = nil) -> String {
         allCases.map { (alias.map { "\($0)." } ?? "") + $0.name }.joined(separator: ", ")
     }
 }
 
 extension StoreRow {
-    func isNull<C: SQLColumn>(_ column: C) -> Bool { isNull(column.rawValue) }
-    func string<C: SQLColumn>(_ column: C) -> String { string(column.rawValue) }
-    func optionalString<C: SQLColumn>(_ column: C) -> String? { optionalString(column.rawValue) }
-    func int64<C: SQLColumn>(_ column: C) -> Int64 { int64(column.rawValue) }
-    func int<C: SQLColumn>(_ column: C) -> Int { int(column.rawValue) }
-    func optionalInt64<C: SQLColumn>(_ column: C) -> Int64? { optionalInt64(column.rawValue) }
-    func optionalInt<C: SQLColumn>(_ column: C) -> Int? { optionalInt64(column.rawValue).map { Int(clamping: $0) } }
+    package func isNull<C: SQLColumn>(_ column: C) -> Bool { isNull(column.rawValue) }
+    package func string<C: SQLColumn>(_ column: C) -> String { string(column.rawValue) }
+    package func optionalString<C: SQLColumn>(_ column: C) -> String? { optionalString(column.rawValue) }
+    package func int64<C: SQLColumn>(_ column: C) -> Int64 { int64(column.rawValue) }
+    package func int<C: SQLColumn>(_ column: C) -> Int { int(column.rawValue) }
+    package func optionalInt64<C: SQLColumn>(_ column: C) -> Int64? { optionalInt64(column.rawValue) }
+    package func optionalInt<C: SQLColumn>(_ column: C) -> Int? { optionalInt64(column.rawValue).map { Int(clamping: $0) } }
     /// A time kept in milliseconds, or `nil` for NULL.
-    func date<C: SQLColumn>(_ column: C) -> Date? { optionalInt64(column.rawValue).map(Date.init(epochMilliseconds:)) }
+    package func date<C: SQLColumn>(_ column: C) -> Date? { optionalInt64(column.rawValue).map(Date.init(epochMilliseconds:)) }
 
     /// A value of a closed set (a state, a kind), which must be one the code knows: a value it
     /// does not know is an error naming the column, never read as a default.
-    func known<C: SQLColumn, Value: RawRepresentable<String>>(_ column: C, as type: Value.Type, table: String) throws -> Value {
+    package func known<C: SQLColumn, Value: RawRepresentable<String>>(_ column: C, as type: Value.Type, table: String) throws -> Value {
         let raw = string(column.rawValue)
         guard let value = Value(rawValue: raw) else { throw StoreError.unknownValue(table: table, column: column.name, value: raw) }
         return value
     }
 
     /// ``known(_:as:table:)`` for a column selected at `index` (an aggregate's group).
-    func known<Value: RawRepresentable<String>>(at index: Int32, as type: Value.Type, table: String, column: String) throws -> Value {
+    package func known<Value: RawRepresentable<String>>(at index: Int32, as type: Value.Type, table: String, column: String) throws -> Value {
         let raw = string(index)
         guard let value = Value(rawValue: raw) else { throw StoreError.unknownValue(table: table, column: column, value: raw) }
         return value
     }
 
     /// ``known(_:as:table:)`` for a column that may be NULL.
-    func optionalKnown<C: SQLColumn, Value: RawRepresentable<String>>(_ column: C, as type: Value.Type, table: String) throws -> Value? {
+    package func optionalKnown<C: SQLColumn, Value: RawRepresentable<String>>(_ column: C, as type: Value.Type, table: String) throws -> Value? {
         guard let raw = optionalString(column.rawValue) else { return nil }
         guard let value = Value(rawValue: raw) else { throw StoreError.unknownValue(table: table, column: column.name, value: raw) }
         return value

@@ -6,7 +6,7 @@ public enum SQLDialect: Sendable, Hashable {
     case postgresql
 
     /// The placeholder of the `number`th bound value (1-based): `?` or `$n`.
-    func placeholder(_ number: Int) -> String {
+    package func placeholder(_ number: Int) -> String {
         switch self {
         case .sqlite: "?"
         case .postgresql: "$\(number)"
@@ -34,7 +34,7 @@ public enum SQLClause: Sendable, Hashable {
     /// The larger of two expressions: `max(a, b)` on SQLite, `GREATEST(a, b)` on PostgreSQL.
     case greatest(String, String)
 
-    func render(_ dialect: SQLDialect) -> String {
+    package func render(_ dialect: SQLDialect) -> String {
         switch (self, dialect) {
         case (.indexedBy(let index), .sqlite): "INDEXED BY \(index)"
         case (.greatest(let a, let b), .sqlite): "max(\(a), \(b))"

@@ -9,7 +9,7 @@ import ReconcileCore
 /// in only through `\(raw:)` (column lists, constants of the code, never a value from outside),
 /// lists through `\(in:)`, engine-specific clauses through ``SQLClause``.
 public struct SQLStatement: Sendable, Hashable, ExpressibleByStringInterpolation {
-    enum Piece: Sendable, Hashable {
+    package enum Piece: Sendable, Hashable {
         case sql(String)
         case value(SQLValue)
         case textList([String])
@@ -17,7 +17,7 @@ public struct SQLStatement: Sendable, Hashable, ExpressibleByStringInterpolation
         case clause(SQLClause)
     }
 
-    var pieces: [Piece]
+    package var pieces: [Piece]
 
     public init(stringLiteral value: String) {
         pieces = [.sql(value)]
@@ -131,7 +131,7 @@ public struct SQLStatement: Sendable, Hashable, ExpressibleByStringInterpolation
 
     /// PostgreSQL's array literal of texts: every element quoted, so that NULL, empty strings,
     /// braces and commas are plain text.
-    static func arrayLiteral(_ texts: [String]) -> String {
+    package static func arrayLiteral(_ texts: [String]) -> String {
         var literal = "{"
         for (index, text) in texts.enumerated() {
             if index > 0 { literal += "," }
@@ -141,7 +141,7 @@ public struct SQLStatement: Sendable, Hashable, ExpressibleByStringInterpolation
     }
 
     /// A JSON array of strings, for SQLite's `json_each`.
-    static func jsonArray(_ texts: [String]) -> String {
+    package static func jsonArray(_ texts: [String]) -> String {
         var json = "["
         for (index, text) in texts.enumerated() {
             if index > 0 { json += "," }
@@ -162,7 +162,7 @@ public struct SQLStatement: Sendable, Hashable, ExpressibleByStringInterpolation
 
 extension SQLStatement {
     /// Bound values separated by commas (`?, ?, ?`): a `VALUES` row.
-    static func list(_ values: [SQLValue]) -> SQLStatement {
+    package static func list(_ values: [SQLValue]) -> SQLStatement {
         var statement = SQLStatement(raw: "")
         for (index, value) in values.enumerated() {
             if index > 0 { statement.pieces.append(.sql(", ")) }
@@ -174,7 +174,7 @@ extension SQLStatement {
 
 extension SQLStatement {
     /// `column = value` pairs separated by commas: an `UPDATE`'s `SET` list.
-    static func assignments(_ columns: [String], _ values: [SQLValue]) -> SQLStatement {
+    package static func assignments(_ columns: [String], _ values: [SQLValue]) -> SQLStatement {
         var statement = SQLStatement(raw: "")
         statement.pieces.reserveCapacity(columns.count * 2)
         for (index, (column, value)) in zip(columns, values).enumerated() {

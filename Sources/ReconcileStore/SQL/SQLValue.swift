@@ -58,25 +58,3 @@ extension Date: SQLBindable {
 extension Optional: SQLBindable where Wrapped: SQLBindable {
     public var sqlValue: SQLValue { map(\.sqlValue) ?? .null }
 }
-
-extension SQLiteValue {
-    init(_ value: SQLValue) {
-        switch value {
-        case .null: self = .null
-        case .integer(let number): self = .integer(number)
-        case .text(let text): self = .text(text)
-        case .bytes(let bytes): self = .blob(bytes)
-        }
-    }
-}
-
-extension PostgreSQLValue {
-    init(_ value: SQLValue) {
-        switch value {
-        case .null: self = .null
-        case .integer(let number): self = .integer(number)
-        case .text(let text): self = .text(text)
-        case .bytes(let bytes): self = .bytes(bytes)
-        }
-    }
-}

@@ -3,14 +3,14 @@ import ReconcileCore
 /// Which orders each kind of work takes, as SQL both stores share: the partial index that holds
 /// exactly the orders of that kind waiting for an attempt, and the condition that lets the
 /// planner prove the index applies (written as literals, never from outside values).
-enum DueOrders {
+package enum DueOrders {
     /// `orders_due_verify`, `orders_due_verify_play`, `orders_due_deliver`.
-    static func index(_ kind: WorkKind) -> String {
+    package static func index(_ kind: WorkKind) -> String {
         "orders_due_\(kind.rawValue)"
     }
 
     /// The index's condition, without `next_attempt_at IS NOT NULL`.
-    static func condition(_ kind: WorkKind) -> String {
+    package static func condition(_ kind: WorkKind) -> String {
         switch kind {
         case .verify: "state = 'pending' AND purchase_token IS NULL"
         case .verifyPlay: "state = 'pending' AND purchase_token IS NOT NULL"

@@ -3,14 +3,14 @@ import ReconcileCore
 
 /// The `notifications` columns both stores write from a ``StoreNotification`` and read into a
 /// ``StoredNotification``, in one place.
-enum NotificationColumns {
+package enum NotificationColumns {
     /// The columns an insert sets, in the order of ``insertValues(_:receivedAt:)``.
-    static let insert = [
+    package static let insert = [
         "source", "notification_id", "type", "subtype", "transaction_id", "original_transaction_id", "product_id", "environment",
         "signed_at", "revoked_at", "revocation_reason", "via", "received_at", "outcome",
     ]
 
-    static func insertValues(_ notification: StoreNotification, receivedAt: Date) -> [SQLValue] {
+    package static func insertValues(_ notification: StoreNotification, receivedAt: Date) -> [SQLValue] {
         [
             .text(notification.source.rawValue), .text(notification.notificationID), .text(notification.type), .text(orNull: notification.subtype),
             .text(orNull: notification.transactionID), .text(orNull: notification.originalTransactionID), .text(orNull: notification.productID),
@@ -22,29 +22,29 @@ enum NotificationColumns {
 
     /// The select list ``stored(from:)`` reads: every ``NotificationColumn`` (`o` is the matched
     /// order, left joined).
-    static let select = NotificationColumn.allCases.map(\.qualifiedName).joined(separator: ", ")
+    package static let select = NotificationColumn.allCases.map(\.qualifiedName).joined(separator: ", ")
 
     /// The position of `n.order_ref` when a query selects it right after ``select``.
-    static let orderReferenceColumn = Int32(NotificationColumn.allCases.count)
+    package static let orderReferenceColumn = Int32(NotificationColumn.allCases.count)
 
     /// The transaction a notification is matched by (``NotificationMatching``) as SQL over the
     /// bare table, as the index `notifications_transaction` holds it.
-    static let matchKey = "coalesce(transaction_id, original_transaction_id)"
+    package static let matchKey = "coalesce(transaction_id, original_transaction_id)"
 
     /// The types of store events that change orders (a refund, revocation, reversal or voided
     /// purchase), as an SQL list.
-    static let storeEventTypes = [
+    package static let storeEventTypes = [
         AppStoreNotification.refund, AppStoreNotification.revoke, AppStoreNotification.refundReversed, StoreNotification.playVoidedType,
     ].map { "'\($0)'" }.joined(separator: ", ")
 
     /// `FROM notifications n LEFT JOIN orders o …`.
-    static let from = "FROM notifications n LEFT JOIN orders o ON o.id = n.order_ref"
+    package static let from = "FROM notifications n LEFT JOIN orders o ON o.id = n.order_ref"
 
     /// A notification from a row selected with ``select``.
     ///
     /// - Throws: ``StoreError/unknownValue(table:column:value:)`` for a source or channel this
     ///   version does not know.
-    static func stored(from row: some StoreRow) throws -> StoredNotification {
+    package static func stored(from row: some StoreRow) throws -> StoredNotification {
         typealias Column = NotificationColumn
         let notification = StoreNotification(
             source: try row.known(Column.source, as: StoreNotification.Source.self, table: "notifications"),
@@ -61,11 +61,11 @@ enum NotificationColumns {
 
 /// The columns ``NotificationColumns/select`` selects, declared once; the raw value is the
 /// position.
-enum NotificationColumn: Int32, SQLColumn {
+package enum NotificationColumn: Int32, SQLColumn {
     case id, source, notificationID, type, subtype, transactionID, originalTransactionID, productID, environment
     case signedAt, revokedAt, revocationReason, via, receivedAt, outcome, appliedAt, orderID
 
-    var name: String {
+    package var name: String {
         switch self {
         case .id: "id"
         case .source: "source"
@@ -88,5 +88,5 @@ enum NotificationColumn: Int32, SQLColumn {
     }
 
     /// The column as the select list names it: the order's id from `o`, the rest from `n`.
-    var qualifiedName: String { (self == .orderID ? "o." : "n.") + name }
+    package var qualifiedName: String { (self == .orderID ? "o." : "n.") + name }
 }

@@ -3,14 +3,14 @@ import ReconcileCore
 
 /// The `orders` table's columns, declared once: the select list ``OrderColumns/record`` is made
 /// from this declaration, and rows are read by column (the raw value is the position in it).
-enum OrderColumn: Int32, SQLColumn {
+package enum OrderColumn: Int32, SQLColumn {
     case id, orderID, productID, state, resumeState, heldResumeState, heldReason, reason, receipt, transactionID
     case signedTransaction, proofRevision, applicationUsername, userID, amount, currency, createdAt, contentHash
     case receivedAt, updatedAt, nextAttemptAt, attempts, deliveryAttempts, malformedAnswers, leaseOwner, leasedUntil
     case leaseProofRevision, pendingAction, verifiedTransactionID, originalTransactionID, verifiedProductID, quantity
     case purchaseDate, environment, finishedBy, prunedAt, purchaseToken, packageName, acknowledgementState, consumptionState
 
-    var name: String {
+    package var name: String {
         switch self {
         case .id: "id"
         case .orderID: "order_id"
@@ -58,9 +58,9 @@ enum OrderColumn: Int32, SQLColumn {
 
 /// How an ``OrderRecord`` is read from an `orders` row and written from an ``OrderPlan``, in one
 /// place for both engines.
-enum OrderColumns {
+package enum OrderColumns {
     /// The select list ``record(from:)`` reads: every ``OrderColumn``.
-    static let record = OrderColumn.selectList()
+    package static let record = OrderColumn.selectList()
 
     /// The columns of the grant (all NULL: no grant).
     private static let grantColumns: [OrderColumn] = [
@@ -72,7 +72,7 @@ enum OrderColumns {
     ///
     /// - Throws: ``StoreError/unknownValue(table:column:value:)`` for a state, finisher or
     ///   deferred action this version does not know.
-    static func record(from row: some StoreRow) throws -> OrderRecord {
+    package static func record(from row: some StoreRow) throws -> OrderRecord {
         func state(_ column: OrderColumn) throws -> OrderState? { try row.optionalKnown(column, as: OrderState.self, table: "orders") }
         let orderID = row.string(OrderColumn.orderID)
         let grant: Grant? = grantColumns.allSatisfy { row.isNull($0) }
@@ -117,21 +117,21 @@ enum OrderColumns {
 
     /// The columns a plan sets, in the order of ``planValues(_:)``: all but the key, the order id,
     /// the product, the raw file and the pruning time.
-    static let plan: [OrderColumn] = OrderColumn.allCases.filter { ![.id, .orderID, .productID, .prunedAt].contains($0) }
+    package static let plan: [OrderColumn] = OrderColumn.allCases.filter { ![.id, .orderID, .productID, .prunedAt].contains($0) }
 
     /// The names of ``plan``.
-    static let planNames = plan.map(\.name)
+    package static let planNames = plan.map(\.name)
 
     /// `INSERT INTO orders (order_id, product_id, raw, <plan>) VALUES (`.
-    static let insertPrefix = "INSERT INTO orders (\((["order_id", "product_id", "raw"] + planNames).joined(separator: ", "))) VALUES ("
+    package static let insertPrefix = "INSERT INTO orders (\((["order_id", "product_id", "raw"] + planNames).joined(separator: ", "))) VALUES ("
 
     /// The values of ``plan`` for `record`.
-    static func planValues(_ record: OrderRecord) -> [SQLValue] {
+    package static func planValues(_ record: OrderRecord) -> [SQLValue] {
         plan.map { value(of: $0, in: record) }
     }
 
     /// One column's value for `record`.
-    static func value(of column: OrderColumn, in record: OrderRecord) -> SQLValue {
+    package static func value(of column: OrderColumn, in record: OrderRecord) -> SQLValue {
         let grant = record.grant
         switch column {
         case .id: return .integer(record.reference)

@@ -4,28 +4,28 @@ import ReconcileCore
 /// The `outbox` columns both stores read into an ``OutboxAction`` and write from one, in one
 /// place: the select list (joined with the order for its id), its reader, and the columns an
 /// update sets with their values in order.
-enum OutboxColumns {
+package enum OutboxColumns {
     /// The select list ``action(from:)`` reads: every ``OutboxColumn`` (`o` is the order's row).
-    static let action = OutboxColumn.allCases.map(\.qualifiedName).joined(separator: ", ")
+    package static let action = OutboxColumn.allCases.map(\.qualifiedName).joined(separator: ", ")
 
     /// `FROM outbox x JOIN orders o …`.
-    static let from = "FROM outbox x JOIN orders o ON o.id = x.order_ref"
+    package static let from = "FROM outbox x JOIN orders o ON o.id = x.order_ref"
 
     /// The order's columns a claim reads besides the action: product, purchase token, package.
     /// The condition (on `x`) that an action is next in its order's line: no earlier action of
     /// its kind for the same order is still pending. An order's revocation notices reach the
     /// merchant in the order they were recorded (DESIGN §5a), never an older word after a newer.
-    static let inOrder = """
+    package static let inOrder = """
         NOT EXISTS (SELECT 1 FROM outbox e WHERE e.order_ref = x.order_ref AND e.kind = x.kind AND e.id < x.id AND e.state = 'pending')
         """
 
-    static let claimExtra = "o.product_id, o.purchase_token, o.package_name"
+    package static let claimExtra = "o.product_id, o.purchase_token, o.package_name"
 
     /// An action from a row selected with ``action``.
     ///
     /// - Throws: ``StoreError/unknownValue(table:column:value:)`` for a kind, endpoint or state
     ///   this version does not know.
-    static func action(from row: some StoreRow) throws -> OutboxAction {
+    package static func action(from row: some StoreRow) throws -> OutboxAction {
         OutboxAction(
             reference: row.int64(OutboxColumn.id), orderReference: row.int64(OutboxColumn.orderReference), orderID: row.string(OutboxColumn.orderID),
             kind: try row.known(OutboxColumn.kind, as: OutboxKind.self, table: "outbox"),
@@ -40,7 +40,7 @@ enum OutboxColumns {
     }
 
     /// A claimed action from a row of ``action`` followed by ``claimExtra``.
-    static func claimed(from row: some StoreRow, charged: Bool) throws -> ClaimedAction {
+    package static func claimed(from row: some StoreRow, charged: Bool) throws -> ClaimedAction {
         let extra = Int32(OutboxColumn.allCases.count)
         return ClaimedAction(
             action: try action(from: row), productID: row.string(extra),
@@ -48,12 +48,12 @@ enum OutboxColumns {
     }
 
     /// The columns an insert sets (with `order_ref` first), in the order of ``insertValues(_:orderReference:)``.
-    static let insert = [
+    package static let insert = [
         "order_ref", "kind", "endpoint", "idempotency_key", "payload", "state", "attempts", "next_attempt_at", "created_at", "updated_at",
         "deadline", "reason", "detail",
     ]
 
-    static func insertValues(_ action: OutboxAction, orderReference: Int64) -> [SQLValue] {
+    package static func insertValues(_ action: OutboxAction, orderReference: Int64) -> [SQLValue] {
         [
             .integer(orderReference), .text(action.kind.rawValue), .text(action.endpoint.rawValue), .text(action.idempotencyKey),
             .text(action.payload), .text(action.state.rawValue), .integer(Int64(action.attempts)),
@@ -64,9 +64,9 @@ enum OutboxColumns {
     }
 
     /// The columns a rule's change sets, in the order of ``updateValues(_:)``.
-    static let update = ["state", "attempts", "next_attempt_at", "lease_owner", "leased_until", "updated_at", "warned_at", "reason", "detail"]
+    package static let update = ["state", "attempts", "next_attempt_at", "lease_owner", "leased_until", "updated_at", "warned_at", "reason", "detail"]
 
-    static func updateValues(_ action: OutboxAction) -> [SQLValue] {
+    package static func updateValues(_ action: OutboxAction) -> [SQLValue] {
         [
             .text(action.state.rawValue), .integer(Int64(action.attempts)), .integer(orNull: action.nextAttemptAt?.epochMilliseconds),
             .text(orNull: action.lease?.owner), .integer(orNull: action.lease?.until?.epochMilliseconds),
@@ -77,11 +77,11 @@ enum OutboxColumns {
 }
 
 /// The columns ``OutboxColumns/action`` selects, declared once; the raw value is the position.
-enum OutboxColumn: Int32, SQLColumn {
+package enum OutboxColumn: Int32, SQLColumn {
     case id, orderReference, orderID, kind, endpoint, idempotencyKey, payload, state, attempts, nextAttemptAt
     case leaseOwner, leasedUntil, createdAt, updatedAt, deadline, warnedAt, reason, detail
 
-    var name: String {
+    package var name: String {
         switch self {
         case .id: "id"
         case .orderReference: "order_ref"
@@ -105,5 +105,5 @@ enum OutboxColumn: Int32, SQLColumn {
     }
 
     /// The column as the select list names it: the order's id from `o`, the rest from `x`.
-    var qualifiedName: String { (self == .orderID ? "o." : "x.") + name }
+    package var qualifiedName: String { (self == .orderID ? "o." : "x.") + name }
 }

@@ -3,6 +3,8 @@ import ReconcileCore
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcileSQLite
+@testable import ReconcilePostgreSQL
 
 /// One kind of store the contract suite runs against: how to open a fresh, empty one. Every
 /// test of ``OrderStoreContractTests`` runs once per kind, through the ``OrderStore`` protocol

@@ -3,6 +3,7 @@ import ReconcileCore
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcilePostgreSQL
 
 /// The outbox's behaviour every store owes (DESIGN §5a), through the protocol alone: a Google
 /// Play order that finishes owes one acknowledgement, written with the order's change; it is

@@ -1,5 +1,6 @@
 import Testing
 @testable import ReconcileStore
+@testable import ReconcilePostgreSQL
 
 @Suite("PostgreSQL connection options")
 struct PostgreSQLConnectionOptionsTests {

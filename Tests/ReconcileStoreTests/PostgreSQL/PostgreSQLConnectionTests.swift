@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcilePostgreSQL
 
 @Suite("PostgreSQL connection", .enabled(if: PostgreSQLTestServer.isEnabled, "no PostgreSQL server (reason printed above)"), .postgreSQLTurn)
 struct PostgreSQLConnectionTests {

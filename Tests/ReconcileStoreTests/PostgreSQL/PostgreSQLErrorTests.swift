@@ -1,5 +1,6 @@
 import Testing
 @testable import ReconcileStore
+@testable import ReconcilePostgreSQL
 
 @Suite("PostgreSQL errors")
 struct PostgreSQLErrorTests {

@@ -3,6 +3,8 @@ import Synchronization
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcileSQLite
+@testable import ReconcilePostgreSQL
 
 /// Migrations of the shared store: applied once, under an advisory lock, whoever opens the
 /// database first; SQLite's tables and columns; a newer, foreign or (for a non-migrating opener)

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcilePostgreSQL
 
 /// The shared store's coordination (DESIGN §7): leases released per node at start, expired
 /// leases rescued by any node — never over a completion that won the race (River #1302) —,

@@ -3,6 +3,7 @@ import ReconcileCore
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcilePostgreSQL
 
 /// Several ``PostgreSQLOrderStore`` instances — separate connections, different owners, as
 /// several daemons would be — racing on one database from threads of their own: no order leased

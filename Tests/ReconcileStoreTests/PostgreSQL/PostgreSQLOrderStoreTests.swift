@@ -3,6 +3,7 @@ import ReconcileCore
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcilePostgreSQL
 
 /// What only the PostgreSQL store has: the partial due index in the planner's hands, leases on
 /// the database's clock, SKIP LOCKED, reconnection, the raw file as bytes. (What every store owes

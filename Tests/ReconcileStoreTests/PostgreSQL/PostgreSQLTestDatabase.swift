@@ -3,6 +3,7 @@ import ReconcileCore
 import Synchronization
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcilePostgreSQL
 
 /// A fresh, empty database on the process's ``PostgreSQLTestServer`` (`CREATE DATABASE`), for one
 /// test. Databases are not dropped: the whole cluster goes when the process exits.

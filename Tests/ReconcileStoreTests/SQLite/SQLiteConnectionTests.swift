@@ -1,6 +1,7 @@
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 
 @Suite("SQLite connection")
 struct SQLiteConnectionTests {

@@ -5,6 +5,7 @@ import ReconcileCore
 import Testing
 import TestSupport
 @testable import ReconcileStore
+@testable import ReconcileSQLite
 
 @Suite("SQLite errors", .serialized)
 struct SQLiteErrorTests {

@@ -1,3 +1,4 @@
+import ReconcileStore
 import CSQLite
 
 /// A prepared statement. Owned by its ``SQLiteConnection`` (which caches it by SQL text) and

@@ -1,3 +1,4 @@
+import ReconcileStore
 import Foundation
 
 /// Another daemon running under this daemon's node name (`[Daemon] Node=`): seen heart-beating

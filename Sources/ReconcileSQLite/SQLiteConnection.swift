@@ -1,3 +1,4 @@
+import ReconcileStore
 import CSQLite
 
 /// One SQLite connection: statements cached by SQL text, parameters always bound, writes in

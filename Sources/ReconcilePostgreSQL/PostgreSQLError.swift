@@ -1,3 +1,4 @@
+import ReconcileStore
 import ReconcileCore
 
 /// An error from PostgreSQL or libpq: the SQLSTATE, a message, the statement's SQL (with `$n`

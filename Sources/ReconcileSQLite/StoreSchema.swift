@@ -1,3 +1,5 @@
+import ReconcileStore
+
 /// The store's schema, as the ordered list of migrations that builds it.
 ///
 /// Times are integer milliseconds since 1970 UTC. An order waits for an attempt exactly when

@@ -1,3 +1,4 @@
+import ReconcileStore
 import Foundation
 
 /// Where a PostgreSQL connection goes: a libpq connection URI

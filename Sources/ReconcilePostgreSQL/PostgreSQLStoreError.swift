@@ -1,3 +1,5 @@
+import ReconcileStore
+
 /// Why a PostgreSQL database cannot be used as the store, in words an operator can act on. The
 /// database is named by its redacted URI (never the password).
 public enum PostgreSQLStoreError: Error, Sendable, Hashable, CustomStringConvertible {

@@ -1,3 +1,5 @@
+import ReconcileSQLite
+import ReconcileStore
 import Foundation
 import ReconcileCore
 

@@ -1,3 +1,4 @@
+import ReconcileStore
 import CSQLite
 import Glibc
 import ReconcileCore

@@ -1,3 +1,4 @@
+import ReconcileStore
 import CPostgres
 
 /// One row of a PostgreSQL result, read by column index (0-based), in whichever format the query

@@ -9,5 +9,3 @@ public protocol StoreRow {
     func optionalInt64(_ column: Int32) -> Int64?
 }
 
-extension SQLiteRow: StoreRow {}
-extension PostgreSQLRow: StoreRow {}

@@ -1,3 +1,4 @@
+import ReconcileStore
 import Foundation
 
 /// A parameter bound to a PostgreSQL statement. Values travel apart from the SQL text (libpq's

@@ -1,3 +1,4 @@
+import ReconcileStore
 import CPostgres
 import Foundation
 

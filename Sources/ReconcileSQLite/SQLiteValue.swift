@@ -1,3 +1,5 @@
+import ReconcileStore
+
 /// A value bound to or read from an SQLite statement: SQLite's five storage classes.
 public enum SQLiteValue: Sendable, Hashable {
     case null

@@ -1,3 +1,5 @@
+import ReconcileStore
+
 /// The shared store's schema, as the ordered list of migrations that builds it: the tables and
 /// columns of ``StoreSchema`` (SQLite), version for version, so that a store copied from one to
 /// the other has the same schema version.

@@ -1,3 +1,5 @@
+import ReconcileStore
+
 /// Why `reconcilectl restore` did not install a backup, in words an operator can act on. The
 /// store is untouched unless the message says otherwise.
 public enum RestoreError: Error, Sendable, Hashable, CustomStringConvertible {

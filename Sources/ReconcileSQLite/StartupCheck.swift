@@ -1,3 +1,5 @@
+import ReconcileStore
+
 /// What the daemon checks of its database before it uses it (README, "The store").
 ///
 /// `PRAGMA quick_check` reads every page: measured on a store of 1,000,000 orders (3.6 GB, a

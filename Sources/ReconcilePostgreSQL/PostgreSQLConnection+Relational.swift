@@ -1,0 +1,36 @@
+import ReconcileCore
+import ReconcileStore
+
+/// PostgreSQL's connection as the relational store uses it.
+extension PostgreSQLConnection: RelationalConnection {
+    public var dialect: SQLDialect { .postgresql }
+
+    @discardableResult
+    public func perform(_ statement: SQLStatement) throws -> Int {
+        let (sql, values) = statement.render(.postgresql)
+        return try run(sql, values.map(PostgreSQLValue.init))
+    }
+
+    public func fetchAll<T>(_ statement: SQLStatement, _ map: (PostgreSQLRow) throws -> T) throws -> [T] {
+        let (sql, values) = statement.render(.postgresql)
+        return try query(sql, values.map(PostgreSQLValue.init), map)
+    }
+
+    public func fetchOne<T>(_ statement: SQLStatement, _ map: (PostgreSQLRow) throws -> T) throws -> T? {
+        let (sql, values) = statement.render(.postgresql)
+        return try queryFirst(sql, values.map(PostgreSQLValue.init), map)
+    }
+}
+
+extension PostgreSQLValue {
+    init(_ value: SQLValue) {
+        switch value {
+        case .null: self = .null
+        case .integer(let number): self = .integer(number)
+        case .text(let text): self = .text(text)
+        case .bytes(let bytes): self = .bytes(bytes)
+        }
+    }
+}
+
+extension PostgreSQLRow: StoreRow {}
