@@ -163,7 +163,14 @@ final class ControlHandler: Sendable {
                 "paused_until": endpoint.pausedUntil.map { .string(RFC3339.format($0)) } ?? .null,
             ]))
         })
-        if let summary = try? store.summary() {
+        let summary: StoreSummary?
+        do {
+            summary = try store.summary()
+        } catch {
+            summary = nil
+            logger.warning("status: cannot read the store's counts: \(error)", [.reason: StoreFailure.of(error).rawValue])
+        }
+        if let summary {
             object["counts"] = .object(JSONObject(OrderState.allCases.compactMap { state in
                 summary.counts[state].map { JSONObject.Member(key: state.rawValue, value: .integer($0)) }
             }))

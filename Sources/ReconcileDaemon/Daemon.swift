@@ -44,6 +44,8 @@ public final class Daemon {
     /// One daemon per spool (DESIGN §3).
     let spoolLock: LockFile
     let store: any OperableOrderStore
+    /// Where the daemon's tasks run their store calls (``StoreQueue``).
+    let storeQueue = StoreQueue()
     /// The store when it is SQLite (its file is watched); `nil` for PostgreSQL.
     let sqlite: SQLiteOrderStore?
     /// Wakes the scheduler when another node sends `NOTIFY`; `nil` for SQLite.
@@ -162,7 +164,7 @@ public final class Daemon {
         (eventStream, events) = AsyncStream<Event>.makeStream()
         spoolWatch = SpoolWatchService(
             layout: layout, rescanInterval: configuration.spool.rescanInterval, logger: logger, spoolEvents: spoolEvents)
-        pruning = PruneService(store: store, keepFinished: configuration.state.keepFinished, logger: logger)
+        pruning = PruneService(store: store, storeQueue: storeQueue, keepFinished: configuration.state.keepFinished, logger: logger)
         sqlite?.onLoss { [events] error in events.yield(.storeLost(error.description)) }
         let metrics = MetricsPublisher(path: configuration.daemon.metricsFile, logger: logger)
         self.metrics = metrics
@@ -172,7 +174,7 @@ public final class Daemon {
         }
         self.stateChanged = stateChanged
         let playPoller = PlayVoidedPurchasePoller(
-            settings: configured.playPolling, store: store, gate: scheduler, logger: logger,
+            settings: configured.playPolling, store: store, storeQueue: storeQueue, gate: scheduler, logger: logger,
             onCommitted: {
                 scheduler.nudge()
                 stateChanged()
@@ -187,7 +189,7 @@ public final class Daemon {
                 stateChanged()
             })
         poller = AppStoreNotificationPoller(
-            settings: configured.polling, store: store, transport: transport, gate: scheduler, logger: logger,
+            settings: configured.polling, store: store, storeQueue: storeQueue, transport: transport, gate: scheduler, logger: logger,
             onCommitted: {
                 scheduler.nudge()
                 stateChanged()
@@ -231,13 +233,13 @@ public final class Daemon {
     /// the batch in hand), the scheduler (after the attempts in flight, up to `DrainTimeout=`),
     /// and last the metrics and `STATUS=` (their final numbers).
     func services() -> [any Service] {
-        let (store, scheduler, ingestor, metrics, notifier, statusTrigger) = (store, scheduler, ingestor, metrics, notifier, statusTrigger)
+        let (store, storeQueue, scheduler, ingestor, metrics, notifier, statusTrigger) = (store, storeQueue, scheduler, ingestor, metrics, notifier, statusTrigger)
         let (spoolEventStream, spoolEvents, abandonIngest) = (spoolEventStream, spoolEvents, abandonIngest)
         let drainTimeout = configuration.daemon.drainTimeout
         let controlServer = controlServer
         return [
             TaskService("status updates") {
-                await statusTrigger.run { notifier.status(await Daemon.statusLine(store: store, scheduler: scheduler)) }
+                await statusTrigger.run { notifier.status(await Daemon.statusLine(store: store, storeQueue: storeQueue, scheduler: scheduler)) }
             },
             TaskService("metrics") {
                 // Cancelled, it writes the final numbers.
@@ -292,9 +294,7 @@ public final class Daemon {
         }
         // Orders another Kind= left waiting (changed while the daemon was stopped) are due now
         // when this one can use their proof; a reload does the same.
-        if let promoted = try? store.promoteWaiting(usableBy: configuration.verifiers, now: Date()), promoted > 0 {
-            logger.notice("\(configuration.verifiers) can verify \(Plural.count(promoted, "waiting order")); they are due now")
-        }
+        await promoteWaiting(usableBy: configuration.verifiers)
         listener?.start()
         let group = ServiceGroup(services() + alongside, logger: logger)
         let supervising = Task { [events] in
@@ -305,9 +305,15 @@ public final class Daemon {
             }
         }
 
-        let counts = (try? store.countsByState()) ?? [:]
+        let held: String
+        do {
+            let counts = try await storeQueue.read { [store] in try store.countsByState() }
+            held = Plural.count(counts.values.reduce(0, +), "order")
+        } catch {
+            held = "orders it cannot count now (\(error))"
+        }
         logger.notice(
-            "reconciled \(ReconcileVersion.current) started: spool \(layout.root), store \(store.location) with \(Plural.count(counts.values.reduce(0, +), "order")), \(Self.verifiersLine(configuration))",
+            "reconciled \(ReconcileVersion.current) started: spool \(layout.root), store \(store.location) with \(held), \(Self.verifiersLine(configuration))",
             id: .started)
         noteConsumptionWithoutConsent(configuration)
         notifier.ready(status: await statusLine())
@@ -371,20 +377,21 @@ public final class Daemon {
 
     // MARK: - Status
 
-    private static let statusQueue = DispatchQueue(label: "reconcile.status")
 
     /// The `STATUS=` line: the counts an operator watches and the circuits.
     func statusLine() async -> String {
-        await Self.statusLine(store: store, scheduler: scheduler)
+        await Self.statusLine(store: store, storeQueue: storeQueue, scheduler: scheduler)
     }
 
-    static func statusLine(store: any OperableOrderStore, scheduler: Scheduler) async -> String {
-        // On a queue of its own: the store may be busy for seconds (another process holding its
-        // lock), and the cooperative pool's few threads must stay free for the scheduler.
-        let read = await withCheckedContinuation { continuation in
-            statusQueue.async {
-                continuation.resume(returning: Result { try store.countsByState(in: ServiceStatusLine.countedStates) })
-            }
+    static func statusLine(store: any OperableOrderStore, storeQueue: StoreQueue, scheduler: Scheduler) async -> String {
+        // On the store's reader queue: the store may be busy for seconds (another process
+        // holding its lock), and the cooperative pool's few threads must stay free for the
+        // scheduler.
+        let read: Result<[OrderState: Int], any Error>
+        do {
+            read = .success(try await storeQueue.read { try store.countsByState(in: ServiceStatusLine.countedStates) })
+        } catch {
+            read = .failure(error)
         }
         let live = await scheduler.status()
         let circuits = live.endpoints.map {
@@ -409,6 +416,24 @@ public final class Daemon {
     }
 
     // MARK: - Reload
+
+    /// Makes `waiting` orders whose proof `verifiers` can use due now (at start, and after a
+    /// reload changed them); a store error is logged, and the orders wait for the next chance.
+    ///
+    /// - Returns: how many orders became due.
+    @discardableResult
+    private func promoteWaiting(usableBy verifiers: ConfiguredVerifiers) async -> Int {
+        do {
+            let promoted = try await storeQueue.write { [store] in try store.promoteWaiting(usableBy: verifiers, now: Date()) }
+            if promoted > 0 { logger.notice("\(verifiers) can verify \(Plural.count(promoted, "waiting order")); they are due now") }
+            return promoted
+        } catch {
+            logger.error(
+                "cannot make the waiting orders \(verifiers) can verify due: \(error); they stay waiting until the next reload or start",
+                [.reason: StoreFailure.of(error).rawValue])
+            return 0
+        }
+    }
 
     /// A reload as the service manager sees it: `RELOADING=1` first, `READY=1` after, whether
     /// the new configuration was taken or kept out (the reason is logged).
@@ -458,10 +483,7 @@ public final class Daemon {
         poller.apply(configured.polling)
         playPoller.apply(configured.playPolling)
         await metrics.retarget(next.daemon.metricsFile)
-        if verifiersChanged, let promoted = try? store.promoteWaiting(usableBy: next.verifiers, now: Date()), promoted > 0 {
-            logger.notice("\(next.verifiers) can verify \(Plural.count(promoted, "waiting order")); they are due now")
-            scheduler.nudge()
-        }
+        if verifiersChanged, await promoteWaiting(usableBy: next.verifiers) > 0 { scheduler.nudge() }
         spoolWatch.apply(rescanInterval: next.spool.rescanInterval)
         pruning.apply(keepFinished: next.state.keepFinished)
         control.verifiers.withLock { $0 = next.verifiers }

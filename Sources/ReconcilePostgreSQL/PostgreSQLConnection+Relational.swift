@@ -8,17 +8,17 @@ extension PostgreSQLConnection: RelationalConnection {
     @discardableResult
     public func perform(_ statement: SQLStatement) throws -> Int {
         let (sql, values) = statement.render(.postgresql)
-        return try run(sql, values.map(PostgreSQLValue.init))
+        return try run(sql, values.map(PostgreSQLValue.init), key: statement.template?.key)
     }
 
     public func fetchAll<T>(_ statement: SQLStatement, _ map: (PostgreSQLRow) throws -> T) throws -> [T] {
         let (sql, values) = statement.render(.postgresql)
-        return try query(sql, values.map(PostgreSQLValue.init), map)
+        return try query(sql, values.map(PostgreSQLValue.init), key: statement.template?.key, map)
     }
 
     public func fetchOne<T>(_ statement: SQLStatement, _ map: (PostgreSQLRow) throws -> T) throws -> T? {
         let (sql, values) = statement.render(.postgresql)
-        return try queryFirst(sql, values.map(PostgreSQLValue.init), map)
+        return try queryFirst(sql, values.map(PostgreSQLValue.init), key: statement.template?.key, map)
     }
 }
 
@@ -29,6 +29,8 @@ extension PostgreSQLValue {
         case .integer(let number): self = .integer(number)
         case .text(let text): self = .text(text)
         case .bytes(let bytes): self = .bytes(bytes)
+        case .textList(let texts): self = .textArray(texts)
+        case .integerList(let numbers): self = .integerArray(numbers)
         }
     }
 }

@@ -21,6 +21,8 @@ public final class PostgreSQLConnection {
     public let options: PostgreSQLConnectionOptions
     /// Prepared statements of this session: SQL text → statement name.
     private var statements: [String: String] = [:]
+    /// The same statements' names, found by the identity of the template they came from.
+    private var keyed: [ObjectIdentifier: String] = [:]
     private var isClosed = false
 
     /// Connects: the URI's parameters, then `password` when given (it overrides the URI's);
@@ -77,6 +79,7 @@ public final class PostgreSQLConnection {
     public func close() {
         guard !isClosed else { return }
         isClosed = true
+        keyed.removeAll()
         statements.removeAll()
         PQfinish(handle)
     }
@@ -95,6 +98,7 @@ public final class PostgreSQLConnection {
     /// prepared again as they are used.
     public func reconnect() throws(PostgreSQLError) {
         precondition(!isClosed, "the connection is closed")
+        keyed.removeAll()
         statements.removeAll()
         PQreset(handle)
         guard PQstatus(handle) == CONNECTION_OK else {
@@ -138,24 +142,26 @@ public final class PostgreSQLConnection {
 
     /// Runs one statement; returns the rows it changed (or returned).
     @discardableResult
-    public func run(_ sql: String, _ parameters: [PostgreSQLValue] = []) throws -> Int {
-        try withResult(sql, parameters, format: .text) { result in Int(String(cString: PQcmdTuples(result))) ?? 0 }
+    public func run(_ sql: String, _ parameters: [PostgreSQLValue] = [], key: ObjectIdentifier? = nil) throws -> Int {
+        try withResult(sql, parameters, format: .text, key: key) { result in Int(String(cString: PQcmdTuples(result))) ?? 0 }
     }
 
     /// Runs a query and maps each row.
     public func query<T>(
-        _ sql: String, _ parameters: [PostgreSQLValue] = [], format: ResultFormat = .binary, _ map: (PostgreSQLRow) throws -> T
+        _ sql: String, _ parameters: [PostgreSQLValue] = [], format: ResultFormat = .binary, key: ObjectIdentifier? = nil,
+        _ map: (PostgreSQLRow) throws -> T
     ) throws -> [T] {
-        try withResult(sql, parameters, format: format) { result in
+        try withResult(sql, parameters, format: format, key: key) { result in
             try (0..<PQntuples(result)).map { try map(PostgreSQLRow(result: result, row: $0)) }
         }
     }
 
     /// The first row of a query, mapped, or `nil`.
     public func queryFirst<T>(
-        _ sql: String, _ parameters: [PostgreSQLValue] = [], format: ResultFormat = .binary, _ map: (PostgreSQLRow) throws -> T
+        _ sql: String, _ parameters: [PostgreSQLValue] = [], format: ResultFormat = .binary, key: ObjectIdentifier? = nil,
+        _ map: (PostgreSQLRow) throws -> T
     ) throws -> T? {
-        try withResult(sql, parameters, format: format) { result in
+        try withResult(sql, parameters, format: format, key: key) { result in
             PQntuples(result) > 0 ? try map(PostgreSQLRow(result: result, row: 0)) : nil
         }
     }
@@ -168,10 +174,11 @@ public final class PostgreSQLConnection {
     /// Prepares (once per session) and runs `sql`, then hands the result to `body` before
     /// freeing it.
     private func withResult<T>(
-        _ sql: String, _ parameters: [PostgreSQLValue], format: ResultFormat, _ body: (OpaquePointer) throws -> T
+        _ sql: String, _ parameters: [PostgreSQLValue], format: ResultFormat, key: ObjectIdentifier? = nil,
+        _ body: (OpaquePointer) throws -> T
     ) throws -> T {
         precondition(!isClosed, "the connection is closed")
-        let name = try prepared(sql)
+        let name = try prepared(sql, key: key)
         // Every value in one buffer (text NUL-terminated, as libpq reads it); pointers into it.
         var storage: [UInt8] = []
         var offsets: [Int?] = []
@@ -200,13 +207,18 @@ public final class PostgreSQLConnection {
     }
 
     /// The name of the session's prepared statement for `sql`, preparing it the first time.
-    private func prepared(_ sql: String) throws(PostgreSQLError) -> String {
-        if let name = statements[sql] { return name }
+    private func prepared(_ sql: String, key: ObjectIdentifier?) throws(PostgreSQLError) -> String {
+        if let key, let name = keyed[key] { return name }
+        if let name = statements[sql] {
+            if let key { keyed[key] = name }
+            return name
+        }
         let name = "reconcile_\(statements.count + 1)"
         let result = PQprepare(handle, name, sql, 0, nil)
         defer { PQclear(result) }
         try check(result, sql: sql)
         statements[sql] = name
+        if let key { keyed[key] = name }
         return name
     }
 

@@ -89,18 +89,17 @@ public final class PostgreSQLOrderStore: SharedOrderStore, RelationalOrderStore 
     }
 
     /// Runs `body` in a transaction; again, from the start, when it lost a conflict with
-    /// another transaction (PostgreSQL rolled it back whole).
+    /// another transaction (PostgreSQL rolled it back whole). The pause between two tries is
+    /// taken without the connection's lock, so other calls get the connection meanwhile.
     public func write<T: Sendable>(_ body: (PostgreSQLConnection) throws -> T) throws -> T {
-        try withConnection { connection in
-            var conflicts = 0
-            while true {
-                do {
-                    return try connection.transaction { try body(connection) }
-                } catch let error as PostgreSQLError where error.category == .conflict && conflicts < Self.conflictRetries {
-                    conflicts += 1
-                    // A little apart, so that the same two transactions do not meet again at once.
-                    usleep(UInt32.random(in: 1_000...(2_000 << conflicts)))
-                }
+        var conflicts = 0
+        while true {
+            do {
+                return try withConnection { connection in try connection.transaction { try body(connection) } }
+            } catch let error as PostgreSQLError where error.category == .conflict && conflicts < Self.conflictRetries {
+                conflicts += 1
+                // A little apart, so that the same two transactions do not meet again at once.
+                usleep(UInt32.random(in: 1_000...(2_000 << conflicts)))
             }
         }
     }

@@ -8,18 +8,18 @@ extension SQLiteConnection: RelationalConnection {
     @discardableResult
     public func perform(_ statement: SQLStatement) throws -> Int {
         let (sql, values) = statement.render(.sqlite)
-        try run(sql, values.map(SQLiteValue.init))
+        try run(sql, values.map(SQLiteValue.init), key: statement.template?.key)
         return changes
     }
 
     public func fetchAll<T>(_ statement: SQLStatement, _ map: (SQLiteRow) throws -> T) throws -> [T] {
         let (sql, values) = statement.render(.sqlite)
-        return try query(sql, values.map(SQLiteValue.init), map)
+        return try query(sql, values.map(SQLiteValue.init), key: statement.template?.key, map)
     }
 
     public func fetchOne<T>(_ statement: SQLStatement, _ map: (SQLiteRow) throws -> T) throws -> T? {
         let (sql, values) = statement.render(.sqlite)
-        return try queryFirst(sql, values.map(SQLiteValue.init), map)
+        return try queryFirst(sql, values.map(SQLiteValue.init), key: statement.template?.key, map)
     }
 
     public func savepoint<T>(_ body: () throws -> T) throws -> T {
@@ -44,6 +44,8 @@ extension SQLiteValue {
         case .integer(let number): self = .integer(number)
         case .text(let text): self = .text(text)
         case .bytes(let bytes): self = .blob(bytes)
+        case .textList(let texts): self = .text(SQLStatement.jsonArray(texts))
+        case .integerList(let numbers): self = .text("[" + numbers.map(String.init).joined(separator: ",") + "]")
         }
     }
 }

@@ -18,6 +18,9 @@ public final class SQLiteConnection {
     let handle: OpaquePointer
     public let path: String
     private var statements: [String: SQLiteStatement] = [:]
+    /// The same statements, found by the identity of the template they came from (no hashing of
+    /// the SQL text on the hot path).
+    private var keyed: [ObjectIdentifier: SQLiteStatement] = [:]
     private var inTransaction = false
     private var isClosed = false
 
@@ -57,6 +60,7 @@ public final class SQLiteConnection {
     public func close() {
         guard !isClosed else { return }
         isClosed = true
+        keyed.removeAll()
         statements.removeAll()
         sqlite3_close_v2(handle)
     }
@@ -73,16 +77,18 @@ public final class SQLiteConnection {
     }
 
     /// Runs one statement to completion.
-    public func run(_ sql: String, _ parameters: [SQLiteValue] = []) throws {
-        let statement = try prepared(sql)
+    public func run(_ sql: String, _ parameters: [SQLiteValue] = [], key: ObjectIdentifier? = nil) throws {
+        let statement = try prepared(sql, key: key)
         defer { statement.finish() }
         try statement.bind(parameters)
         while try statement.step() {}
     }
 
     /// Runs a query and maps each row.
-    public func query<T>(_ sql: String, _ parameters: [SQLiteValue] = [], _ map: (SQLiteRow) throws -> T) throws -> [T] {
-        let statement = try prepared(sql)
+    public func query<T>(
+        _ sql: String, _ parameters: [SQLiteValue] = [], key: ObjectIdentifier? = nil, _ map: (SQLiteRow) throws -> T
+    ) throws -> [T] {
+        let statement = try prepared(sql, key: key)
         defer { statement.finish() }
         try statement.bind(parameters)
         var rows: [T] = []
@@ -93,8 +99,10 @@ public final class SQLiteConnection {
     }
 
     /// The first row of a query, mapped, or `nil`.
-    public func queryFirst<T>(_ sql: String, _ parameters: [SQLiteValue] = [], _ map: (SQLiteRow) throws -> T) throws -> T? {
-        let statement = try prepared(sql)
+    public func queryFirst<T>(
+        _ sql: String, _ parameters: [SQLiteValue] = [], key: ObjectIdentifier? = nil, _ map: (SQLiteRow) throws -> T
+    ) throws -> T? {
+        let statement = try prepared(sql, key: key)
         defer { statement.finish() }
         try statement.bind(parameters)
         guard try statement.step() else { return nil }
@@ -190,9 +198,14 @@ public final class SQLiteConnection {
         sqlite3_interrupt(handle)
     }
 
-    /// The cached statement for `sql`, prepared once with `SQLITE_PREPARE_PERSISTENT`.
-    func prepared(_ sql: String) throws -> SQLiteStatement {
-        if let cached = statements[sql] { return cached }
+    /// The cached statement for `sql` (found by `key` when given), prepared once with
+    /// `SQLITE_PREPARE_PERSISTENT`.
+    func prepared(_ sql: String, key: ObjectIdentifier? = nil) throws -> SQLiteStatement {
+        if let key, let cached = keyed[key] { return cached }
+        if let cached = statements[sql] {
+            if let key { keyed[key] = cached }
+            return cached
+        }
         var pointer: OpaquePointer?
         let result = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &pointer, nil)
         guard result == SQLITE_OK, let pointer else {
@@ -200,6 +213,7 @@ public final class SQLiteConnection {
         }
         let statement = SQLiteStatement(handle: pointer, sql: sql, connection: self)
         statements[sql] = statement
+        if let key { keyed[key] = statement }
         return statement
     }
 

@@ -8,20 +8,22 @@ import Synchronization
 final class PruneService: Service {
     let name = "pruning"
     private let store: any OrderStore
+    private let storeQueue: StoreQueue
     private let logger: Logger
     private let keep: Mutex<Duration?>
     private let wake = WakeSignal()
     private let stopped = Atomic<Bool>(false)
 
-    init(store: any OrderStore, keepFinished: Duration?, logger: Logger) {
+    init(store: any OrderStore, storeQueue: StoreQueue, keepFinished: Duration?, logger: Logger) {
         self.store = store
+        self.storeQueue = storeQueue
         self.logger = logger
         self.keep = Mutex(keepFinished)
     }
 
     func run() async throws {
         while !stopped.load(ordering: .acquiring) {
-            if let keep = keep.withLock({ $0 }) { prune(keep) }
+            if let keep = keep.withLock({ $0 }) { await prune(keep) }
             await wake.wait(until: .now + .seconds(86_400))
         }
     }
@@ -37,10 +39,10 @@ final class PruneService: Service {
         wake.signal()
     }
 
-    private func prune(_ keep: Duration) {
+    private func prune(_ keep: Duration) async {
         let now = Date()
         do {
-            let pruned = try store.pruneFinished(before: now.addingTimeInterval(-keep.inSeconds), now: now)
+            let pruned = try await storeQueue.write { [store] in try store.pruneFinished(before: now.addingTimeInterval(-keep.inSeconds), now: now) }
             if pruned > 0 {
                 logger.info(
                     "pruned receipts and raw files of \(Plural.count(pruned, "order")) finished more than \(TimeSpan.format(keep)) ago",

@@ -74,10 +74,16 @@ extension Scheduler {
                 [.reason: "clock_step"])
         } else if step < -Self.clockStep {
             let limit = storeNow().addingTimeInterval(settings.resolver.policy.backoff.maxDelay.inSeconds)
-            let moved = (try? store.clampNextAttempts(notAfter: limit)) ?? 0
-            logger.warning(
-                "the wall clock stepped back by \(TimeSpan.format(.seconds((-step).rounded()))); \(Plural.count(moved, "order")) scheduled beyond MaxDelay brought forward",
-                [.reason: "clock_step"])
+            do {
+                let moved = try store.clampNextAttempts(notAfter: limit)
+                logger.warning(
+                    "the wall clock stepped back by \(TimeSpan.format(.seconds((-step).rounded()))); \(Plural.count(moved, "order")) scheduled beyond MaxDelay brought forward",
+                    [.reason: "clock_step"])
+            } catch {
+                logger.error(
+                    "the wall clock stepped back by \(TimeSpan.format(.seconds((-step).rounded()))), and orders scheduled beyond MaxDelay could not be brought forward: \(error); they wait for their own times",
+                    [.reason: StoreFailure.of(error).rawValue])
+            }
         } else if step > Self.clockStep {
             logger.notice("the wall clock stepped forward by \(TimeSpan.format(.seconds(step.rounded()))); re-evaluating what is due", [.reason: "clock_step"])
         }

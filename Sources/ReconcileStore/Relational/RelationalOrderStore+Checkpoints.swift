@@ -11,7 +11,7 @@ extension RelationalOrderStore {
     }
 
     public func advanceCheckpoint(_ name: String, to value: Date, now: Date) throws {
-        try write { connection in
+        _ = try write { connection in
             try connection.perform(
                 """
                 INSERT INTO checkpoints (name, value, updated_at) VALUES (\(name), \(value), \(now))

@@ -65,18 +65,9 @@ extension RelationalOrderStore {
         }
     }
 
-    /// Due orders of `kind`, earliest first, locked for leasing: a range scan of the partial
-    /// index that holds exactly the orders of that kind waiting for an attempt (pinned with
-    /// `INDEXED BY` on SQLite, whose planner would otherwise sort the backlog). On a shared store
-    /// rows another node is leasing are skipped, not waited for.
+    /// Due orders of `kind` at `now`, up to `limit` (``StoreStatements/due(_:)``).
     package static func dueOrders(_ kind: WorkKind, now: Date, limit: Int) -> SQLStatement {
-        """
-        SELECT \(raw: OrderColumns.record) FROM orders \(.indexedBy(DueOrders.index(kind)))
-        WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= \(now) AND \(raw: DueOrders.condition(kind))
-        ORDER BY next_attempt_at
-        LIMIT \(limit)
-        \(.forUpdateSkipLocked)
-        """
+        StoreStatements.due(kind)([.time(now), .integer(limit)])
     }
 
     public func claimDue(_ kind: WorkKind, now: Date, limit: Int, owner: String, leaseUntil: Date, charge: Bool) throws -> [ClaimedOrder] {

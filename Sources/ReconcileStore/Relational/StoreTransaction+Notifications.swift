@@ -30,8 +30,7 @@ extension StoreTransaction {
 
     /// Whether any notification waits: one step into the partial index.
     package func anyNotificationWaiting() throws -> Bool {
-        try connection.fetchOne(
-            "SELECT 1 FROM notifications \(.indexedBy("notifications_waiting")) WHERE outcome = 'waiting' LIMIT 1") { _ in true } ?? false
+        try connection.fetchOne(StoreStatements.anyNotificationWaiting([])) { _ in true } ?? false
     }
 
     /// Applies the notifications that waited for an attempt on one of `orders` (their attempts

@@ -11,6 +11,9 @@ import ReconcileCore
 /// PostgreSQL's `READ COMMITTED` it sees what other nodes committed up to then.
 package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
     package let connection: Connection
+    /// The orders as this transaction last read or wrote them: a plan's update then writes only
+    /// the columns its rule changed, so that the database touches only the indexes on those.
+    private let known = KnownRecords()
 
     package init(_ connection: Connection) {
         self.connection = connection
@@ -26,30 +29,37 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
 
     /// Orders selected by `statement` (which starts with ``selectRecords``).
     package func records(_ statement: SQLStatement) throws -> [OrderRecord] {
-        try connection.fetchAll(statement, OrderColumns.record(from:))
+        let found = try connection.fetchAll(statement, OrderColumns.record(from:))
+        for record in found { known.records[record.reference] = record }
+        return found
     }
 
     /// The order with this id, locked until the transaction ends.
     package func record(orderID: String) throws -> OrderRecord? {
-        try connection.fetchOne("\(Self.selectRecords) WHERE order_id = \(orderID) \(.forUpdate)", OrderColumns.record(from:))
+        try remember(connection.fetchOne(StoreStatements.recordByOrderID([.text(orderID)]), OrderColumns.record(from:)))
     }
 
     /// The order with this key, locked until the transaction ends.
     package func record(reference: Int64) throws -> OrderRecord? {
-        try connection.fetchOne("\(Self.selectRecords) WHERE id = \(reference) \(.forUpdate)", OrderColumns.record(from:))
+        try remember(connection.fetchOne(StoreStatements.recordByID([.integer(reference)]), OrderColumns.record(from:)))
+    }
+
+    private func remember(_ record: OrderRecord?) -> OrderRecord? {
+        if let record { known.records[record.reference] = record }
+        return record
     }
 
     /// The orders with these ids, locked in key order whatever the order of `orderIDs`.
     package func records(orderIDs: [String]) throws -> [String: OrderRecord] {
         guard !orderIDs.isEmpty else { return [:] }
-        let found = try records("\(Self.selectRecords) WHERE order_id \(in: orderIDs) ORDER BY id \(.forUpdate)")
+        let found = try records(StoreStatements.recordsByOrderID([.textList(orderIDs)]))
         return Dictionary(found.map { ($0.orderID, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// The orders with these keys, locked in key order.
     package func records(references: [Int64]) throws -> [Int64: OrderRecord] {
         guard !references.isEmpty else { return [:] }
-        let found = try records("\(Self.selectRecords) WHERE id \(in: references) ORDER BY id \(.forUpdate)")
+        let found = try records(StoreStatements.recordsByID([.integerList(references)]))
         return Dictionary(found.map { ($0.reference, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
@@ -94,50 +104,51 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
 
     private func writeUnguarded(_ plan: OrderPlan) throws -> Int64 {
         let record = plan.record
-        let values = OrderColumns.planValues(record)
         var reference = record.reference
         if reference == 0 {
             // On a shared store: waits for a node inserting the same order id to commit or roll
             // back; then inserts nothing if it committed.
-            let row = SQLStatement.list([.text(record.orderID), .text(record.productID), .bytes(plan.raw ?? [])] + values)
             guard
                 let inserted = try connection.fetchOne(
-                    "\(raw: OrderColumns.insertPrefix)\(row)) ON CONFLICT (order_id) DO NOTHING RETURNING id", { $0.int64(0) })
+                    StoreStatements.insertOrder(
+                        [.text(record.orderID), .text(record.productID), .bytes(plan.raw ?? [])] + OrderColumns.planValues(record)),
+                    { $0.int64(0) })
             else { throw PlanConflict.orderExists(record.orderID) }
             reference = inserted
         } else {
             if plan.changesRecord {
-                try connection.perform("UPDATE orders SET \(SQLStatement.assignments(OrderColumns.planNames, values)) WHERE id = \(reference)")
+                if let before = known.records[reference] {
+                    let changed = OrderColumns.changed(from: before, to: record)
+                    if !changed.isEmpty {
+                        try connection.perform(
+                            StoreStatements.updateOrder(changed)(changed.map { OrderColumns.value(of: $0, in: record) } + [.integer(reference)]))
+                    }
+                } else {
+                    try connection.perform(StoreStatements.updateOrder(OrderColumns.planValues(record) + [.integer(reference)]))
+                }
             }
-            if let raw = plan.raw { try connection.perform("UPDATE orders SET raw = \(SQLValue.bytes(raw)) WHERE id = \(reference)") }
+            if let raw = plan.raw { try connection.perform(StoreStatements.updateRaw([.bytes(raw), .integer(reference)])) }
         }
         var attemptRef: Int64?
         for attempt in plan.attempts {
             let request = attempt.record
             attemptRef = try connection.fetchOne(
-                """
-                INSERT INTO attempts (order_ref, number, kind, started_at, endpoint, environment, http_status, verifier_status,
-                    latency_ms, outcome, detail)
-                VALUES (\(reference), \(attempt.number), \(attempt.kind.recordedKind), \(request.startedAt), \(request.endpoint.rawValue),
-                    \(request.environment), \(request.httpStatus), \(request.verifierStatus), \(request.latency.totalMilliseconds),
-                    \(request.outcome.rawValue), \(request.detail))
-                RETURNING id
-                """
+                StoreStatements.insertAttempt([
+                    .integer(reference), .integer(attempt.number), .text(attempt.kind.recordedKind), .time(request.startedAt),
+                    .text(request.endpoint.rawValue), .text(orNull: request.environment), .integer(orNull: request.httpStatus.map(Int64.init)),
+                    .integer(orNull: request.verifierStatus.map(Int64.init)), .integer(request.latency.totalMilliseconds),
+                    .text(request.outcome.rawValue), .text(orNull: request.detail),
+                ])
             ) { $0.int64(0) }
         }
         for claim in plan.claims {
             // The unique key decides between two nodes claiming one transaction: the second waits
             // for the first to commit, then inserts nothing.
             let inserted = try connection.fetchOne(
-                """
-                INSERT INTO claims (transaction_id, order_ref, claimed_at, actor)
-                VALUES (\(claim.transactionID), \(reference), \(claim.at), \(claim.actor.description))
-                ON CONFLICT (transaction_id) DO NOTHING
-                RETURNING order_ref
-                """
+                StoreStatements.insertClaim([.text(claim.transactionID), .integer(reference), .time(claim.at), .text(claim.actor.description)])
             ) { $0.int64(0) }
             if inserted == nil {
-                let holder = try connection.fetchOne("SELECT order_ref FROM claims WHERE transaction_id = \(claim.transactionID)") { $0.int64(0) }
+                let holder = try connection.fetchOne(StoreStatements.claimHolder([.text(claim.transactionID)])) { $0.int64(0) }
                 // A claim the order already holds is kept.
                 if holder != reference { throw PlanConflict.transactionClaimed(claim.transactionID) }
             }
@@ -149,14 +160,12 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
         }
         for action in plan.outbox {
             // The idempotency key is unique: a follow-up recorded once is never recorded again.
-            try connection.perform(
-                """
-                INSERT INTO outbox (\(raw: OutboxColumns.insert.joined(separator: ", ")))
-                VALUES (\(SQLStatement.list(OutboxColumns.insertValues(action, orderReference: reference))))
-                ON CONFLICT (idempotency_key) DO NOTHING
-                """)
+            try connection.perform(StoreStatements.insertOutbox(OutboxColumns.insertValues(action, orderReference: reference)))
         }
         for action in plan.outboxUpdates { try update(action) }
+        var written = record
+        written.reference = reference
+        known.records[reference] = written
         return reference
     }
 
@@ -166,16 +175,15 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
         attemptReference: Int64?
     ) throws {
         try connection.perform(
-            """
-            INSERT INTO transitions (order_ref, at, actor, from_state, to_state, reason, detail, attempt_ref)
-            VALUES (\(orderReference), \(at), \(actor.description), \(from?.rawValue), \(to.rawValue), \(reason), \(detail), \(attemptReference))
-            """)
+            StoreStatements.insertTransition([
+                .integer(orderReference), .time(at), .text(actor.description), .text(orNull: from?.rawValue), .text(to.rawValue), .text(reason),
+                .text(orNull: detail), .integer(orNull: attemptReference),
+            ]))
     }
 
     /// Writes an outbox action as a rule left it.
     package func update(_ action: OutboxAction) throws {
-        try connection.perform(
-            "UPDATE outbox SET \(SQLStatement.assignments(OutboxColumns.update, OutboxColumns.updateValues(action))) WHERE id = \(action.reference)")
+        try connection.perform(StoreStatements.updateOutbox(OutboxColumns.updateValues(action) + [.integer(action.reference)]))
     }
 
     // MARK: - Outbox actions
@@ -189,9 +197,7 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
 
     package func claimants(of transactionIDs: [String]) throws -> [String: String] {
         guard !transactionIDs.isEmpty else { return [:] }
-        let pairs = try connection.fetchAll(
-            "SELECT c.transaction_id, o.order_id FROM claims c JOIN orders o ON o.id = c.order_ref WHERE c.transaction_id \(in: Array(Set(transactionIDs)))"
-        ) { ($0.string(0), $0.string(1)) }
+        let pairs = try connection.fetchAll(StoreStatements.claimants([.textList(Array(Set(transactionIDs)))])) { ($0.string(0), $0.string(1)) }
         return Dictionary(pairs, uniquingKeysWith: { first, _ in first })
     }
 
@@ -234,4 +240,9 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
             WHERE x.order_ref = \(orderReference) AND x.state = 'escalated' ORDER BY x.id \(.forUpdateOf("x"))
             """)
     }
+}
+
+/// The records a ``StoreTransaction`` has read or written, by reference.
+private final class KnownRecords {
+    var records: [Int64: OrderRecord] = [:]
 }

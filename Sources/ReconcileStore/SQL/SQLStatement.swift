@@ -8,16 +8,27 @@ import ReconcileCore
 /// SQLite and `order_id = $1` on PostgreSQL, and the value travels as a parameter. SQL text goes
 /// in only through `\(raw:)` (column lists, constants of the code, never a value from outside),
 /// lists through `\(in:)`, engine-specific clauses through ``SQLClause``.
-public struct SQLStatement: Sendable, Hashable, ExpressibleByStringInterpolation {
+public struct SQLStatement: Sendable, ExpressibleByStringInterpolation {
     package enum Piece: Sendable, Hashable {
         case sql(String)
         case value(SQLValue)
-        case textList([String])
-        case integerList([Int64])
+        /// A list value and the membership test it renders (`= ANY(…)`, `IN (SELECT … json_each(…))`).
+        case list(SQLValue)
         case clause(SQLClause)
     }
 
     package var pieces: [Piece]
+    /// A statement rendered once (``SQLTemplate``) and the values it binds this time.
+    package private(set) var template: SQLTemplate?
+    private var templateValues: [SQLValue] = []
+
+    /// `template` with `values` bound, in the order of its placeholders.
+    init(template: SQLTemplate, values: [SQLValue]) {
+        precondition(values.count == template.valueCount, "\(template.valueCount) values wanted, \(values.count) given")
+        pieces = []
+        self.template = template
+        templateValues = values
+    }
 
     public init(stringLiteral value: String) {
         pieces = [.sql(value)]
@@ -48,6 +59,11 @@ public struct SQLStatement: Sendable, Hashable, ExpressibleByStringInterpolation
             pieces.append(.value(value.sqlValue))
         }
 
+        /// A bound value or NULL.
+        public mutating func appendInterpolation<Value: SQLBindable>(_ value: Value?) {
+            pieces.append(.value(value.map(\.sqlValue) ?? .null))
+        }
+
         /// SQL text of the code's own (a column list, a constant condition).
         public mutating func appendInterpolation(raw sql: String) {
             pieces.append(.sql(sql))
@@ -67,12 +83,12 @@ public struct SQLStatement: Sendable, Hashable, ExpressibleByStringInterpolation
         /// PostgreSQL (one parameter, one prepared statement whatever the length), `IN (SELECT
         /// value FROM json_each(?))` on SQLite (likewise).
         public mutating func appendInterpolation(in values: [String]) {
-            pieces.append(.textList(values))
+            pieces.append(.list(.textList(values)))
         }
 
         /// Membership in a list of integers (``appendInterpolation(in:)-([String])``).
         public mutating func appendInterpolation(in values: [Int64]) {
-            pieces.append(.integerList(values))
+            pieces.append(.list(.integerList(values)))
         }
     }
 
@@ -95,6 +111,7 @@ public struct SQLStatement: Sendable, Hashable, ExpressibleByStringInterpolation
 
     /// The SQL text for `dialect` and the values to bind, in order.
     public func render(_ dialect: SQLDialect) -> (sql: String, values: [SQLValue]) {
+        if let template { return (template.sql(dialect), templateValues) }
         var sql = ""
         var values: [SQLValue] = []
         for piece in pieces {
@@ -104,40 +121,18 @@ public struct SQLStatement: Sendable, Hashable, ExpressibleByStringInterpolation
             case .value(let value):
                 values.append(value)
                 sql += dialect.placeholder(values.count)
-            case .textList(let list):
-                switch dialect {
-                case .postgresql:
-                    values.append(.text(Self.arrayLiteral(list)))
-                    sql += "= ANY($\(values.count)::text[])"
-                case .sqlite:
-                    values.append(.text(Self.jsonArray(list)))
-                    sql += "IN (SELECT value FROM json_each(?))"
-                }
-            case .integerList(let list):
-                switch dialect {
-                case .postgresql:
-                    values.append(.text("{" + list.map(String.init).joined(separator: ",") + "}"))
-                    sql += "= ANY($\(values.count)::bigint[])"
-                case .sqlite:
-                    values.append(.text("[" + list.map(String.init).joined(separator: ",") + "]"))
-                    sql += "IN (SELECT value FROM json_each(?))"
+            case .list(let list):
+                values.append(list)
+                switch (dialect, list) {
+                case (.postgresql, .integerList): sql += "= ANY($\(values.count)::bigint[])"
+                case (.postgresql, _): sql += "= ANY($\(values.count)::text[])"
+                case (.sqlite, _): sql += "IN (SELECT value FROM json_each(?))"
                 }
             case .clause(let clause):
                 sql += clause.render(dialect)
             }
         }
         return (sql, values)
-    }
-
-    /// PostgreSQL's array literal of texts: every element quoted, so that NULL, empty strings,
-    /// braces and commas are plain text.
-    package static func arrayLiteral(_ texts: [String]) -> String {
-        var literal = "{"
-        for (index, text) in texts.enumerated() {
-            if index > 0 { literal += "," }
-            literal += "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
-        }
-        return literal + "}"
     }
 
     /// A JSON array of strings, for SQLite's `json_each`.

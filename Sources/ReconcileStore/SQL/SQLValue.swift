@@ -8,6 +8,10 @@ public enum SQLValue: Sendable, Hashable {
     case integer(Int64)
     case text(String)
     case bytes([UInt8])
+    /// A list, matched with `\(in:)`: a `text[]` on PostgreSQL, a JSON array on SQLite.
+    case textList([String])
+    /// A list of integers (`bigint[]`, or a JSON array).
+    case integerList([Int64])
 
     /// `nil` becomes NULL.
     public static func text(orNull value: String?) -> SQLValue {

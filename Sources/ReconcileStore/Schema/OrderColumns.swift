@@ -130,6 +130,11 @@ package enum OrderColumns {
         plan.map { value(of: $0, in: record) }
     }
 
+    /// The plan's columns whose values differ between two records of one order.
+    package static func changed(from before: OrderRecord, to after: OrderRecord) -> [OrderColumn] {
+        plan.filter { value(of: $0, in: before) != value(of: $0, in: after) }
+    }
+
     /// One column's value for `record`.
     package static func value(of column: OrderColumn, in record: OrderRecord) -> SQLValue {
         let grant = record.grant

@@ -1,0 +1,116 @@
+import Foundation
+import ReconcileCore
+import Synchronization
+
+/// The statements every turn runs for every order, rendered once (``SQLTemplate``). Each is
+/// written as an ordinary statement whose interpolated values only mark where the values go;
+/// ``StoreTransaction`` binds them in that order. Templates live as long as the process (their
+/// identity keys the connections' caches).
+enum StoreStatements {
+    private static let mark = SQLValue.null
+    private static let ids = [Int64]()
+    private static let texts = [String]()
+
+    static let recordByID = SQLTemplate("SELECT \(raw: OrderColumns.record) FROM orders WHERE id = \(mark) \(.forUpdate)")
+    static let recordByOrderID = SQLTemplate("SELECT \(raw: OrderColumns.record) FROM orders WHERE order_id = \(mark) \(.forUpdate)")
+    static let recordsByID = SQLTemplate("SELECT \(raw: OrderColumns.record) FROM orders WHERE id \(in: ids) ORDER BY id \(.forUpdate)")
+    static let recordsByOrderID = SQLTemplate(
+        "SELECT \(raw: OrderColumns.record) FROM orders WHERE order_id \(in: texts) ORDER BY id \(.forUpdate)")
+
+    /// `order_id, product_id, raw`, then ``OrderColumns/plan``.
+    static let insertOrder = SQLTemplate(
+        """
+        \(raw: OrderColumns.insertPrefix)\(SQLStatement.list([SQLValue](repeating: mark, count: OrderColumns.plan.count + 3))))
+        ON CONFLICT (order_id) DO NOTHING RETURNING id
+        """)
+    /// ``OrderColumns/plan``, then the key.
+    static let updateOrder = SQLTemplate(
+        """
+        UPDATE orders SET \(SQLStatement.assignments(OrderColumns.planNames, [SQLValue](repeating: mark, count: OrderColumns.plan.count)))
+        WHERE id = \(mark)
+        """)
+    /// An update of `columns` only (their values, then the key): one template per set of
+    /// columns a rule changes (a claim's, a grant's, a retry's: a few dozen in all).
+    static func updateOrder(_ columns: [OrderColumn]) -> SQLTemplate {
+        let mask = columns.reduce(UInt64(0)) { $0 | (1 << UInt64($1.rawValue)) }
+        return updates.withLock { cache in
+            if let template = cache[mask] { return template }
+            let template = SQLTemplate(
+                """
+                UPDATE orders SET \(SQLStatement.assignments(columns.map(\.name), [SQLValue](repeating: mark, count: columns.count)))
+                WHERE id = \(mark)
+                """)
+            cache[mask] = template
+            return template
+        }
+    }
+
+    /// The templates of ``updateOrder(_:)`` by their columns' bits: at most 2^36 in theory, a few
+    /// dozen in practice (the rules change a handful of column sets), kept for the process.
+    private static let updates = Mutex<[UInt64: SQLTemplate]>([:])
+
+    static let updateRaw = SQLTemplate("UPDATE orders SET raw = \(mark) WHERE id = \(mark)")
+
+    static let insertAttempt = SQLTemplate(
+        """
+        INSERT INTO attempts (order_ref, number, kind, started_at, endpoint, environment, http_status, verifier_status, latency_ms,
+            outcome, detail)
+        VALUES (\(SQLStatement.list([SQLValue](repeating: mark, count: 11))))
+        RETURNING id
+        """)
+    static let insertClaim = SQLTemplate(
+        """
+        INSERT INTO claims (transaction_id, order_ref, claimed_at, actor) VALUES (\(mark), \(mark), \(mark), \(mark))
+        ON CONFLICT (transaction_id) DO NOTHING
+        RETURNING order_ref
+        """)
+    static let claimHolder = SQLTemplate("SELECT order_ref FROM claims WHERE transaction_id = \(mark)")
+    static let insertTransition = SQLTemplate(
+        """
+        INSERT INTO transitions (order_ref, at, actor, from_state, to_state, reason, detail, attempt_ref)
+        VALUES (\(SQLStatement.list([SQLValue](repeating: mark, count: 8))))
+        """)
+    static let insertOutbox = SQLTemplate(
+        """
+        INSERT INTO outbox (\(raw: OutboxColumns.insert.joined(separator: ", ")))
+        VALUES (\(SQLStatement.list([SQLValue](repeating: mark, count: OutboxColumns.insert.count))))
+        ON CONFLICT (idempotency_key) DO NOTHING
+        """)
+    /// ``OutboxColumns/update``, then the key.
+    static let updateOutbox = SQLTemplate(
+        """
+        UPDATE outbox SET \(SQLStatement.assignments(OutboxColumns.update, [SQLValue](repeating: mark, count: OutboxColumns.update.count)))
+        WHERE id = \(mark)
+        """)
+    static let claimants = SQLTemplate(
+        "SELECT c.transaction_id, o.order_id FROM claims c JOIN orders o ON o.id = c.order_ref WHERE c.transaction_id \(in: texts)")
+    static let anyNotificationWaiting = SQLTemplate(
+        "SELECT 1 FROM notifications \(.indexedBy("notifications_waiting")) WHERE outcome = 'waiting' LIMIT 1")
+
+    /// Due orders of each kind (`now`, then the limit): see ``RelationalOrderStore/dueOrders(_:now:limit:)``.
+    private static let dueVerify = SQLTemplate(dueOrders(.verify))
+    private static let dueVerifyPlay = SQLTemplate(dueOrders(.verifyPlay))
+    private static let dueDeliver = SQLTemplate(dueOrders(.deliver))
+
+    static func due(_ kind: WorkKind) -> SQLTemplate {
+        switch kind {
+        case .verify: dueVerify
+        case .verifyPlay: dueVerifyPlay
+        case .deliver: dueDeliver
+        }
+    }
+
+    /// Due orders of `kind`, earliest first, locked for leasing: a range scan of the partial
+    /// index that holds exactly the orders of that kind waiting for an attempt (pinned with
+    /// `INDEXED BY` on SQLite, whose planner would otherwise sort the backlog). On a shared store
+    /// rows another node is leasing are skipped, not waited for.
+    private static func dueOrders(_ kind: WorkKind) -> SQLStatement {
+        """
+        SELECT \(raw: OrderColumns.record) FROM orders \(.indexedBy(DueOrders.index(kind)))
+        WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= \(mark) AND \(raw: DueOrders.condition(kind))
+        ORDER BY next_attempt_at
+        LIMIT \(mark)
+        \(.forUpdateSkipLocked)
+        """
+    }
+}
