@@ -31,7 +31,7 @@ while args:
 if not phases:
     phases = [("turns", re.compile(r"SQLiteOrderStore\.commit\(")), ("seeding", re.compile(r"\.ingest\("))]
 
-OURS = ("reconcile-bench", "reconciled")
+OURS = ("reconcile-bench", "reconciled", "bench-limit")
 
 
 def category(sym, dso):

@@ -2,9 +2,12 @@
 -- transaction, finish the orders this client leased in its last turn (each: an attempts row, a
 -- claims row, a transitions row) and lease the next :batch due orders through the
 -- orders_due_verify partial index (each: a transitions row), reading what the verifier needs.
--- Multi-row statements, two round trips plus BEGIN and END.
+-- Multi-row statements, two round trips plus BEGIN and END. The ids a turn leased come back to
+-- pgbench (\gset, with the receipts) and are finished by id in the client's next turn, as the
+-- daemon does (finishing by lease owner instead walks the dead index entries every earlier turn
+-- left behind, and slows down turn by turn).
 --
---   pgbench -n -M prepared -f scripts/pgbench-store.sql -c 1 -t <turns> \
+--   pgbench -n -M prepared -f scripts/pgbench-store.sql -c 1 -t <turns> -D held=0 \
 --       -D now=<epoch ms> -D batch=64 -h <socket dir> -p <port> -U reconcile <database>
 --
 -- against a database with the store's schema and due orders (`reconcile-bench store-limit`
@@ -14,7 +17,7 @@ WITH finished AS (
     UPDATE orders SET state = 'finished', lease_owner = NULL, leased_until = NULL, lease_proof_revision = NULL,
         updated_at = :now::bigint, verified_transaction_id = 'T-' || order_id, verified_product_id = product_id,
         finished_by = 'merchant'
-    WHERE lease_owner = 'pgbench-' || :client_id AND state = 'verifying'
+    WHERE id = ANY (string_to_array(:held, ',')::bigint[]) AND lease_owner = 'pgbench-' || :client_id AND state = 'verifying'
     RETURNING id, order_id, attempts
 ), attempt AS (
     INSERT INTO attempts (order_ref, number, kind, started_at, endpoint, http_status, latency_ms, outcome)
@@ -42,5 +45,6 @@ WITH due AS (
     INSERT INTO transitions (order_ref, at, actor, from_state, to_state, reason, detail)
     SELECT id, :now::bigint, 'daemon', 'pending', 'verifying', 'attempt', 'attempt ' || attempts FROM leased
 )
-SELECT id, order_id, product_id, receipt FROM leased;
+SELECT coalesce(string_agg(id::text, ','), '0') AS held, string_agg(order_id || ' ' || product_id || ' ' || receipt, E'\n') AS handed
+FROM leased \gset
 END;

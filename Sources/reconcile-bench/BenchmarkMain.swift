@@ -38,7 +38,8 @@ enum BenchmarkMain {
                          on the real disk, not tmpfs).
           --baseline <reconcile-bench>
                          e2e: also measure another build's transport and daemon (its
-                         reconcile-bench executable), each figure beside this build's.
+                         reconcile-bench executable), each figure beside this build's;
+                         store-limit: also run that build's store scenario.
           --perf <dir>   e2e: record each daemon run with `perf record -g` into <dir>.
 
         e2e uses nginx (TLS too) and wrk when they are installed, and says when they are not.
@@ -122,7 +123,7 @@ struct BenchmarkOptions: Sendable {
     var baseDirectory = "/var/tmp"
     /// Overrides a scenario's file or order count.
     var files: Int?
-    /// Another build's `reconcile-bench`, measured beside this one (e2e).
+    /// Another build's `reconcile-bench`, measured beside this one (e2e, store-limit).
     var baseline: String?
     /// Where e2e's daemon runs are profiled to (`perf record -g`), if anywhere.
     var profileDirectory: String?

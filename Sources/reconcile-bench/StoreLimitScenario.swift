@@ -25,7 +25,8 @@ import TestSupport
 ///   `PostgreSQLOrderStore` doing the `store` scenario's turns on the same server.
 ///
 /// CPU per order is this process's (SQLite runs in it); for PostgreSQL it is the server's plus
-/// pgbench's (or ours).
+/// pgbench's (or ours). `--baseline <reconcile-bench>` adds that build's `store` scenario (run as
+/// a child, same order count) beside ours.
 enum StoreLimitScenario {
     static let name = "store-limit"
     static let batch = 64
@@ -42,6 +43,15 @@ enum StoreLimitScenario {
         var rate: Double
         var cpuPerOrder: Double
         var walPagesPerOrder: Double?
+        /// The part of ``cpuPerOrder`` spent in the kernel (writes, fsync, checkpoints).
+        var kernelPerOrder: Double?
+    }
+
+    /// This process's system (kernel) CPU seconds so far.
+    static func kernelSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
     }
 
     @Sendable static func run(_ options: BenchmarkOptions) async throws -> BenchmarkReport {
@@ -54,11 +64,17 @@ enum StoreLimitScenario {
         let ours = try StoreScenario.measure(count: count, receipt: receipt, path: root + "/ours.db")
         report.add("store (ours): turns", ours.rate, "orders/s")
         report.add("store (ours): CPU", ours.cpuPerOrder, "us/order")
+        if let baseline = options.baseline {
+            let figures = try baselineStore(baseline, count: count, directory: options.baseDirectory)
+            report.add("store (ours) [baseline]: turns", figures.rate, "orders/s")
+            report.add("store (ours) [baseline]: CPU", figures.cpuPerOrder, "us/order")
+        }
         for shape in Shape.allCases {
             let run = try measureSQLite(shape: shape, count: count, receipt: receipt, path: root + "/\(shape == .wide ? "wide" : "narrow").db")
             report.add("sqlite, \(shape.rawValue): seeding", run.seedRate, "orders/s")
             report.add("sqlite, \(shape.rawValue): turns", run.rate, "orders/s")
             report.add("sqlite, \(shape.rawValue): CPU", run.cpuPerOrder, "us/order")
+            if let kernel = run.kernelPerOrder { report.add("sqlite, \(shape.rawValue): of which kernel", kernel, "us/order") }
             if let pages = run.walPagesPerOrder { report.add("sqlite, \(shape.rawValue): WAL pages", pages, "pages/order") }
         }
         report.notes.append(
@@ -73,6 +89,23 @@ enum StoreLimitScenario {
             report.notes.append("postgresql: not measured (\(error.reason))")
         }
         return report
+    }
+
+    /// The baseline build's `store` scenario (`--baseline`), run as a child: its figures with
+    /// 1,200-character receipts, from its JSON line.
+    static func baselineStore(_ executable: String, count: Int, directory: String) throws -> (rate: Double, cpuPerOrder: Double) {
+        let log = "/tmp/reconcile-bench-baseline-store-\(getpid()).log"
+        defer { unlink(log) }
+        let (status, _) = try StoreLimitPostgreSQL.spawnSampling(
+            [executable, "store", "--files", String(count), "--dir", directory], log: log) { ProcessCPU(seconds: [:]) }
+        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        guard status == 0,
+            let line = output.split(separator: "\n").first(where: { $0.hasPrefix("{\"scenario\":\"store\"") }),
+            let figures = try? JSONParser().parse(String(line)),
+            case .number(let rate)? = figures["turns__1_200_character_receipts"], let rate = Double(rate),
+            case .number(let cpu)? = figures["store_cpu__1_200_character_receipts"], let cpu = Double(cpu)
+        else { throw BenchmarkError("the baseline's store scenario gave no figures (exit \(status)): \(output.suffix(500))") }
+        return (rate, cpu)
     }
 
     // MARK: - SQLite through the C API
@@ -105,6 +138,7 @@ enum StoreLimitScenario {
         var receiptBytes = 0
         let frames = database.framesAppended
         let cpu = RawClient.cpuSeconds()
+        let kernel = kernelSeconds()
         let start = ContinuousClock.now
         while true {
             let now = Date().epochMilliseconds
@@ -195,7 +229,8 @@ enum StoreLimitScenario {
         }
         return Run(
             seedRate: seedRate, rate: Double(count) / elapsed, cpuPerOrder: used / Double(count) * 1e6,
-            walPagesPerOrder: Double(database.framesAppended - frames) / Double(count))
+            walPagesPerOrder: Double(database.framesAppended - frames) / Double(count),
+            kernelPerOrder: (kernelSeconds() - kernel) / Double(count) * 1e6)
     }
 
     /// Inserts `count` pending orders as `Seeding` does (order row and its `received` transition,
