@@ -17,7 +17,11 @@ WITH finished AS (
     UPDATE orders SET state = 'finished', lease_owner = NULL, leased_until = NULL, lease_proof_revision = NULL,
         updated_at = :now::bigint, verified_transaction_id = 'T-' || order_id, verified_product_id = product_id,
         finished_by = 'merchant'
-    WHERE id = ANY (string_to_array(:held, ',')::bigint[]) AND lease_owner = 'pgbench-' || :client_id AND state = 'verifying'
+    -- The ids pick the rows (the primary key), as the daemon's lookups by id do; the lease and
+    -- state checks are IS NOT DISTINCT FROM so that the planner cannot prefer the (state,
+    -- received_at) or lease-owner index, whose dead entries grow with every turn.
+    WHERE id = ANY (string_to_array(:held, ',')::bigint[])
+        AND lease_owner IS NOT DISTINCT FROM 'pgbench-' || :client_id AND state IS NOT DISTINCT FROM 'verifying'
     RETURNING id, order_id, attempts
 ), attempt AS (
     INSERT INTO attempts (order_ref, number, kind, started_at, endpoint, http_status, latency_ms, outcome)
