@@ -33,6 +33,9 @@ enum StoreLimitPostgreSQL {
             if clients == 1 { report.add("postgresql pgbench: seeding", run.seedRate, "orders/s") }
             report.add("postgresql pgbench, \(clients) client\(clients == 1 ? "" : "s"): turns", run.rate, "orders/s")
             report.add("postgresql pgbench, \(clients) client\(clients == 1 ? "" : "s"): CPU", run.cpuPerOrder, "us/order")
+            if let server = run.serverPerOrder {
+                report.add("postgresql pgbench, \(clients) client\(clients == 1 ? "" : "s"): of which server", server, "us/order")
+            }
         }
         let ours = try withDatabase(server) { database in
             try oursRun(server: server, database: database, count: count, receipt: receipt)
@@ -40,6 +43,7 @@ enum StoreLimitPostgreSQL {
         report.add("postgresql (ours): seeding", ours.seedRate, "orders/s")
         report.add("postgresql (ours): turns", ours.rate, "orders/s")
         report.add("postgresql (ours): CPU", ours.cpuPerOrder, "us/order")
+        if let server = ours.serverPerOrder { report.add("postgresql (ours): of which server", server, "us/order") }
         report.notes.append(
             "postgresql \(server.version): the tests' server (fsync=off, synchronous_commit=off), unix socket; pgbench -M prepared -f "
                 + "scripts/pgbench-store.sql; \(BenchmarkReport.format(Double(count))) orders each, VACUUM (ANALYZE) after seeding; "
@@ -96,14 +100,17 @@ enum StoreLimitPostgreSQL {
         let start = ContinuousClock.now
         let (status, latestCPU) = try spawnSampling(arguments, log: log) { ClusterScenario.databaseCPU(server) }
         let elapsed = (ContinuousClock.now - start).inSeconds
-        let used = latestCPU.subtracting(serverCPU) + childrenCPUSeconds() - childCPU
+        let serverUsed = latestCPU.subtracting(serverCPU)
+        let used = serverUsed + childrenCPUSeconds() - childCPU
         let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         guard status == 0 else { throw BenchmarkError("pgbench exited with \(status): \(output.suffix(800))") }
         let finished = Int(try connection.scalar("SELECT count(*) FROM orders WHERE state = 'finished'") ?? 0)
         guard finished >= count - StoreLimitScenario.batch * clients else {
             throw BenchmarkError("pgbench finished \(finished) of \(count) orders: \(output.suffix(800))")
         }
-        return StoreLimitScenario.Run(seedRate: seedRate, rate: Double(finished) / elapsed, cpuPerOrder: used / Double(finished) * 1e6)
+        return StoreLimitScenario.Run(
+            seedRate: seedRate, rate: Double(finished) / elapsed, cpuPerOrder: used / Double(finished) * 1e6,
+            serverPerOrder: serverUsed / Double(finished) * 1e6)
     }
 
     /// Our store on the same server: the `store` scenario's seeding and turns.
@@ -119,7 +126,9 @@ enum StoreLimitPostgreSQL {
         let serverCPU = ClusterScenario.databaseCPU(server)
         let (rate, cpuPerOrder) = try StoreScenario.turns(of: store, count: count)
         let serverUsed = ClusterScenario.databaseCPU(server).subtracting(serverCPU)
-        return StoreLimitScenario.Run(seedRate: seedRate, rate: rate, cpuPerOrder: cpuPerOrder + serverUsed / Double(count) * 1e6)
+        return StoreLimitScenario.Run(
+            seedRate: seedRate, rate: rate, cpuPerOrder: cpuPerOrder + serverUsed / Double(count) * 1e6,
+            serverPerOrder: serverUsed / Double(count) * 1e6)
     }
 
     static func findPgbench() -> String? {

@@ -45,6 +45,8 @@ enum StoreLimitScenario {
         var walPagesPerOrder: Double?
         /// The part of ``cpuPerOrder`` spent in the kernel (writes, fsync, checkpoints).
         var kernelPerOrder: Double?
+        /// PostgreSQL: the part of ``cpuPerOrder`` that is the server's.
+        var serverPerOrder: Double?
     }
 
     /// This process's system (kernel) CPU seconds so far.
