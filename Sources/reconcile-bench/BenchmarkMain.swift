@@ -10,6 +10,7 @@ enum BenchmarkMain {
         Scenario(name: IngestScenario.name, run: IngestScenario.run),
         Scenario(name: EndToEndScenario.name, run: EndToEndScenario.run),
         Scenario(name: StoreScenario.name, run: StoreScenario.run),
+        Scenario(name: StoreLimitScenario.name, run: StoreLimitScenario.run),
         Scenario(name: PlayScenario.name, run: PlayScenario.run),
         Scenario(name: BacklogScenario.name, run: BacklogScenario.run),
         Scenario(name: IdleScenario.name, run: IdleScenario.run),
@@ -31,12 +32,14 @@ enum BenchmarkMain {
                          cluster: orders per node at 50 ms (default 3,000; 300 with
                          --quick) and orders at 0 ms (default 10,000; 1,000 with --quick);
                          e2e: how many orders per daemon run (default 20,000; 2,000 with --quick);
-                         store: how many orders (default 40,000; 4,000 with --quick).
+                         store, store-limit: how many orders (default 40,000; 4,000 with
+                         --quick).
           --dir <path>   Where state and spool live (default: a new directory under /var/tmp,
                          on the real disk, not tmpfs).
           --baseline <reconcile-bench>
                          e2e: also measure another build's transport and daemon (its
-                         reconcile-bench executable), each figure beside this build's.
+                         reconcile-bench executable), each figure beside this build's;
+                         store-limit: also run that build's store scenario.
           --perf <dir>   e2e: record each daemon run with `perf record -g` into <dir>.
 
         e2e uses nginx (TLS too) and wrk when they are installed, and says when they are not.
@@ -120,7 +123,7 @@ struct BenchmarkOptions: Sendable {
     var baseDirectory = "/var/tmp"
     /// Overrides a scenario's file or order count.
     var files: Int?
-    /// Another build's `reconcile-bench`, measured beside this one (e2e).
+    /// Another build's `reconcile-bench`, measured beside this one (e2e, store-limit).
     var baseline: String?
     /// Where e2e's daemon runs are profiled to (`perf record -g`), if anywhere.
     var profileDirectory: String?

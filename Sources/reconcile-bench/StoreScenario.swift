@@ -33,6 +33,12 @@ enum StoreScenario {
         let store = try SQLiteOrderStore(path: path, mode: .owner)
         defer { store.close() }
         try Seeding.insertOrders(into: store, count: count, at: Date().addingTimeInterval(-60), receipt: receipt)
+        return try turns(of: store, count: count)
+    }
+
+    /// Runs turns on a seeded store until its `count` due orders are finished: orders/s and this
+    /// process's CPU per order.
+    static func turns(of store: some OrderStore, count: Int) throws -> (rate: Double, cpuPerOrder: Double) {
         let resolver = AttemptResolver(policy: RetryPolicy(Configuration.RetrySettings()), deliveryConfigured: false)
         var random = SystemRandomSource()
         let owner = "bench:\(getpid())"
