@@ -2,6 +2,8 @@ import Foundation
 import Glibc
 import ReconcileCore
 import ReconcileStore
+import ReconcilePostgreSQL
+import ReconcileSQLite
 import TestSupport
 
 /// The PostgreSQL half of `store-limit`: `pgbench` running `scripts/pgbench-store.sql` (the

@@ -3,6 +3,8 @@ import Foundation
 import Glibc
 import ReconcileCore
 import ReconcileStore
+import ReconcilePostgreSQL
+import ReconcileSQLite
 import TestSupport
 
 /// **store-limit**: what the databases themselves do on the `store` scenario's statements, beside
