@@ -130,10 +130,10 @@ extension PostgreSQLOrderStore {
             let expired = try transaction.records(
                 """
                 \(StoreTransaction<PostgreSQLConnection>.selectRecords)
-                WHERE lease_owner IS NOT NULL AND leased_until < \(now)
-                ORDER BY leased_until
+                WHERE o.lease_owner IS NOT NULL AND o.leased_until < \(now)
+                ORDER BY o.leased_until
                 LIMIT \(limit)
-                FOR UPDATE SKIP LOCKED
+                FOR UPDATE OF o SKIP LOCKED
                 """)
             var rescued: [RescuedLease] = []
             for record in expired {

@@ -156,16 +156,7 @@ public final class PostgreSQLOrderStore: SharedOrderStore, RelationalOrderStore 
                 // One node prunes at a time; the others find the lock taken and leave it to it.
                 guard try connection.queryFirst("SELECT pg_try_advisory_xact_lock($1)", [.integer(Self.pruneLockKey)], { $0.bool(0) }) == true
                 else { return 0 }
-                return try connection.run(
-                    """
-                    UPDATE orders SET receipt = NULL, signed_transaction = NULL, raw = NULL, pruned_at = $1
-                    WHERE id IN (
-                        SELECT id FROM orders
-                        WHERE state IN ('finished', 'cancelled') AND pruned_at IS NULL AND updated_at < $2
-                        ORDER BY updated_at
-                        LIMIT 500
-                        FOR UPDATE SKIP LOCKED)
-                    """, [.integer(now.epochMilliseconds), .integer(cutoff.epochMilliseconds)])
+                return try StoreTransaction(connection).pruneFinished(before: cutoff, now: now, limit: 500)
             }
             total += pruned
             if pruned < 500 { return total }

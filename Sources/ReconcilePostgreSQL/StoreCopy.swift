@@ -11,11 +11,13 @@ import ReconcileCore
 /// The daemon must be stopped (the caller holds the store's lock).
 public enum StoreCopy {
     /// The tables copied, parents first.
-    public static let tables = ["orders", "attempts", "transitions", "claims", "outbox", "notifications", "checkpoints"]
+    public static let tables = ["orders", "order_proofs", "attempts", "transitions", "claims", "outbox", "notifications", "checkpoints"]
 
-    /// Each table's key: `id`, but for the tables keyed by text (no identity column to set on).
+    /// Each table's key: `id`, but for the tables keyed otherwise (no identity column to set on):
+    /// by text, or (`order_proofs`) by their order's key.
     static func key(of table: String) -> String? {
         switch table {
+        case "order_proofs": "order_ref"
         case "claims": "transaction_id"
         case "checkpoints": "name"
         default: nil
@@ -130,7 +132,7 @@ public enum StoreCopy {
                         if column.1.contains("INT") { return .integer(row.int64(position)) }
                         return .text(row.string(position))
                     }
-                    return (Self.key(of: table) != nil ? .text(row.string(0)) : .integer(row.int64(0)), values)
+                    return (Self.key(of: table) != nil && table != "order_proofs" ? .text(row.string(0)) : .integer(row.int64(0)), values)
                 }
             }
             guard let last = page.last else { break }

@@ -10,15 +10,7 @@ extension SQLiteOrderStore {
         var total = 0
         while true {
             let pruned = try write { connection in
-                try connection.run(
-                    """
-                    UPDATE orders SET receipt = NULL, signed_transaction = NULL, raw = NULL, pruned_at = ?
-                    WHERE id IN (
-                        SELECT id FROM orders
-                        WHERE state IN ('finished', 'cancelled') AND pruned_at IS NULL AND updated_at < ?
-                        LIMIT 500)
-                    """, [.integer(now.epochMilliseconds), .integer(cutoff.epochMilliseconds)])
-                return connection.changes
+                try StoreTransaction(connection).pruneFinished(before: cutoff, now: now, limit: 500)
             }
             total += pruned
             if pruned < 500 { break }

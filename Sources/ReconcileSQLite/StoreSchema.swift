@@ -280,6 +280,24 @@ public enum StoreSchema {
             sql: """
                 CREATE INDEX notifications_transaction ON notifications(coalesce(transaction_id, original_transaction_id), signed_at);
                 """),
+        // Narrow hot rows: what never changes after ingest but for new proof (the receipt, the
+        // signed transaction, the spool file) moves out of `orders`, whose rows every claim and
+        // outcome rewrites. The old columns stay, always NULL (dropping them would rebuild the
+        // table for nothing). One transaction: a crash leaves version 9 whole or 10 complete.
+        Migration(
+            version: 10, name: "order proofs apart from the rows each attempt rewrites",
+            sql: """
+                CREATE TABLE order_proofs (
+                    order_ref INTEGER PRIMARY KEY REFERENCES orders(id),
+                    receipt TEXT,
+                    signed_transaction TEXT,
+                    raw BLOB
+                );
+                INSERT INTO order_proofs (order_ref, receipt, signed_transaction, raw)
+                    SELECT id, receipt, signed_transaction, raw FROM orders;
+                UPDATE orders SET receipt = NULL, signed_transaction = NULL, raw = NULL
+                    WHERE receipt IS NOT NULL OR signed_transaction IS NOT NULL OR raw IS NOT NULL;
+                """),
     ]
 
     /// The newest schema version this build knows.

@@ -98,7 +98,7 @@ struct SQLiteOrderStoreTests {
         #expect(old.proof.receipt == nil)
         #expect(old.prunedAt == t0)
         #expect(old.state == .finished)
-        #expect(try store.scalar("SELECT count(*) FROM orders WHERE raw IS NULL") == 2)
+        #expect(try store.scalar("SELECT count(*) FROM order_proofs WHERE raw IS NULL AND receipt IS NULL") == 2)
         #expect(try store.history(orderID: "old").count == 1)
         #expect(try store.scalar("SELECT count(*) FROM claims") == 1)
         #expect(try store.order(id: "new")?.proof.receipt == "QUJD")

@@ -7,7 +7,7 @@ extension RelationalOrderStore {
     public func order(id orderID: String) throws -> StoredOrder? {
         try withConnection { connection in
             try connection.fetchOne(
-                "\(StoreTransaction<Connection>.selectRecords) WHERE order_id = \(orderID)") { try OrderColumns.record(from: $0).storedOrder }
+                "\(StoreTransaction<Connection>.selectRecords) WHERE o.order_id = \(orderID)") { try OrderColumns.record(from: $0).storedOrder }
         }
     }
 
@@ -128,12 +128,12 @@ extension RelationalOrderStore {
     /// first), and how many match in all, in one read snapshot.
     public func list(_ filter: OrderFilter) throws -> (orders: [StoredOrder], total: Int) {
         var conditions: [SQLStatement] = []
-        if !filter.states.isEmpty { conditions.append("state \(in: filter.states.map(\.rawValue))") }
-        if let product = filter.productID { conditions.append("product_id = \(product)") }
-        if let before = filter.receivedBefore { conditions.append("received_at < \(before)") }
+        if !filter.states.isEmpty { conditions.append("o.state \(in: filter.states.map(\.rawValue))") }
+        if let product = filter.productID { conditions.append("o.product_id = \(product)") }
+        if let before = filter.receivedBefore { conditions.append("o.received_at < \(before)") }
         switch filter.store {
-        case .googlePlay?: conditions.append("purchase_token IS NOT NULL")
-        case .appStore?: conditions.append("purchase_token IS NULL")
+        case .googlePlay?: conditions.append("o.purchase_token IS NOT NULL")
+        case .appStore?: conditions.append("o.purchase_token IS NULL")
         case nil: break
         }
         let whereClause = conditions.isEmpty ? SQLStatement(raw: "") : " WHERE " + SQLStatement.joined(conditions, separator: " AND ")
@@ -141,11 +141,11 @@ extension RelationalOrderStore {
             let orders = try connection.fetchAll(
                 """
                 \(StoreTransaction<Connection>.selectRecords)\(whereClause)
-                ORDER BY next_attempt_at IS NULL, next_attempt_at, received_at, id
+                ORDER BY o.next_attempt_at IS NULL, o.next_attempt_at, o.received_at, o.id
                 LIMIT \(filter.limit)
                 """
             ) { try OrderColumns.record(from: $0).storedOrder }
-            let total = try connection.fetchOne("SELECT count(*) FROM orders\(whereClause)") { $0.int(0) } ?? 0
+            let total = try connection.fetchOne("SELECT count(*) FROM orders AS o\(whereClause)") { $0.int(0) } ?? 0
             return (orders, total)
         }
     }

@@ -50,7 +50,7 @@ extension RelationalOrderStore {
                 return "\(raw: column) IS NOT NULL AND substr(\(raw: column), 1, \(prefix.count)) = \(prefix)"
             }
             let leased = try transaction.records(
-                "\(StoreTransaction<Connection>.selectRecords) WHERE \(mine("lease_owner")) ORDER BY id \(.forUpdate)")
+                "\(StoreTransaction<Connection>.selectRecords) WHERE \(mine("o.lease_owner")) ORDER BY o.id \(.forUpdateOf("o"))")
             for record in leased {
                 _ = try transaction.planAndWrite("release of order \(record.orderID)") {
                     (try LeaseRules.end(record, .released, now: now, lookups: transaction), ())
@@ -170,8 +170,8 @@ extension RelationalOrderStore {
             // Orders another node is expiring (or taking new proof in for) are skipped.
             let waiting = try transaction.records(
                 """
-                \(StoreTransaction<Connection>.selectRecords) WHERE state = 'waiting' AND received_at < \(cutoff)
-                ORDER BY received_at LIMIT \(limit) \(.forUpdateSkipLocked)
+                \(StoreTransaction<Connection>.selectRecords) WHERE o.state = 'waiting' AND o.received_at < \(cutoff)
+                ORDER BY o.received_at LIMIT \(limit) \(.forUpdateOfSkipLocked("o"))
                 """)
             return try waiting.map { record in
                 try transaction.planAndWrite("expiry of order \(record.orderID)") {
@@ -189,9 +189,9 @@ extension RelationalOrderStore {
             let waiting = try transaction.records(
                 """
                 \(StoreTransaction<Connection>.selectRecords)
-                WHERE state = 'waiting' AND (receipt IS NOT NULL OR transaction_id IS NOT NULL OR signed_transaction IS NOT NULL
-                    OR purchase_token IS NOT NULL)
-                ORDER BY id \(.forUpdate)
+                WHERE o.state = 'waiting' AND (p.receipt IS NOT NULL OR o.transaction_id IS NOT NULL OR p.signed_transaction IS NOT NULL
+                    OR o.purchase_token IS NOT NULL)
+                ORDER BY o.id \(.forUpdateOf("o"))
                 """)
             var promoted = 0
             for record in waiting {

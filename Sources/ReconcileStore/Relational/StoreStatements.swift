@@ -11,17 +11,25 @@ enum StoreStatements {
     private static let ids = [Int64]()
     private static let texts = [String]()
 
-    static let recordByID = SQLTemplate("SELECT \(raw: OrderColumns.record) FROM orders WHERE id = \(mark) \(.forUpdate)")
-    static let recordByOrderID = SQLTemplate("SELECT \(raw: OrderColumns.record) FROM orders WHERE order_id = \(mark) \(.forUpdate)")
-    static let recordsByID = SQLTemplate("SELECT \(raw: OrderColumns.record) FROM orders WHERE id \(in: ids) ORDER BY id \(.forUpdate)")
-    static let recordsByOrderID = SQLTemplate(
-        "SELECT \(raw: OrderColumns.record) FROM orders WHERE order_id \(in: texts) ORDER BY id \(.forUpdate)")
+    static let recordByID = SQLTemplate("\(OrderColumns.select()) WHERE o.id = \(mark) \(.forUpdateOf("o"))")
+    static let recordByOrderID = SQLTemplate("\(OrderColumns.select()) WHERE o.order_id = \(mark) \(.forUpdateOf("o"))")
+    static let recordsByID = SQLTemplate("\(OrderColumns.select()) WHERE o.id \(in: ids) ORDER BY o.id \(.forUpdateOf("o"))")
+    static let recordsByOrderID = SQLTemplate("\(OrderColumns.select()) WHERE o.order_id \(in: texts) ORDER BY o.id \(.forUpdateOf("o"))")
 
-    /// `order_id, product_id, raw`, then ``OrderColumns/plan``.
+    /// `order_id, product_id`, then ``OrderColumns/plan``.
     static let insertOrder = SQLTemplate(
         """
-        \(raw: OrderColumns.insertPrefix)\(SQLStatement.list([SQLValue](repeating: mark, count: OrderColumns.plan.count + 3))))
+        \(raw: OrderColumns.insertPrefix)\(SQLStatement.list([SQLValue](repeating: mark, count: OrderColumns.plan.count + 2))))
         ON CONFLICT (order_id) DO NOTHING RETURNING id
+        """)
+    /// The order's key, the receipt, the signed transaction, the raw file.
+    static let insertProof = SQLTemplate(
+        "INSERT INTO order_proofs (order_ref, receipt, signed_transaction, raw) VALUES (\(mark), \(mark), \(mark), \(mark))")
+    /// The order's key, the receipt, the signed transaction (new proof taken in).
+    static let updateProof = SQLTemplate(
+        """
+        INSERT INTO order_proofs (order_ref, receipt, signed_transaction) VALUES (\(mark), \(mark), \(mark))
+        ON CONFLICT (order_ref) DO UPDATE SET receipt = excluded.receipt, signed_transaction = excluded.signed_transaction
         """)
     /// ``OrderColumns/plan``, then the key.
     static let updateOrder = SQLTemplate(
@@ -49,7 +57,9 @@ enum StoreStatements {
     /// dozen in practice (the rules change a handful of column sets), kept for the process.
     private static let updates = Mutex<[UInt64: SQLTemplate]>([:])
 
-    static let updateRaw = SQLTemplate("UPDATE orders SET raw = \(mark) WHERE id = \(mark)")
+    /// The order's key, the raw file.
+    static let updateRaw = SQLTemplate(
+        "INSERT INTO order_proofs (order_ref, raw) VALUES (\(mark), \(mark)) ON CONFLICT (order_ref) DO UPDATE SET raw = excluded.raw")
 
     static let insertAttempt = SQLTemplate(
         """
@@ -106,11 +116,11 @@ enum StoreStatements {
     /// rows another node is leasing are skipped, not waited for.
     private static func dueOrders(_ kind: WorkKind) -> SQLStatement {
         """
-        SELECT \(raw: OrderColumns.record) FROM orders \(.indexedBy(DueOrders.index(kind)))
-        WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= \(mark) AND \(raw: DueOrders.condition(kind))
-        ORDER BY next_attempt_at
+        \(OrderColumns.select(indexedBy: DueOrders.index(kind)))
+        WHERE o.next_attempt_at IS NOT NULL AND o.next_attempt_at <= \(mark) AND \(raw: DueOrders.condition(kind, alias: "o"))
+        ORDER BY o.next_attempt_at
         LIMIT \(mark)
-        \(.forUpdateSkipLocked)
+        \(.forUpdateOfSkipLocked("o"))
         """
     }
 }

@@ -23,7 +23,9 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
     /// lost to another node, and a lost race is planned again.
     package var isShared: Bool { connection.dialect.locksRows }
 
-    package static var selectRecords: SQLStatement { SQLStatement(raw: "SELECT \(OrderColumns.record) FROM orders") }
+    /// `SELECT <record> FROM orders o LEFT JOIN order_proofs p …`: conditions name `o.` columns,
+    /// and locks are `FOR UPDATE OF o`.
+    package static var selectRecords: SQLStatement { OrderColumns.select() }
 
     // MARK: - Reading records
 
@@ -110,24 +112,32 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
             // back; then inserts nothing if it committed.
             guard
                 let inserted = try connection.fetchOne(
-                    StoreStatements.insertOrder(
-                        [.text(record.orderID), .text(record.productID), .bytes(plan.raw ?? [])] + OrderColumns.planValues(record)),
+                    StoreStatements.insertOrder([.text(record.orderID), .text(record.productID)] + OrderColumns.planValues(record)),
                     { $0.int64(0) })
             else { throw PlanConflict.orderExists(record.orderID) }
             reference = inserted
+            try connection.perform(
+                StoreStatements.insertProof([
+                    .integer(reference), .text(orNull: record.proof.receipt), .text(orNull: record.proof.signedTransaction),
+                    plan.raw.map(SQLValue.bytes) ?? .null,
+                ]))
         } else {
             if plan.changesRecord {
-                if let before = known.records[reference] {
-                    let changed = OrderColumns.changed(from: before, to: record)
-                    if !changed.isEmpty {
-                        try connection.perform(
-                            StoreStatements.updateOrder(changed)(changed.map { OrderColumns.value(of: $0, in: record) } + [.integer(reference)]))
-                    }
-                } else {
-                    try connection.perform(StoreStatements.updateOrder(OrderColumns.planValues(record) + [.integer(reference)]))
+                let before = known.records[reference]
+                let changed = before.map { OrderColumns.changed(OrderColumns.plan, from: $0, to: record) } ?? OrderColumns.plan
+                if !changed.isEmpty {
+                    let values = changed.map { OrderColumns.value(of: $0, in: record) } + [.integer(reference)]
+                    try connection.perform(
+                        changed.count == OrderColumns.plan.count ? StoreStatements.updateOrder(values) : StoreStatements.updateOrder(changed)(values))
+                }
+                if before.map({ !OrderColumns.changed(OrderColumns.proof, from: $0, to: record).isEmpty }) ?? true {
+                    try connection.perform(
+                        StoreStatements.updateProof([
+                            .integer(reference), .text(orNull: record.proof.receipt), .text(orNull: record.proof.signedTransaction),
+                        ]))
                 }
             }
-            if let raw = plan.raw { try connection.perform(StoreStatements.updateRaw([.bytes(raw), .integer(reference)])) }
+            if let raw = plan.raw { try connection.perform(StoreStatements.updateRaw([.integer(reference), .bytes(raw)])) }
         }
         var attemptRef: Int64?
         for attempt in plan.attempts {
@@ -184,6 +194,31 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
     /// Writes an outbox action as a rule left it.
     package func update(_ action: OutboxAction) throws {
         try connection.perform(StoreStatements.updateOutbox(OutboxColumns.updateValues(action) + [.integer(action.reference)]))
+    }
+
+    // MARK: - Pruning
+
+    /// Drops the proofs and raw files of up to `limit` `finished` and `cancelled` orders last
+    /// changed before `cutoff` (`KeepFinished=`), oldest first; on a shared store rows another
+    /// node is pruning are skipped. Rows, history, claims and purchase tokens stay.
+    ///
+    /// - Returns: how many orders were pruned.
+    package func pruneFinished(before cutoff: Date, now: Date, limit: Int) throws -> Int {
+        let pruned = try connection.fetchAll(
+            """
+            UPDATE orders SET pruned_at = \(now)
+            WHERE id IN (
+                SELECT id FROM orders
+                WHERE state IN ('finished', 'cancelled') AND pruned_at IS NULL AND updated_at < \(cutoff)
+                ORDER BY updated_at
+                LIMIT \(limit)
+                \(.forUpdateSkipLocked))
+            RETURNING id
+            """
+        ) { $0.int64(0) }
+        guard !pruned.isEmpty else { return 0 }
+        try connection.perform("UPDATE order_proofs SET receipt = NULL, signed_transaction = NULL, raw = NULL WHERE order_ref \(in: pruned)")
+        return pruned.count
     }
 
     // MARK: - Outbox actions

@@ -9,12 +9,14 @@ package enum DueOrders {
         "orders_due_\(kind.rawValue)"
     }
 
-    /// The index's condition, without `next_attempt_at IS NOT NULL`.
-    package static func condition(_ kind: WorkKind) -> String {
-        switch kind {
-        case .verify: "state = 'pending' AND purchase_token IS NULL"
-        case .verifyPlay: "state = 'pending' AND purchase_token IS NOT NULL"
-        case .deliver: "state = 'verified'"
+    /// The index's condition, without `next_attempt_at IS NOT NULL`; its columns prefixed with
+    /// `alias.` when one is given.
+    package static func condition(_ kind: WorkKind, alias: String? = nil) -> String {
+        let a = alias.map { $0 + "." } ?? ""
+        return switch kind {
+        case .verify: "\(a)state = 'pending' AND \(a)purchase_token IS NULL"
+        case .verifyPlay: "\(a)state = 'pending' AND \(a)purchase_token IS NOT NULL"
+        case .deliver: "\(a)state = 'verified'"
         }
     }
 }

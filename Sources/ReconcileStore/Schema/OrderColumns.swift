@@ -1,8 +1,11 @@
 import Foundation
 import ReconcileCore
 
-/// The `orders` table's columns, declared once: the select list ``OrderColumns/record`` is made
-/// from this declaration, and rows are read by column (the raw value is the position in it).
+/// An order's columns, declared once: the select list ``OrderColumns/record`` is made from this
+/// declaration, and rows are read by column (the raw value is the position in it). All live in
+/// `orders` (alias `o`) but the proof an order was taken in with, which lives apart in
+/// `order_proofs` (alias `p`, schema 10), so that the rows each claim and outcome rewrites stay
+/// narrow.
 package enum OrderColumn: Int32, SQLColumn {
     case id, orderID, productID, state, resumeState, heldResumeState, heldReason, reason, receipt, transactionID
     case signedTransaction, proofRevision, applicationUsername, userID, amount, currency, createdAt, contentHash
@@ -54,13 +57,32 @@ package enum OrderColumn: Int32, SQLColumn {
         case .consumptionState: "consumption_state"
         }
     }
+
+    /// Whether the column lives in `order_proofs` (written once at ingest, and with new proof).
+    package var isProof: Bool { self == .receipt || self == .signedTransaction }
+
+    /// The column as the record's select list names it.
+    package var qualifiedName: String { (isProof ? "p." : "o.") + name }
 }
 
 /// How an ``OrderRecord`` is read from an `orders` row and written from an ``OrderPlan``, in one
 /// place for both engines.
 package enum OrderColumns {
-    /// The select list ``record(from:)`` reads: every ``OrderColumn``.
-    package static let record = OrderColumn.selectList()
+    /// The select list ``record(from:)`` reads: every ``OrderColumn``, from ``from(indexedBy:)``.
+    package static let record = OrderColumn.allCases.map(\.qualifiedName).joined(separator: ", ")
+
+    /// `FROM orders o LEFT JOIN order_proofs p …`, the orders' scan pinned to `index` on SQLite.
+    /// Rows locked for a change are locked with `FOR UPDATE OF o` (the proofs are written only
+    /// with their order's row locked).
+    package static func from(indexedBy index: String? = nil) -> SQLStatement {
+        guard let index else { return "FROM orders AS o LEFT JOIN order_proofs AS p ON p.order_ref = o.id" }
+        return "FROM orders AS o \(.indexedBy(index)) LEFT JOIN order_proofs AS p ON p.order_ref = o.id"
+    }
+
+    /// `SELECT <record> FROM orders o LEFT JOIN order_proofs p …`.
+    package static func select(indexedBy index: String? = nil) -> SQLStatement {
+        "SELECT \(raw: record) \(from(indexedBy: index))"
+    }
 
     /// The columns of the grant (all NULL: no grant).
     private static let grantColumns: [OrderColumn] = [
@@ -115,24 +137,27 @@ package enum OrderColumns {
             prunedAt: row.date(OrderColumn.prunedAt))
     }
 
-    /// The columns a plan sets, in the order of ``planValues(_:)``: all but the key, the order id,
-    /// the product, the raw file and the pruning time.
-    package static let plan: [OrderColumn] = OrderColumn.allCases.filter { ![.id, .orderID, .productID, .prunedAt].contains($0) }
+    /// The columns a plan sets in `orders`, in the order of ``planValues(_:)``: all but the key,
+    /// the order id, the product, the pruning time and the proof.
+    package static let plan: [OrderColumn] = OrderColumn.allCases.filter { ![.id, .orderID, .productID, .prunedAt].contains($0) && !$0.isProof }
+
+    /// The columns a plan sets in `order_proofs`.
+    package static let proof: [OrderColumn] = [.receipt, .signedTransaction]
 
     /// The names of ``plan``.
     package static let planNames = plan.map(\.name)
 
-    /// `INSERT INTO orders (order_id, product_id, raw, <plan>) VALUES (`.
-    package static let insertPrefix = "INSERT INTO orders (\((["order_id", "product_id", "raw"] + planNames).joined(separator: ", "))) VALUES ("
+    /// `INSERT INTO orders (order_id, product_id, <plan>) VALUES (`.
+    package static let insertPrefix = "INSERT INTO orders (\((["order_id", "product_id"] + planNames).joined(separator: ", "))) VALUES ("
 
     /// The values of ``plan`` for `record`.
     package static func planValues(_ record: OrderRecord) -> [SQLValue] {
         plan.map { value(of: $0, in: record) }
     }
 
-    /// The plan's columns whose values differ between two records of one order.
-    package static func changed(from before: OrderRecord, to after: OrderRecord) -> [OrderColumn] {
-        plan.filter { value(of: $0, in: before) != value(of: $0, in: after) }
+    /// The columns of `columns` whose values differ between two records of one order.
+    package static func changed(_ columns: [OrderColumn], from before: OrderRecord, to after: OrderRecord) -> [OrderColumn] {
+        columns.filter { value(of: $0, in: before) != value(of: $0, in: after) }
     }
 
     /// One column's value for `record`.

@@ -91,12 +91,12 @@ struct PostgreSQLOrderStoreTests {
         let file = candidate("A1", extra: "\"note\":\"ünknown key\"")
         _ = try store.ingest([file], verifierKind: .apple, now: t0)
         let connection = try database.connect()
-        #expect(try connection.queryFirst("SELECT raw FROM orders WHERE order_id = 'A1'") { $0.bytes(0) } == file.raw)
+        #expect(try connection.queryFirst("SELECT p.raw FROM order_proofs p JOIN orders o ON o.id = p.order_ref WHERE o.order_id = 'A1'") { $0.bytes(0) } == file.raw)
         let order = try #require(try store.claimDue(.verify, now: t0, limit: 1, owner: "n", leaseUntil: t0 + 60, charge: true).first)
         _ = try store.complete(
             [AttemptCompletion(order: order, records: [], resolution: .verified(Grant(transactionID: "T1"), finishes: true, finishedBy: .merchant), charged: true)],
             owner: "n", now: t0 + 1)
         #expect(try store.pruneFinished(before: t0 + 10, now: t0 + 20) == 1)
-        #expect(try connection.queryFirst("SELECT raw IS NULL AND receipt IS NULL FROM orders WHERE order_id = 'A1'") { $0.bool(0) } == true)
+        #expect(try connection.queryFirst("SELECT p.raw IS NULL AND p.receipt IS NULL FROM order_proofs p JOIN orders o ON o.id = p.order_ref WHERE o.order_id = 'A1'") { $0.bool(0) } == true)
     }
 }
