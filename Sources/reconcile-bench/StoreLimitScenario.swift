@@ -122,7 +122,7 @@ enum StoreLimitScenario {
         if shape == .narrow {
             try database.execute(
                 """
-                CREATE TABLE order_proofs (
+                CREATE TABLE limit_proofs (
                     order_ref INTEGER PRIMARY KEY REFERENCES orders(id),
                     receipt TEXT,
                     raw BLOB,
@@ -250,7 +250,7 @@ enum StoreLimitScenario {
                 INSERT INTO orders (order_id, product_id, state, content_hash, received_at, updated_at, next_attempt_at)
                 VALUES (?1, 'gems', 'pending', '', ?5, ?5, ?5)
                 """)
-        let proof = try database.prepare("INSERT INTO order_proofs (order_ref, receipt, raw, content_hash) VALUES (?1, ?2, ?3, ?4)", if: shape == .narrow)
+        let proof = try database.prepare("INSERT INTO limit_proofs (order_ref, receipt, raw, content_hash) VALUES (?1, ?2, ?3, ?4)", if: shape == .narrow)
         let transition = try database.prepare(
             "INSERT INTO transitions (order_ref, at, actor, from_state, to_state, reason, detail) VALUES (?1, ?2, 'daemon', NULL, 'pending', 'received', 'spool file seed')")
         defer { [insert, proof, transition].forEach { sqlite3_finalize($0) } }
@@ -322,7 +322,7 @@ enum StoreLimitScenario {
                     """
                     : """
                     SELECT o.id, o.order_id, o.product_id, p.receipt, o.attempts FROM orders AS o INDEXED BY orders_due_verify
-                    JOIN order_proofs AS p ON p.order_ref = o.id
+                    JOIN limit_proofs AS p ON p.order_ref = o.id
                     WHERE o.next_attempt_at IS NOT NULL AND o.next_attempt_at <= ?1 AND o.state = 'pending' AND o.purchase_token IS NULL
                     ORDER BY o.next_attempt_at LIMIT ?2
                     """)

@@ -35,9 +35,9 @@ extension OrderIngesting {
 
 /// The durable home of orders (DESIGN §7), as the daemon and `reconcilectl` see it.
 ///
-/// SQLite serves it today (`SQLiteOrderStore`); the protocol is what a PostgreSQL store with
-/// `FOR UPDATE SKIP LOCKED` leases would implement to serve several daemons. Every method is
-/// one transaction: it commits entirely or not at all.
+/// One relational store serves it over both engines (`RelationalOrderStore` in ReconcileStore):
+/// SQLite, one daemon per store, and PostgreSQL, shared by several with `FOR UPDATE SKIP LOCKED`
+/// leases. Every method is one transaction: it commits entirely or not at all.
 public protocol OrderStore: OrderIngesting, OutboxStore, NotificationStore {
     /// The order with this id, if stored.
     func order(id orderID: String) throws -> StoredOrder?

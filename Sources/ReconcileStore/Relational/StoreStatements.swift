@@ -31,8 +31,8 @@ enum StoreStatements {
         INSERT INTO order_proofs (order_ref, receipt, signed_transaction) VALUES (\(mark), \(mark), \(mark))
         ON CONFLICT (order_ref) DO UPDATE SET receipt = excluded.receipt, signed_transaction = excluded.signed_transaction
         """)
-    /// ``OrderColumns/plan``, then the key.
-    static let updateOrder = SQLTemplate(
+    /// ``OrderColumns/plan``, then the key: every column (a record not read in the transaction).
+    static let updateWholeOrder = SQLTemplate(
         """
         UPDATE orders SET \(SQLStatement.assignments(OrderColumns.planNames, [SQLValue](repeating: mark, count: OrderColumns.plan.count)))
         WHERE id = \(mark)

@@ -128,7 +128,7 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
                 if !changed.isEmpty {
                     let values = changed.map { OrderColumns.value(of: $0, in: record) } + [.integer(reference)]
                     try connection.perform(
-                        changed.count == OrderColumns.plan.count ? StoreStatements.updateOrder(values) : StoreStatements.updateOrder(changed)(values))
+                        changed.count == OrderColumns.plan.count ? StoreStatements.updateWholeOrder(values) : StoreStatements.updateOrder(changed)(values))
                 }
                 if before.map({ !OrderColumns.changed(OrderColumns.proof, from: $0, to: record).isEmpty }) ?? true {
                     try connection.perform(
