@@ -139,14 +139,25 @@ enum EndToEndScenario {
     ) async throws -> DaemonRun {
         let root = try options.makeDirectory(name + "-daemon")
         defer { try? FileManager.default.removeItem(atPath: root) }
-        do {
-            let store = try SQLiteOrderStore(path: root + "/orders.db", mode: .owner)
-            try Seeding.insertOrders(into: store, count: count, at: Date().addingTimeInterval(-60), receipt: RawClient.receipt)
-            store.close()
-        }
         var verifier = "MaxInFlight=\(inFlight)\nMaxRate=infinity"
         if let caFile { verifier += "\nCAFile=\(caFile)" }
         let config = try DaemonProcess.writeConfiguration(in: root, url: url, verifier: verifier)
+        if build.label.isEmpty {
+            let store = try SQLiteOrderStore(path: root + "/orders.db", mode: .owner)
+            try Seeding.insertOrders(into: store, count: count, at: Date().addingTimeInterval(-60), receipt: RawClient.receipt)
+            store.close()
+        } else {
+            // The baseline's daemon makes its store in its own schema, then stops; the orders go
+            // in with SQL, in that schema's layout.
+            // (Its notify socket in a directory of its own: closing it unlinks its path.)
+            do {
+                let maker = try DaemonProcess(
+                    configPath: config, directory: try makeSubdirectory(root, "maker"), executable: build.executable)
+                _ = try await maker.waitUntilReady()
+                guard await maker.stop() == 0 else { throw BenchmarkError("the baseline's reconciled did not stop cleanly after making its store") }
+            }
+            try Seeding.insertRawOrders(path: root + "/orders.db", count: count, at: Date().addingTimeInterval(-60), receipt: RawClient.receipt)
+        }
         let acceptedBefore = try nginx?.acceptedConnections()
         let daemon = try DaemonProcess(configPath: config, directory: root, executable: build.executable)
         _ = try await daemon.waitUntilReady()

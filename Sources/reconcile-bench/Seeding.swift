@@ -38,4 +38,37 @@ enum Seeding {
             start = end
         }
     }
+
+    /// Inserts `count` pending orders, due at `dueAt`, into the store at `path` with SQL, in
+    /// whichever layout its schema has (receipts in `orders` before schema 10, in `order_proofs`
+    /// from it): for a baseline build's daemon, whose store this build's store code cannot open.
+    static func insertRawOrders(path: String, count: Int, at dueAt: Date, prefix: String = "B", receipt: String) throws {
+        let connection = try SQLiteConnection(path: path, mode: .readWrite(create: false))
+        defer { connection.close() }
+        let proofsApart = try connection.scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'order_proofs'") == 1
+        let due = SQLiteValue.integer(dueAt.epochMilliseconds)
+        try connection.transaction {
+            for index in 0..<count {
+                let text = "{\"order_id\":\"\(prefix)\(index)\",\"product_id\":\"gems\",\"receipt\":\"\(receipt)\"}"
+                let bytes = Array(text.utf8)
+                let order: [SQLiteValue] = [.text("\(prefix)\(index)"), .text(SHA256.hexDigest(bytes)), due, due, due]
+                if proofsApart {
+                    try connection.run(
+                        """
+                        INSERT INTO orders (order_id, product_id, state, content_hash, received_at, updated_at, next_attempt_at)
+                        VALUES (?, 'gems', 'pending', ?, ?, ?, ?)
+                        """, order)
+                    try connection.run(
+                        "INSERT INTO order_proofs (order_ref, receipt, raw) VALUES (?, ?, ?)",
+                        [.integer(connection.lastInsertRowID), .text(receipt), .blob(bytes)])
+                } else {
+                    try connection.run(
+                        """
+                        INSERT INTO orders (order_id, product_id, state, content_hash, received_at, updated_at, next_attempt_at, receipt, raw)
+                        VALUES (?, 'gems', 'pending', ?, ?, ?, ?, ?, ?)
+                        """, order + [.text(receipt), .blob(bytes)])
+                }
+            }
+        }
+    }
 }
