@@ -13,23 +13,30 @@ extension RelationalOrderStore {
         guard !candidates.isEmpty else { return [] }
         return try write { connection in
             let transaction = StoreTransaction(connection)
+            // The stored orders of the batch, read (and on a shared store locked, in key order)
+            // in one statement up front.
+            var stored = try transaction.records(orderIDs: candidates.map(\.submission.orderID))
             var sequence = Array(candidates.indices)
             if transaction.isShared {
-                // The stored orders of the batch locked in key order up front, and new orders
-                // inserted in order-id order: two nodes taking in overlapping batches wait for
-                // each other instead of deadlocking. Files of one order keep their order.
-                _ = try transaction.records(orderIDs: candidates.map(\.submission.orderID))
+                // New orders inserted in order-id order: two nodes taking in overlapping batches
+                // wait for each other instead of deadlocking. Files of one order keep their order.
                 sequence.sort { (candidates[$0].submission.orderID, $0) < (candidates[$1].submission.orderID, $1) }
             }
             var outcomes = [IngestOutcome?](repeating: nil, count: candidates.count)
             for index in sequence {
                 let candidate = candidates[index]
                 let orderID = candidate.submission.orderID
-                // Read again for each file: a later file of the batch sees an earlier one.
-                outcomes[index] = try transaction.planAndWrite("ingest of order \(orderID)") {
-                    let decided = IngestRules.plan(candidate, existing: try transaction.record(orderID: orderID), verifiers: verifiers, now: now)
+                var retry = false
+                let (outcome, written) = try transaction.planAndWrite("ingest of order \(orderID)") {
+                    // A try that lost a race (another node inserted the order) reads it again.
+                    let existing = retry ? try transaction.record(orderID: orderID) : stored[orderID]
+                    retry = true
+                    let decided = IngestRules.plan(candidate, existing: existing, verifiers: verifiers, now: now)
                     return (decided.plan, decided.outcome)
-                }.outcome
+                }
+                outcomes[index] = outcome
+                // A later file of the batch sees this one.
+                if let written { stored[orderID] = written.record }
             }
             // Other nodes wake for the new orders (when this transaction commits).
             try wakeNodes(connection)
