@@ -9,11 +9,6 @@ public enum PostgreSQLStoreError: Error, Sendable, Hashable, CustomStringConvert
     case newerSchema(database: String, found: Int, supported: Int)
     /// Migrations are pending and this opener may not apply them.
     case needsMigration(database: String, found: Int, latest: Int)
-    /// An order leased by this store is no longer in the table (rows are never deleted).
-    case orderVanished(reference: Int64)
-    /// A write kept losing races for the same unique key (an order id or a transaction claim) and
-    /// was given up; nothing was written.
-    case persistentConflict(String)
 
     public var description: String {
         switch self {
@@ -23,10 +18,6 @@ public enum PostgreSQLStoreError: Error, Sendable, Hashable, CustomStringConvert
             "\(database) has schema version \(found), newer than this reconciled supports (\(supported)); run a newer reconciled"
         case .needsMigration(let database, let found, let latest):
             "\(database) has schema version \(found) and needs migrating to \(latest); start reconciled once to migrate it"
-        case .orderVanished(let reference):
-            "the order with reference \(reference) is no longer in the store"
-        case .persistentConflict(let what):
-            "gave up after repeated conflicts with other nodes: \(what); nothing was written"
         }
     }
 }
