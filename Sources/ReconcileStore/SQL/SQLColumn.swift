@@ -1,18 +1,11 @@
 import Foundation
 import ReconcileCore
-/// A table's columns, declared once as an enum whose raw value is the column's position in
-/// ``selectList``: the select list is made from the declaration, and a row is read by column
+/// A table's columns, declared once as an enum whose raw value is the column's position in the
+/// select list made from the declaration (``OrderColumns/record``): a row is read by column
 /// (`row.string(OrderColumn.orderID)`), never by a number written by hand.
 package protocol SQLColumn: RawRepresentable<Int32>, CaseIterable, Sendable where AllCases == [Self] {
     /// The column's name in the table.
     var name: String { get }
-}
-
-extension SQLColumn {
-    /// Every column, in declaration order, each prefixed with `alias.` when one is given.
-    package static func selectList(alias: String? = nil) -> String {
-        allCases.map { (alias.map { "\($0)." } ?? "") + $0.name }.joined(separator: ", ")
-    }
 }
 
 extension StoreRow {
