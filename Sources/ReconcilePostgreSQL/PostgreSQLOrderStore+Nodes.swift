@@ -129,7 +129,7 @@ extension PostgreSQLOrderStore {
             let transaction = StoreTransaction(connection)
             let expired = try transaction.records(
                 """
-                \(StoreTransaction<PostgreSQLConnection>.selectRecords)
+                \(OrderColumns.select())
                 WHERE o.lease_owner IS NOT NULL AND o.leased_until < \(now)
                 ORDER BY o.leased_until
                 LIMIT \(limit)

@@ -13,14 +13,22 @@ public enum StoreCopy {
     /// The tables copied, parents first.
     public static let tables = ["orders", "order_proofs", "attempts", "transitions", "claims", "outbox", "notifications", "checkpoints"]
 
-    /// Each table's key: `id`, but for the tables keyed otherwise (no identity column to set on):
-    /// by text, or (`order_proofs`) by their order's key.
-    static func key(of table: String) -> String? {
+    /// How a table's rows are keyed: the column pages are read in order of, whether it holds text,
+    /// and whether it is an identity column whose sequence must go on after the copy.
+    struct Key {
+        var column: String
+        var isText: Bool
+        var isIdentity: Bool
+    }
+
+    /// Each table's key: the identity column `id`, but for claims (by transaction id),
+    /// checkpoints (by name) and the proofs (by their order's key).
+    static func key(of table: String) -> Key {
         switch table {
-        case "order_proofs": "order_ref"
-        case "claims": "transaction_id"
-        case "checkpoints": "name"
-        default: nil
+        case "order_proofs": Key(column: "order_ref", isText: false, isIdentity: false)
+        case "claims": Key(column: "transaction_id", isText: true, isIdentity: false)
+        case "checkpoints": Key(column: "name", isText: true, isIdentity: false)
+        default: Key(column: "id", isText: false, isIdentity: true)
         }
     }
 
@@ -80,7 +88,7 @@ public enum StoreCopy {
                     // copy missed is caught before the commit.
                     let held = Int(try source.withConnection { try $0.scalar("SELECT count(*) FROM \(table)") } ?? 0)
                     guard stored == copied, copied == held else { throw Failure.countsDiffer(table: table, source: held, target: stored) }
-                    if key(of: table) == nil {
+                    if key(of: table).isIdentity {
                         // Identity columns go on after the highest key copied.
                         try connection.run("SELECT setval(pg_get_serial_sequence('\(table)', 'id'), coalesce(max(id), 0) + 1, false) FROM \(table)")
                     }
@@ -114,15 +122,14 @@ public enum StoreCopy {
         let names = shared.map(\.0).joined(separator: ", ")
         let batch = max(1, 30_000 / max(1, shared.count))
         var copied = 0
-        // Claims are keyed by their transaction id and checkpoints by name, the rest by id.
-        let key = Self.key(of: table) ?? "id"
+        let key = Self.key(of: table)
         // No lower bound for the first page: every key is above it, the empty text too.
         var after: SQLiteValue?
         while true {
             // Keyset pages in key order, so that a large store is never read whole into memory.
             let page = try source.withConnection { connection in
                 try connection.query(
-                    "SELECT \(key), \(names) FROM \(table)\(after == nil ? "" : " WHERE \(key) > ?") ORDER BY \(key) LIMIT ?",
+                    "SELECT \(key.column), \(names) FROM \(table)\(after == nil ? "" : " WHERE \(key.column) > ?") ORDER BY \(key.column) LIMIT ?",
                     (after.map { [$0] } ?? []) + [.integer(Int64(batch))]
                 ) { row -> (SQLiteValue, [PostgreSQLValue]) in
                     let values = shared.enumerated().map { index, column -> PostgreSQLValue in
@@ -132,7 +139,7 @@ public enum StoreCopy {
                         if column.1.contains("INT") { return .integer(row.int64(position)) }
                         return .text(row.string(position))
                     }
-                    return (Self.key(of: table) != nil && table != "order_proofs" ? .text(row.string(0)) : .integer(row.int64(0)), values)
+                    return (key.isText ? .text(row.string(0)) : .integer(row.int64(0)), values)
                 }
             }
             guard let last = page.last else { break }

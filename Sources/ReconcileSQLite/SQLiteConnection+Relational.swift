@@ -1,3 +1,4 @@
+import Foundation
 import ReconcileCore
 import ReconcileStore
 
@@ -38,13 +39,32 @@ extension SQLiteConnection: RelationalConnection {
 }
 
 extension SQLiteValue {
+    /// A JSON array of strings, for SQLite's `json_each`.
+    static func jsonArray(_ texts: [String]) -> String {
+        var json = "["
+        for (index, text) in texts.enumerated() {
+            if index > 0 { json += "," }
+            json += "\""
+            for scalar in text.unicodeScalars {
+                switch scalar {
+                case "\"": json += "\\\""
+                case "\\": json += "\\\\"
+                case _ where scalar.value < 0x20: json += String(format: "\\u%04x", scalar.value)
+                default: json.unicodeScalars.append(scalar)
+                }
+            }
+            json += "\""
+        }
+        return json + "]"
+    }
+
     init(_ value: SQLValue) {
         switch value {
         case .null: self = .null
         case .integer(let number): self = .integer(number)
         case .text(let text): self = .text(text)
         case .bytes(let bytes): self = .blob(bytes)
-        case .textList(let texts): self = .text(SQLStatement.jsonArray(texts))
+        case .textList(let texts): self = .text(Self.jsonArray(texts))
         case .integerList(let numbers): self = .text("[" + numbers.map(String.init).joined(separator: ",") + "]")
         }
     }

@@ -24,7 +24,7 @@ extension RelationalOrderStore {
                 // Locking re-reads each row: one another node moved out of `state` meanwhile is
                 // left out.
                 let found = try transaction.records(
-                    "\(StoreTransaction<Connection>.selectRecords) WHERE o.state = \(state.rawValue) ORDER BY o.id \(.forUpdateOf("o"))")
+                    "\(OrderColumns.select()) WHERE o.state = \(state.rawValue) ORDER BY o.id \(.forUpdateOf("o"))")
                 records = Dictionary(found.map { ($0.orderID, $0) }, uniquingKeysWith: { first, _ in first })
                 orderIDs = found.sorted { ($0.receivedAt, $0.reference) < ($1.receivedAt, $1.reference) }.map(\.orderID)
             }
@@ -104,7 +104,7 @@ extension RelationalOrderStore {
                     let transaction = StoreTransaction(connection)
                     let still = try transaction.records(
                         """
-                        \(StoreTransaction<Connection>.selectRecords) WHERE o.id \(in: batchRows) AND o.state = \(state!.rawValue)
+                        \(OrderColumns.select()) WHERE o.id \(in: batchRows) AND o.state = \(state!.rawValue)
                         ORDER BY o.id \(.forUpdateOf("o"))
                         """)
                     var records = Dictionary(still.map { ($0.orderID, $0) }, uniquingKeysWith: { first, _ in first })

@@ -7,7 +7,7 @@ extension RelationalOrderStore {
     public func order(id orderID: String) throws -> StoredOrder? {
         try withConnection { connection in
             try connection.fetchOne(
-                "\(StoreTransaction<Connection>.selectRecords) WHERE o.order_id = \(orderID)") { try OrderColumns.record(from: $0).storedOrder }
+                "\(OrderColumns.select()) WHERE o.order_id = \(orderID)") { try OrderColumns.record(from: $0).storedOrder }
         }
     }
 
@@ -28,13 +28,8 @@ extension RelationalOrderStore {
                 guard let parsedActor = TransitionActor(actor) else {
                     throw StoreError.unknownValue(table: "transitions", column: "actor", value: actor)
                 }
-                let to = row.string(3)
-                guard let toState = OrderState(rawValue: to) else { throw StoreError.unknownValue(table: "transitions", column: "to_state", value: to) }
-                let from = row.optionalString(2)
-                let fromState = try from.map { raw in
-                    guard let state = OrderState(rawValue: raw) else { throw StoreError.unknownValue(table: "transitions", column: "from_state", value: raw) }
-                    return state
-                }
+                let fromState = try row.optionalKnown(at: 2, as: OrderState.self, table: "transitions", column: "from_state")
+                let toState = try row.known(at: 3, as: OrderState.self, table: "transitions", column: "to_state")
                 return TransitionRecord(
                     at: Date(epochMilliseconds: row.int64(0)), actor: parsedActor, from: fromState, to: toState,
                     reason: row.string(4), detail: row.optionalString(5),
@@ -140,7 +135,7 @@ extension RelationalOrderStore {
         return try readSnapshot { connection in
             let orders = try connection.fetchAll(
                 """
-                \(StoreTransaction<Connection>.selectRecords)\(whereClause)
+                \(OrderColumns.select())\(whereClause)
                 ORDER BY o.next_attempt_at IS NULL, o.next_attempt_at, o.received_at, o.id
                 LIMIT \(filter.limit)
                 """

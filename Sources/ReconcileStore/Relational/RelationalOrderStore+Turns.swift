@@ -57,7 +57,7 @@ extension RelationalOrderStore {
                 return "\(raw: column) IS NOT NULL AND substr(\(raw: column), 1, \(prefix.count)) = \(prefix)"
             }
             let leased = try transaction.records(
-                "\(StoreTransaction<Connection>.selectRecords) WHERE \(mine("o.lease_owner")) ORDER BY o.id \(.forUpdateOf("o"))")
+                "\(OrderColumns.select()) WHERE \(mine("o.lease_owner")) ORDER BY o.id \(.forUpdateOf("o"))")
             for record in leased {
                 _ = try transaction.planAndWrite("release of order \(record.orderID)") {
                     (try LeaseRules.end(record, .released, now: now, lookups: transaction), ())
@@ -177,7 +177,7 @@ extension RelationalOrderStore {
             // Orders another node is expiring (or taking new proof in for) are skipped.
             let waiting = try transaction.records(
                 """
-                \(StoreTransaction<Connection>.selectRecords) WHERE o.state = 'waiting' AND o.received_at < \(cutoff)
+                \(OrderColumns.select()) WHERE o.state = 'waiting' AND o.received_at < \(cutoff)
                 ORDER BY o.received_at LIMIT \(limit) \(.forUpdateOfSkipLocked("o"))
                 """)
             return try waiting.map { record in
@@ -195,7 +195,7 @@ extension RelationalOrderStore {
             let transaction = StoreTransaction(connection)
             let waiting = try transaction.records(
                 """
-                \(StoreTransaction<Connection>.selectRecords)
+                \(OrderColumns.select())
                 WHERE o.state = 'waiting' AND (p.receipt IS NOT NULL OR o.transaction_id IS NOT NULL OR p.signed_transaction IS NOT NULL
                     OR o.purchase_token IS NOT NULL)
                 ORDER BY o.id \(.forUpdateOf("o"))

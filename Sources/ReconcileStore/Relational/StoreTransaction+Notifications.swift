@@ -5,13 +5,13 @@ import ReconcileCore
 /// transaction (locked on a shared store), applied by ``NotificationRules``, and what became of
 /// each recorded.
 extension StoreTransaction {
-    /// Notifications selected by `statement` (which selects ``NotificationColumns/select``, and
-    /// `n.order_ref` after it when `withOrder`).
+    /// Notifications selected by `statement` (which selects ``NotificationColumns/select``).
     package func notifications(_ statement: SQLStatement) throws -> [StoredNotification] {
         try connection.fetchAll(statement, NotificationColumns.stored(from:))
     }
 
-    /// Notifications with the order they were recorded against.
+    /// Notifications with the order they were recorded against: `statement` selects
+    /// ``NotificationColumns/select`` and `n.order_ref` after it.
     package func notificationsWithOrder(_ statement: SQLStatement) throws -> [(StoredNotification, Int64?)] {
         try connection.fetchAll(statement) { (try NotificationColumns.stored(from: $0), $0.optionalInt64(NotificationColumns.orderReferenceColumn)) }
     }

@@ -23,13 +23,9 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
     /// lost to another node, and a lost race is planned again.
     package var isShared: Bool { connection.dialect.locksRows }
 
-    /// `SELECT <record> FROM orders o LEFT JOIN order_proofs p …`: conditions name `o.` columns,
-    /// and locks are `FOR UPDATE OF o`.
-    package static var selectRecords: SQLStatement { OrderColumns.select() }
-
     // MARK: - Reading records
 
-    /// Orders selected by `statement` (which starts with ``selectRecords``).
+    /// Orders selected by `statement` (which starts with ``OrderColumns/select(indexedBy:)``).
     package func records(_ statement: SQLStatement) throws -> [OrderRecord] {
         let found = try connection.fetchAll(statement, OrderColumns.record(from:))
         for record in found { known.records[record.reference] = record }
@@ -82,8 +78,7 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
                 var written = plan
                 written.record.reference = try write(plan)
                 return (outcome, written)
-            } catch let conflict as PlanConflict where isShared {
-                _ = conflict
+            } catch is PlanConflict where isShared {
                 continue
             }
         }
@@ -102,7 +97,6 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
         guard isShared, !plan.claims.isEmpty else { return try writeUnguarded(plan) }
         return try connection.savepoint { try writeUnguarded(plan) }
     }
-
 
     private func writeUnguarded(_ plan: OrderPlan) throws -> Int64 {
         let record = plan.record

@@ -22,22 +22,23 @@ extension StoreRow {
     /// A value of a closed set (a state, a kind), which must be one the code knows: a value it
     /// does not know is an error naming the column, never read as a default.
     package func known<C: SQLColumn, Value: RawRepresentable<String>>(_ column: C, as type: Value.Type, table: String) throws -> Value {
-        let raw = string(column.rawValue)
-        guard let value = Value(rawValue: raw) else { throw StoreError.unknownValue(table: table, column: column.name, value: raw) }
-        return value
+        try known(at: column.rawValue, as: type, table: table, column: column.name)
     }
 
-    /// ``known(_:as:table:)`` for a column selected at `index` (an aggregate's group).
+    /// ``known(_:as:table:)`` for a column that may be NULL.
+    package func optionalKnown<C: SQLColumn, Value: RawRepresentable<String>>(_ column: C, as type: Value.Type, table: String) throws -> Value? {
+        try optionalKnown(at: column.rawValue, as: type, table: table, column: column.name)
+    }
+
+    /// ``known(_:as:table:)`` for a column selected at `index` (an aggregate's group, a join).
     package func known<Value: RawRepresentable<String>>(at index: Int32, as type: Value.Type, table: String, column: String) throws -> Value {
         let raw = string(index)
         guard let value = Value(rawValue: raw) else { throw StoreError.unknownValue(table: table, column: column, value: raw) }
         return value
     }
 
-    /// ``known(_:as:table:)`` for a column that may be NULL.
-    package func optionalKnown<C: SQLColumn, Value: RawRepresentable<String>>(_ column: C, as type: Value.Type, table: String) throws -> Value? {
-        guard let raw = optionalString(column.rawValue) else { return nil }
-        guard let value = Value(rawValue: raw) else { throw StoreError.unknownValue(table: table, column: column.name, value: raw) }
-        return value
+    /// ``known(at:as:table:column:)`` for a column that may be NULL.
+    package func optionalKnown<Value: RawRepresentable<String>>(at index: Int32, as type: Value.Type, table: String, column: String) throws -> Value? {
+        isNull(index) ? nil : try known(at: index, as: type, table: table, column: column)
     }
 }

@@ -134,25 +134,6 @@ public struct SQLStatement: Sendable, ExpressibleByStringInterpolation {
         }
         return (sql, values)
     }
-
-    /// A JSON array of strings, for SQLite's `json_each`.
-    package static func jsonArray(_ texts: [String]) -> String {
-        var json = "["
-        for (index, text) in texts.enumerated() {
-            if index > 0 { json += "," }
-            json += "\""
-            for scalar in text.unicodeScalars {
-                switch scalar {
-                case "\"": json += "\\\""
-                case "\\": json += "\\\\"
-                case _ where scalar.value < 0x20: json += String(format: "\\u%04x", scalar.value)
-                default: json.unicodeScalars.append(scalar)
-                }
-            }
-            json += "\""
-        }
-        return json + "]"
-    }
 }
 
 extension SQLStatement {
