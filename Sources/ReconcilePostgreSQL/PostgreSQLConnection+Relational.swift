@@ -11,6 +11,11 @@ extension PostgreSQLConnection: RelationalConnection {
         return try run(sql, values.map(PostgreSQLValue.init), key: statement.template?.key)
     }
 
+    public func performLater(_ statement: SQLStatement) throws {
+        let (sql, values) = statement.render(.postgresql)
+        try sendLater(sql, values.map(PostgreSQLValue.init), key: statement.template?.key)
+    }
+
     public func fetchAll<T>(_ statement: SQLStatement, _ map: (PostgreSQLRow) throws -> T) throws -> [T] {
         let (sql, values) = statement.render(.postgresql)
         return try query(sql, values.map(PostgreSQLValue.init), key: statement.template?.key, map)

@@ -24,6 +24,20 @@ public final class PostgreSQLConnection {
     /// The same statements' names, found by the identity of the template they came from.
     private var keyed: [ObjectIdentifier: String] = [:]
     private var isClosed = false
+    /// Writes held back by ``sendLater(_:_:key:)``, in order: sent in one pipeline with the next
+    /// statement that needs an answer, or before `COMMIT`, `SAVEPOINT` and the like.
+    private var queued: [QueuedStatement] = []
+
+    /// At most this many statements wait in ``queued``: a pipeline's answers stay far below
+    /// what the socket's buffers hold, so the server never blocks writing them while we write.
+    static let pipelineLimit = 256
+
+    /// A prepared statement, its SQL text (for errors) and its parameters.
+    private struct QueuedStatement {
+        var name: String
+        var sql: String
+        var parameters: [PostgreSQLValue]
+    }
 
     /// Connects: the URI's parameters, then `password` when given (it overrides the URI's);
     /// `client_encoding` is always UTF-8.
@@ -79,6 +93,7 @@ public final class PostgreSQLConnection {
     public func close() {
         guard !isClosed else { return }
         isClosed = true
+        queued.removeAll()
         keyed.removeAll()
         statements.removeAll()
         PQfinish(handle)
@@ -100,6 +115,7 @@ public final class PostgreSQLConnection {
         precondition(!isClosed, "the connection is closed")
         keyed.removeAll()
         statements.removeAll()
+        queued.removeAll()
         PQreset(handle)
         guard PQstatus(handle) == CONNECTION_OK else {
             throw PostgreSQLError(
@@ -135,6 +151,7 @@ public final class PostgreSQLConnection {
     /// Runs SQL text without parameters (schema scripts); several statements allowed.
     public func execute(_ sql: String) throws(PostgreSQLError) {
         precondition(!isClosed, "the connection is closed")
+        try sendQueued()
         let result = PQexec(handle, sql)
         defer { PQclear(result) }
         try check(result, sql: sql)
@@ -166,44 +183,120 @@ public final class PostgreSQLConnection {
         }
     }
 
+    /// Runs a write whose answer nobody reads. Inside a transaction it is held back and sent in
+    /// one pipeline (libpq's pipeline mode) with the next statement that needs an answer, so that
+    /// a turn's writes cost one round trip instead of one each; an error it raises is thrown by
+    /// that statement, or by `COMMIT`, and the transaction rolls back as it would have. Outside a
+    /// transaction it runs at once.
+    public func sendLater(_ sql: String, _ parameters: [PostgreSQLValue] = [], key: ObjectIdentifier? = nil) throws {
+        precondition(!isClosed, "the connection is closed")
+        guard PQtransactionStatus(handle) == PQTRANS_INTRANS else {
+            try run(sql, parameters, key: key)
+            return
+        }
+        let name = try prepared(sql, key: key)
+        queued.append(QueuedStatement(name: name, sql: sql, parameters: parameters))
+        if queued.count >= Self.pipelineLimit { try sendQueued() }
+    }
+
     /// A single integer (a count), or `nil` when the query returns no row or NULL.
     public func scalar(_ sql: String, _ parameters: [PostgreSQLValue] = []) throws -> Int64? {
         try queryFirst(sql, parameters) { $0.optionalInt64(0) } ?? nil
     }
 
     /// Prepares (once per session) and runs `sql`, then hands the result to `body` before
-    /// freeing it.
+    /// freeing it. Writes held back by ``sendLater(_:_:key:)`` go first, in the same pipeline.
     private func withResult<T>(
         _ sql: String, _ parameters: [PostgreSQLValue], format: ResultFormat, key: ObjectIdentifier? = nil,
         _ body: (OpaquePointer) throws -> T
     ) throws -> T {
         precondition(!isClosed, "the connection is closed")
         let name = try prepared(sql, key: key)
-        // Every value in one buffer (text NUL-terminated, as libpq reads it); pointers into it.
-        var storage: [UInt8] = []
-        var offsets: [Int?] = []
-        var lengths: [Int32] = []
-        var formats: [Int32] = []
-        for parameter in parameters {
-            if let (bytes, binary) = try parameter.encoded() {
-                offsets.append(storage.count)
-                storage += bytes
-                storage.append(0)
-                lengths.append(Int32(bytes.count))
-                formats.append(binary ? 1 : 0)
-            } else {
-                offsets.append(nil)
-                lengths.append(0)
-                formats.append(0)
+        let result: OpaquePointer?
+        if queued.isEmpty {
+            result = try EncodedParameters(parameters).withPointers { count, values, lengths, formats in
+                PQexecPrepared(handle, name, count, values, lengths, formats, format.rawValue)
             }
-        }
-        let result: OpaquePointer? = storage.withUnsafeBytes { buffer in
-            let values = offsets.map { offset in offset.map { (buffer.baseAddress! + $0).assumingMemoryBound(to: CChar.self) } }
-            return PQexecPrepared(handle, name, Int32(parameters.count), values, lengths, formats, format.rawValue)
+            try check(result, sql: sql)
+        } else {
+            let statements = queued + [QueuedStatement(name: name, sql: sql, parameters: parameters)]
+            queued = []
+            result = try pipeline(statements, lastFormat: format)
         }
         defer { PQclear(result) }
-        try check(result, sql: sql)
         return try body(result!)
+    }
+
+    /// Sends the writes held back by ``sendLater(_:_:key:)``, if any, and reads their answers.
+    private func sendQueued() throws(PostgreSQLError) {
+        guard !queued.isEmpty else { return }
+        let statements = queued
+        queued = []
+        PQclear(try pipeline(statements, lastFormat: .text))
+    }
+
+    /// Sends `statements` in one pipeline followed by a sync, reads every answer, and leaves
+    /// pipeline mode: one round trip for all of them.
+    ///
+    /// - Returns: the last statement's result (the caller frees it).
+    /// - Throws: the first statement's error (the server skips the rest, and the transaction is
+    ///   then failed), or a connection error.
+    private func pipeline(_ statements: [QueuedStatement], lastFormat: ResultFormat) throws(PostgreSQLError) -> OpaquePointer? {
+        let encoded = try statements.map { statement throws(PostgreSQLError) in try EncodedParameters(statement.parameters) }
+        guard PQenterPipelineMode(handle) == 1 else { throw error(from: nil, sql: statements.first?.sql) }
+        var failure: PostgreSQLError?
+        for (index, statement) in statements.enumerated() {
+            let sent = encoded[index].withPointers { count, values, lengths, formats in
+                PQsendQueryPrepared(handle, statement.name, count, values, lengths, formats, index == statements.count - 1 ? lastFormat.rawValue : 0)
+            }
+            if sent != 1 {
+                failure = error(from: nil, sql: statement.sql)
+                break
+            }
+        }
+        if failure == nil, PQpipelineSync(handle) != 1 { failure = error(from: nil, sql: nil) }
+        if let failure {
+            // The connection is broken (libpq could not even queue): nothing more to read.
+            PQexitPipelineMode(handle)
+            throw failure
+        }
+        // Each statement's results end with a NULL; the sync's result ends the pipeline.
+        var last: OpaquePointer?
+        var index = 0
+        var nulls = 0
+        while true {
+            guard let result = PQgetResult(handle) else {
+                index += 1
+                nulls += 1
+                // A lost connection answers NULL for ever and never the sync.
+                if nulls > statements.count || PQstatus(handle) != CONNECTION_OK {
+                    failure = failure ?? error(from: nil, sql: nil)
+                    break
+                }
+                continue
+            }
+            let status = PQresultStatus(result)
+            if status == PGRES_PIPELINE_SYNC {
+                PQclear(result)
+                break
+            }
+            let succeeded = status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY
+            if !succeeded, failure == nil, status != PGRES_PIPELINE_ABORTED {
+                failure = error(from: result, sql: index < statements.count ? statements[index].sql : nil)
+            }
+            if succeeded, index == statements.count - 1, last == nil {
+                last = result
+            } else {
+                PQclear(result)
+            }
+        }
+        PQexitPipelineMode(handle)
+        if let failure {
+            PQclear(last)
+            throw failure
+        }
+        guard let last else { throw PostgreSQLError(category: .other, message: "the pipeline ended without the last statement's answer", sql: statements.last?.sql) }
+        return last
     }
 
     /// The name of the session's prepared statement for `sql`, preparing it the first time.
@@ -237,6 +330,7 @@ public final class PostgreSQLConnection {
         let result: T
         do {
             result = try body()
+            try sendQueued()
         } catch {
             rollback()
             throw error
@@ -265,6 +359,8 @@ public final class PostgreSQLConnection {
         do {
             result = try body()
         } catch {
+            // What the body held back is undone with the rest of it.
+            queued.removeAll()
             try execute("ROLLBACK TO SAVEPOINT reconcile_savepoint")
             try execute("RELEASE SAVEPOINT reconcile_savepoint")
             throw error
@@ -275,12 +371,14 @@ public final class PostgreSQLConnection {
 
     /// Ends a transaction that failed, if the connection still has one open.
     private func rollback() {
+        queued.removeAll()
         guard PQstatus(handle) == CONNECTION_OK, PQtransactionStatus(handle) != PQTRANS_IDLE else { return }
         PQclear(PQexec(handle, "ROLLBACK"))
     }
 
     /// Runs a statement without parameters and returns its command tag (`COMMIT`, `ROLLBACK`).
     private func commandTag(_ sql: String) throws(PostgreSQLError) -> String {
+        try sendQueued()
         let result = PQexec(handle, sql)
         defer { PQclear(result) }
         try check(result, sql: sql)
@@ -336,5 +434,37 @@ public final class PostgreSQLConnection {
 extension Substring {
     fileprivate var trimmingSpaces: String {
         String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}
+
+/// Parameters as libpq reads them: every value in one buffer (text NUL-terminated), and
+/// pointers into it.
+private struct EncodedParameters {
+    private var storage: [UInt8] = []
+    private var offsets: [Int?] = []
+    private var lengths: [Int32] = []
+    private var formats: [Int32] = []
+
+    init(_ parameters: [PostgreSQLValue]) throws(PostgreSQLError) {
+        for parameter in parameters {
+            if let (bytes, binary) = try parameter.encoded() {
+                offsets.append(storage.count)
+                storage += bytes
+                storage.append(0)
+                lengths.append(Int32(bytes.count))
+                formats.append(binary ? 1 : 0)
+            } else {
+                offsets.append(nil)
+                lengths.append(0)
+                formats.append(0)
+            }
+        }
+    }
+
+    func withPointers<R>(_ body: (Int32, [UnsafePointer<CChar>?], [Int32], [Int32]) -> R) -> R {
+        storage.withUnsafeBytes { buffer in
+            let values = offsets.map { offset in offset.map { UnsafePointer((buffer.baseAddress! + $0).assumingMemoryBound(to: CChar.self)) } }
+            return body(Int32(offsets.count), values, lengths, formats)
+        }
     }
 }

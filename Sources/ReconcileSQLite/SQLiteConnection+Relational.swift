@@ -13,6 +13,11 @@ extension SQLiteConnection: RelationalConnection {
         return changes
     }
 
+    /// Runs at once: SQLite is in the process, there is no round trip to share.
+    public func performLater(_ statement: SQLStatement) throws {
+        try perform(statement)
+    }
+
     public func fetchAll<T>(_ statement: SQLStatement, _ map: (SQLiteRow) throws -> T) throws -> [T] {
         let (sql, values) = statement.render(.sqlite)
         return try query(sql, values.map(SQLiteValue.init), key: statement.template?.key, map)

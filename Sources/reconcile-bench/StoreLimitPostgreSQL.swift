@@ -128,9 +128,31 @@ enum StoreLimitPostgreSQL {
         let serverCPU = ClusterScenario.databaseCPU(server)
         let (rate, cpuPerOrder) = try StoreScenario.turns(of: store, count: count)
         let serverUsed = ClusterScenario.databaseCPU(server).subtracting(serverCPU)
+        if PostgreSQLTestServer.statementStatistics { try printStatementProfile(server: server, database: database) }
         return StoreLimitScenario.Run(
             seedRate: seedRate, rate: rate, cpuPerOrder: cpuPerOrder + serverUsed / Double(count) * 1e6,
             serverPerOrder: serverUsed / Double(count) * 1e6)
+    }
+
+    /// The statements that took the server's time in `database`, most first, from
+    /// `pg_stat_statements` (``PostgreSQLTestServer/statisticsVariable``): calls, total and mean
+    /// execution time, rows, and the statement's start.
+    static func printStatementProfile(server: PostgreSQLTestServer, database: String) throws {
+        let connection = try PostgreSQLConnection(PostgreSQLConnectionOptions(uri: server.socketURI(database: database)))
+        defer { connection.close() }
+        try connection.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+        let rows = try connection.query(
+            """
+            SELECT calls, round(total_exec_time)::bigint, round((1000 * mean_exec_time)::numeric, 1)::text, rows,
+                left(regexp_replace(query, '\\s+', ' ', 'g'), 90)
+            FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+            ORDER BY total_exec_time DESC LIMIT 15
+            """, format: .text
+        ) { row in
+            [row.string(0), row.string(1), row.string(2), row.string(3), row.string(4)]
+        }
+        print("   server's statements (pg_stat_statements): calls, total ms, mean us, rows, statement")
+        for row in rows { print("   " + row.joined(separator: "\t")) }
     }
 
     static func findPgbench() -> String? {

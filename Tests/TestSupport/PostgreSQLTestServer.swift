@@ -29,6 +29,13 @@ public final class PostgreSQLTestServer: Sendable {
     /// Set to `1` (as CI does) to make the PostgreSQL tests fail, not skip, when no server can start.
     public static let requiredVariable = "RECONCILE_REQUIRE_POSTGRES"
 
+    /// Set to 1, the server loads `pg_stat_statements`, and `reconcile-bench store-limit`
+    /// prints the statements that took the server's time (a profile of the database's side).
+    public static let statisticsVariable = "RECONCILE_PG_STAT_STATEMENTS"
+
+    /// Whether ``statisticsVariable`` is set.
+    public static var statementStatistics: Bool { ProcessInfo.processInfo.environment[statisticsVariable] == "1" }
+
     private init(directory: String, port: Int, password: String, version: Int, postmaster: pid_t) {
         self.directory = directory
         self.port = port
@@ -135,6 +142,7 @@ public final class PostgreSQLTestServer: Sendable {
                 max_connections = 80
                 timezone = 'UTC'
                 log_min_messages = warning
+                \(Self.statementStatistics ? "shared_preload_libraries = 'pg_stat_statements'" : "")
 
                 """
             let configuration = try FileHandle(forWritingTo: URL(fileURLWithPath: data + "/postgresql.conf"))

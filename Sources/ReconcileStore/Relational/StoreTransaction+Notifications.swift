@@ -80,7 +80,7 @@ extension StoreTransaction {
             notification, toEvery: records, now: now, lookups: self, consumption: consumption)
         for plan in plans { try write(plan) }
         let applied: Date? = if case .waitsForAttempt = outcome { nil } else { now }
-        try connection.perform(
+        try connection.performLater(
             "UPDATE notifications SET order_ref = \(orderReference), outcome = \(outcome.code), applied_at = \(applied) WHERE id = \(reference)")
         return outcome
     }

@@ -110,7 +110,7 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
                     { $0.int64(0) })
             else { throw PlanConflict.orderExists(record.orderID) }
             reference = inserted
-            try connection.perform(
+            try connection.performLater(
                 StoreStatements.insertProof([
                     .integer(reference), .text(orNull: record.proof.receipt), .text(orNull: record.proof.signedTransaction),
                     plan.raw.map(SQLValue.bytes) ?? .null,
@@ -121,17 +121,17 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
                 let changed = before.map { OrderColumns.changed(OrderColumns.plan, from: $0, to: record) } ?? OrderColumns.plan
                 if !changed.isEmpty {
                     let values = changed.map { OrderColumns.value(of: $0, in: record) } + [.integer(reference)]
-                    try connection.perform(
+                    try connection.performLater(
                         changed.count == OrderColumns.plan.count ? StoreStatements.updateWholeOrder(values) : StoreStatements.updateOrder(changed)(values))
                 }
                 if before.map({ !OrderColumns.changed(OrderColumns.proof, from: $0, to: record).isEmpty }) ?? true {
-                    try connection.perform(
+                    try connection.performLater(
                         StoreStatements.updateProof([
                             .integer(reference), .text(orNull: record.proof.receipt), .text(orNull: record.proof.signedTransaction),
                         ]))
                 }
             }
-            if let raw = plan.raw { try connection.perform(StoreStatements.updateRaw([.integer(reference), .bytes(raw)])) }
+            if let raw = plan.raw { try connection.performLater(StoreStatements.updateRaw([.integer(reference), .bytes(raw)])) }
         }
         var attemptRef: Int64?
         for attempt in plan.attempts {
@@ -164,7 +164,7 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
         }
         for action in plan.outbox {
             // The idempotency key is unique: a follow-up recorded once is never recorded again.
-            try connection.perform(StoreStatements.insertOutbox(OutboxColumns.insertValues(action, orderReference: reference)))
+            try connection.performLater(StoreStatements.insertOutbox(OutboxColumns.insertValues(action, orderReference: reference)))
         }
         for action in plan.outboxUpdates { try update(action) }
         var written = record
@@ -178,7 +178,7 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
         orderReference: Int64, at: Date, actor: TransitionActor, from: OrderState?, to: OrderState, reason: String, detail: String?,
         attemptReference: Int64?
     ) throws {
-        try connection.perform(
+        try connection.performLater(
             StoreStatements.insertTransition([
                 .integer(orderReference), .time(at), .text(actor.description), .text(orNull: from?.rawValue), .text(to.rawValue), .text(reason),
                 .text(orNull: detail), .integer(orNull: attemptReference),
@@ -187,7 +187,7 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
 
     /// Writes an outbox action as a rule left it.
     package func update(_ action: OutboxAction) throws {
-        try connection.perform(StoreStatements.updateOutbox(OutboxColumns.updateValues(action) + [.integer(action.reference)]))
+        try connection.performLater(StoreStatements.updateOutbox(OutboxColumns.updateValues(action) + [.integer(action.reference)]))
     }
 
     // MARK: - Pruning

@@ -13,6 +13,12 @@ public protocol RelationalConnection: AnyObject {
     @discardableResult
     func perform(_ statement: SQLStatement) throws -> Int
 
+    /// Runs a write whose answer nobody reads. A connection to a server may hold it back and
+    /// send it with the next statement that needs an answer (PostgreSQL's pipeline mode), so
+    /// that a transaction's writes share round trips; an error it raises is then thrown by that
+    /// statement or by the commit, and the transaction rolls back as it would have.
+    func performLater(_ statement: SQLStatement) throws
+
     /// Every row of a query, mapped.
     func fetchAll<T>(_ statement: SQLStatement, _ map: (Row) throws -> T) throws -> [T]
 
