@@ -44,8 +44,6 @@ public final class Daemon {
     /// One daemon per spool (DESIGN §3).
     let spoolLock: LockFile
     let store: any OperableOrderStore
-    /// Where the daemon's tasks run their store calls (``StoreQueue``).
-    let storeQueue = StoreQueue()
     /// The store when it is SQLite (its file is watched); `nil` for PostgreSQL.
     let sqlite: SQLiteOrderStore?
     /// Wakes the scheduler when another node sends `NOTIFY`; `nil` for SQLite.
@@ -164,7 +162,7 @@ public final class Daemon {
         (eventStream, events) = AsyncStream<Event>.makeStream()
         spoolWatch = SpoolWatchService(
             layout: layout, rescanInterval: configuration.spool.rescanInterval, logger: logger, spoolEvents: spoolEvents)
-        pruning = PruneService(store: store, storeQueue: storeQueue, keepFinished: configuration.state.keepFinished, logger: logger)
+        pruning = PruneService(store: store, keepFinished: configuration.state.keepFinished, logger: logger)
         sqlite?.onLoss { [events] error in events.yield(.storeLost(error.description)) }
         let metrics = MetricsPublisher(path: configuration.daemon.metricsFile, logger: logger)
         self.metrics = metrics
@@ -174,7 +172,7 @@ public final class Daemon {
         }
         self.stateChanged = stateChanged
         let playPoller = PlayVoidedPurchasePoller(
-            settings: configured.playPolling, store: store, storeQueue: storeQueue, gate: scheduler, logger: logger,
+            settings: configured.playPolling, store: store, gate: scheduler, logger: logger,
             onCommitted: {
                 scheduler.nudge()
                 stateChanged()
@@ -189,7 +187,7 @@ public final class Daemon {
                 stateChanged()
             })
         poller = AppStoreNotificationPoller(
-            settings: configured.polling, store: store, storeQueue: storeQueue, transport: transport, gate: scheduler, logger: logger,
+            settings: configured.polling, store: store, transport: transport, gate: scheduler, logger: logger,
             onCommitted: {
                 scheduler.nudge()
                 stateChanged()
@@ -233,13 +231,13 @@ public final class Daemon {
     /// the batch in hand), the scheduler (after the attempts in flight, up to `DrainTimeout=`),
     /// and last the metrics and `STATUS=` (their final numbers).
     func services() -> [any Service] {
-        let (store, storeQueue, scheduler, ingestor, metrics, notifier, statusTrigger) = (store, storeQueue, scheduler, ingestor, metrics, notifier, statusTrigger)
+        let (store, scheduler, ingestor, metrics, notifier, statusTrigger) = (store, scheduler, ingestor, metrics, notifier, statusTrigger)
         let (spoolEventStream, spoolEvents, abandonIngest) = (spoolEventStream, spoolEvents, abandonIngest)
         let drainTimeout = configuration.daemon.drainTimeout
         let controlServer = controlServer
         return [
             TaskService("status updates") {
-                await statusTrigger.run { notifier.status(await Daemon.statusLine(store: store, storeQueue: storeQueue, scheduler: scheduler)) }
+                await statusTrigger.run { notifier.status(await Daemon.statusLine(store: store, scheduler: scheduler)) }
             },
             TaskService("metrics") {
                 // Cancelled, it writes the final numbers.
@@ -307,7 +305,7 @@ public final class Daemon {
 
         let held: String
         do {
-            let counts = try await storeQueue.read { [store] in try store.countsByState() }
+            let counts = try await store.reading { [store] in try store.countsByState() }
             held = Plural.count(counts.values.reduce(0, +), "order")
         } catch {
             held = "orders it cannot count now (\(error))"
@@ -362,7 +360,8 @@ public final class Daemon {
         await supervising.value
         clockWatch = nil
         listener?.stop()
-        store.close()
+        // Closing checkpoints SQLite's log (an fsync): on the store's thread, after its writes.
+        _ = try? await store.writing { [store] in store.close() }
         if status == ExitStatus.success { logger.notice("stopped cleanly") }
         return status
     }
@@ -380,16 +379,16 @@ public final class Daemon {
 
     /// The `STATUS=` line: the counts an operator watches and the circuits.
     func statusLine() async -> String {
-        await Self.statusLine(store: store, storeQueue: storeQueue, scheduler: scheduler)
+        await Self.statusLine(store: store, scheduler: scheduler)
     }
 
-    static func statusLine(store: any OperableOrderStore, storeQueue: StoreQueue, scheduler: Scheduler) async -> String {
+    static func statusLine(store: any OperableOrderStore, scheduler: Scheduler) async -> String {
         // On the store's reader queue: the store may be busy for seconds (another process
         // holding its lock), and the cooperative pool's few threads must stay free for the
         // scheduler.
         let read: Result<[OrderState: Int], any Error>
         do {
-            read = .success(try await storeQueue.read { try store.countsByState(in: ServiceStatusLine.countedStates) })
+            read = .success(try await store.reading { try store.countsByState(in: ServiceStatusLine.countedStates) })
         } catch {
             read = .failure(error)
         }
@@ -424,7 +423,7 @@ public final class Daemon {
     @discardableResult
     private func promoteWaiting(usableBy verifiers: ConfiguredVerifiers) async -> Int {
         do {
-            let promoted = try await storeQueue.write { [store] in try store.promoteWaiting(usableBy: verifiers, now: Date()) }
+            let promoted = try await store.writing { [store] in try store.promoteWaiting(usableBy: verifiers, now: Date()) }
             if promoted > 0 { logger.notice("\(verifiers) can verify \(Plural.count(promoted, "waiting order")); they are due now") }
             return promoted
         } catch {

@@ -22,6 +22,8 @@ public final class PostgreSQLOrderStore: SharedOrderStore, RelationalOrderStore 
     let connection: Mutex<PostgreSQLConnection>
     /// Where the store is, without its password: for logs and errors.
     public let database: String
+    /// The store's own threads (``SerializedStore``).
+    public let queue = StoreQueue(label: "reconcile.store.postgresql")
     public let node: String
     public let leaseOwner: String
     /// The channel nodes `LISTEN` on and every wake-up is sent to.

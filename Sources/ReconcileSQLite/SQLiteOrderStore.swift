@@ -28,6 +28,8 @@ public final class SQLiteOrderStore: RelationalOrderStore {
     private let reader = Mutex<SQLiteConnection?>(nil)
     private let busyTimeout: Duration
     public let path: String
+    /// The store's own threads (``SerializedStore``).
+    public let queue = StoreQueue(label: "reconcile.store.sqlite")
     /// Where the store is, as logs and messages name it.
     public var location: String { path }
     public let mode: OpenMode

@@ -5,7 +5,7 @@ import ReconcileCore
 /// summary and counts for `status`, `STATUS=` and the metrics file, the listing for `list`, and
 /// bulk operator actions in batches. Both stores implement it; what only one of them can do
 /// (SQLite's `backup`, `restore` and file checks; PostgreSQL's nodes) stays on that store.
-public protocol OperableOrderStore: OrderStore, CheckpointStore {
+public protocol OperableOrderStore: OrderStore, CheckpointStore, SerializedStore {
     /// Where the store is, as logs and messages name it: the SQLite path, or the PostgreSQL
     /// URI without its password.
     var location: String { get }

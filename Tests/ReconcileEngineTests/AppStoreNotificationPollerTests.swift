@@ -203,7 +203,7 @@ extension AppStoreNotificationPollerTests {
 }
 
 /// A store whose notification commits fail (disk full); checkpoints go to the real one.
-final class FailingIngest: OrderIngesting, CheckpointStore {
+final class FailingIngest: OrderIngesting, CheckpointStore, SerializedStore {
     struct Full: Error, CustomStringConvertible {
         var description: String { "database or disk is full" }
     }
@@ -219,4 +219,6 @@ final class FailingIngest: OrderIngesting, CheckpointStore {
     func checkpoint(_ name: String) throws -> Date? { try store.checkpoint(name) }
     func advanceCheckpoint(_ name: String, to value: Date, now: Date) throws { try store.advanceCheckpoint(name, to: value, now: now) }
     func takeTurn(_ name: String, until: Date, now: Date) throws -> Bool { try store.takeTurn(name, until: until, now: now) }
+    func writing<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T { try await store.writing(body) }
+    func reading<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T { try await store.reading(body) }
 }

@@ -7,16 +7,14 @@ import Synchronization
 /// day after, and again when a reload changes the setting.
 final class PruneService: Service {
     let name = "pruning"
-    private let store: any OrderStore
-    private let storeQueue: StoreQueue
+    private let store: any OrderStore & SerializedStore
     private let logger: Logger
     private let keep: Mutex<Duration?>
     private let wake = WakeSignal()
     private let stopped = Atomic<Bool>(false)
 
-    init(store: any OrderStore, storeQueue: StoreQueue, keepFinished: Duration?, logger: Logger) {
+    init(store: any OrderStore & SerializedStore, keepFinished: Duration?, logger: Logger) {
         self.store = store
-        self.storeQueue = storeQueue
         self.logger = logger
         self.keep = Mutex(keepFinished)
     }
@@ -42,7 +40,7 @@ final class PruneService: Service {
     private func prune(_ keep: Duration) async {
         let now = Date()
         do {
-            let pruned = try await storeQueue.write { [store] in try store.pruneFinished(before: now.addingTimeInterval(-keep.inSeconds), now: now) }
+            let pruned = try await store.writing { [store] in try store.pruneFinished(before: now.addingTimeInterval(-keep.inSeconds), now: now) }
             if pruned > 0 {
                 logger.info(
                     "pruned receipts and raw files of \(Plural.count(pruned, "order")) finished more than \(TimeSpan.format(keep)) ago",

@@ -99,9 +99,8 @@ public final class AppStoreNotificationPoller: Service {
         public var stoppedBecause: String?
     }
 
-    let store: any OrderIngesting & CheckpointStore
-    /// Where the poll's store calls run (never on the cooperative pool).
-    let storeQueue: StoreQueue
+    /// The poll's store calls run on the store's own threads, never on the cooperative pool.
+    let store: any OrderIngesting & CheckpointStore & SerializedStore
     let transport: any HTTPTransport
     let gate: any EndpointGate
     let logger: Logger
@@ -114,12 +113,11 @@ public final class AppStoreNotificationPoller: Service {
 
     /// `settings` `nil`: polling is off until a reload turns it on.
     public init(
-        settings: Settings?, store: any OrderIngesting & CheckpointStore, storeQueue: StoreQueue = StoreQueue(), transport: any HTTPTransport, gate: any EndpointGate, logger: Logger,
+        settings: Settings?, store: any OrderIngesting & CheckpointStore & SerializedStore, transport: any HTTPTransport, gate: any EndpointGate, logger: Logger,
         onCommitted: @escaping @Sendable () -> Void = {}
     ) {
         self.settings = Mutex(settings)
         self.store = store
-        self.storeQueue = storeQueue
         self.transport = transport
         self.gate = gate
         self.logger = logger
@@ -177,7 +175,7 @@ public final class AppStoreNotificationPoller: Service {
         if settings.sharedTurns {
             let taken: Bool
             do {
-                taken = try await storeQueue.write { [store] in try store.takeTurn(environment.checkpoint + ".turn", until: now.addingTimeInterval(settings.interval.inSeconds * 0.9), now: now) }
+                taken = try await store.writing { [store] in try store.takeTurn(environment.checkpoint + ".turn", until: now.addingTimeInterval(settings.interval.inSeconds * 0.9), now: now) }
             } catch {
                 return stop(&summary, "store_unavailable", "cannot take the \(name) polling turn: \(error)", reason: StoreFailure.of(error).rawValue)
             }
@@ -189,7 +187,7 @@ public final class AppStoreNotificationPoller: Service {
         }
         let checkpoint: Date?
         do {
-            checkpoint = try await storeQueue.write { [store] in try store.checkpoint(environment.checkpoint) }
+            checkpoint = try await store.writing { [store] in try store.checkpoint(environment.checkpoint) }
         } catch {
             return stop(&summary, "store_unavailable", "cannot read the \(name) notification checkpoint: \(error)", reason: StoreFailure.of(error).rawValue)
         }
@@ -244,7 +242,7 @@ public final class AppStoreNotificationPoller: Service {
                     .map(\.element)
                 let outcomes: [NotificationIngestOutcome]
                 do {
-                    outcomes = try await storeQueue.write { [store, valid] in try store.ingestNotifications(valid, consumption: settings.consumption, now: Date()) }
+                    outcomes = try await store.writing { [store, valid] in try store.ingestNotifications(valid, consumption: settings.consumption, now: Date()) }
                 } catch {
                     return stop(
                         &summary, "store_unavailable", "cannot commit \(Plural.count(valid.count, "polled notification")): \(error); retried at the next poll",
@@ -267,7 +265,7 @@ public final class AppStoreNotificationPoller: Service {
                 reason: "invalid_notifications")
         }
         do {
-            try await storeQueue.write { [store] in try store.advanceCheckpoint(environment.checkpoint, to: now, now: Date()) }
+            try await store.writing { [store] in try store.advanceCheckpoint(environment.checkpoint, to: now, now: Date()) }
         } catch {
             return stop(&summary, "store_unavailable", "cannot store the \(name) notification checkpoint: \(error)", reason: StoreFailure.of(error).rawValue)
         }

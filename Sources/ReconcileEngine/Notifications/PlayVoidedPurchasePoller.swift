@@ -68,9 +68,8 @@ public final class PlayVoidedPurchasePoller: Service {
         public var stoppedBecause: String?
     }
 
-    let store: any OrderIngesting & CheckpointStore
-    /// Where the poll's store calls run (never on the cooperative pool).
-    let storeQueue: StoreQueue
+    /// The poll's store calls run on the store's own threads, never on the cooperative pool.
+    let store: any OrderIngesting & CheckpointStore & SerializedStore
     let gate: any EndpointGate
     let logger: Logger
     let onCommitted: @Sendable () -> Void
@@ -81,12 +80,11 @@ public final class PlayVoidedPurchasePoller: Service {
     private let stopped = Atomic<Bool>(false)
 
     public init(
-        settings: Settings?, store: any OrderIngesting & CheckpointStore, storeQueue: StoreQueue = StoreQueue(), gate: any EndpointGate, logger: Logger,
+        settings: Settings?, store: any OrderIngesting & CheckpointStore & SerializedStore, gate: any EndpointGate, logger: Logger,
         onCommitted: @escaping @Sendable () -> Void = {}
     ) {
         self.settings = Mutex(settings)
         self.store = store
-        self.storeQueue = storeQueue
         self.gate = gate
         self.logger = logger
         self.onCommitted = onCommitted
@@ -171,7 +169,7 @@ public final class PlayVoidedPurchasePoller: Service {
             let taken: Bool
             do {
                 let until = now.addingTimeInterval((settings.interval ?? .seconds(3600)).inSeconds * 0.9)
-                taken = try await storeQueue.write { [store] in try store.takeTurn(checkpointName + ".turn", until: until, now: now) }
+                taken = try await store.writing { [store] in try store.takeTurn(checkpointName + ".turn", until: until, now: now) }
             } catch {
                 return stop(&summary, "store_unavailable", "cannot take the \(package) voided purchases turn: \(error)", reason: StoreFailure.of(error).rawValue)
             }
@@ -182,7 +180,7 @@ public final class PlayVoidedPurchasePoller: Service {
         }
         let checkpoint: Date?
         do {
-            checkpoint = try await storeQueue.write { [store] in try store.checkpoint(checkpointName) }
+            checkpoint = try await store.writing { [store] in try store.checkpoint(checkpointName) }
         } catch {
             return stop(&summary, "store_unavailable", "cannot read the \(package) voided purchases checkpoint: \(error)", reason: StoreFailure.of(error).rawValue)
         }
@@ -228,7 +226,7 @@ public final class PlayVoidedPurchasePoller: Service {
                     .map { StoreNotification.playVoided($0, tokenDigest: SHA256.hexDigest(Array($0.purchaseToken.utf8)), via: .poll) }
                 let outcomes: [NotificationIngestOutcome]
                 do {
-                    outcomes = try await storeQueue.write { [store] in try store.ingestNotifications(notifications, now: Date()) }
+                    outcomes = try await store.writing { [store] in try store.ingestNotifications(notifications, now: Date()) }
                 } catch {
                     return stop(
                         &summary, "store_unavailable",
@@ -247,7 +245,7 @@ public final class PlayVoidedPurchasePoller: Service {
             }
         } while pageToken != nil
         do {
-            try await storeQueue.write { [store] in try store.advanceCheckpoint(checkpointName, to: max(end, checkpoint ?? end), now: Date()) }
+            try await store.writing { [store] in try store.advanceCheckpoint(checkpointName, to: max(end, checkpoint ?? end), now: Date()) }
         } catch {
             return stop(&summary, "store_unavailable", "cannot store the \(package) voided purchases checkpoint: \(error)", reason: StoreFailure.of(error).rawValue)
         }

@@ -12,6 +12,9 @@ import ReconcileCore
 public protocol RelationalOrderStore: OperableOrderStore {
     associatedtype Connection: RelationalConnection
 
+    /// The store's own threads, on which ``SerializedStore``'s calls run.
+    var queue: StoreQueue { get }
+
     /// Runs `body` with the connection, outside a transaction (single reads).
     func withConnection<T: Sendable>(_ body: (Connection) throws -> T) throws -> T
 
@@ -41,6 +44,14 @@ public protocol RelationalOrderStore: OperableOrderStore {
 }
 
 extension RelationalOrderStore {
+    public func writing<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await queue.write(body)
+    }
+
+    public func reading<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await queue.read(body)
+    }
+
     public var releasedLeasePrefix: String? { nil }
     public func leaseClock(_ connection: Connection) throws -> Date? { nil }
     public func wakeNodes(_ connection: Connection) throws {}

@@ -1,14 +1,9 @@
 import Dispatch
+import ReconcileCore
 
-/// Where the daemon's tasks run their store calls (GRDB's `SerializedDatabase` is the model): a
-/// transaction waits for an `fsync` or a PostgreSQL round trip on a thread of the store's, never
-/// on one of the cooperative pool's few threads (two on a two-core machine), and a task awaits
-/// it without holding one.
-///
-/// Writes run one at a time on the writer queue. Reads for reports (the `STATUS=` counts, the
-/// metrics file) run on a reader queue of their own, so that a long write never holds up the
-/// report that would show it (the SQLite store reads them on a connection of its own). The
-/// scheduler and the spool ingest are actors on executors of their own and call the store there.
+/// The threads a store owns for ``SerializedStore``: writes run one at a time on the writer
+/// queue; reads for reports on a reader queue of their own (the SQLite store reads them on a
+/// connection of its own). Each store makes its own when it opens.
 public final class StoreQueue: Sendable {
     private let writer: DispatchQueue
     private let reader: DispatchQueue
