@@ -91,10 +91,7 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
         text += " (\(category.rawValue)): \(message)"
         if let constraint { text += " (constraint \(constraint))" }
         if commitOutcomeUnknown { text += "; the connection was lost during COMMIT, so whether it committed is unknown" }
-        if let sql {
-            let oneLine = sql.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-            text += " [\(oneLine.count > 120 ? String(oneLine.prefix(120)) + "…" : oneLine)]"
-        }
+        if let sql { text += " [\(SQLStatement.excerpt(of: sql))]" }
         return text
     }
 }

@@ -7,21 +7,15 @@ import ReconcileCore
 /// that of several daemons starting at once exactly one applies each migration and the others
 /// find it applied. Refuses a database migrated by a newer reconciled, and one whose schema holds
 /// tables that are not ours.
-public struct PostgreSQLMigrator: Sendable {
+public struct PostgreSQLMigrator: SchemaMigrating {
     public var migrations: [Migration]
 
     /// The advisory lock every reconcile migration takes (`pg_advisory_xact_lock`): "reconcil".
     public static let lockKey: Int64 = 0x7265_636F_6E63_696C
 
     public init(migrations: [Migration] = PostgreSQLSchema.migrations) {
-        precondition(
-            migrations.enumerated().allSatisfy { $0.offset + 1 == $0.element.version },
-            "migrations must be numbered 1, 2, 3, …")
-        self.migrations = migrations
+        self.migrations = Self.numbered(migrations)
     }
-
-    /// The newest version this migrator knows.
-    public var latestVersion: Int { migrations.last?.version ?? 0 }
 
     /// The database's schema version (in the connection's current schema): 0 when it is empty.
     ///
@@ -62,20 +56,9 @@ public struct PostgreSQLMigrator: Sendable {
                 try refuseNewer(version, database: connection.options.redactedURI)
                 guard let next = migrations.first(where: { $0.version > version }) else { return true }
                 willApply("migration \(next.version): \(next.name)")
-                if next.version == 1 {
-                    try connection.execute(
-                        """
-                        CREATE TABLE IF NOT EXISTS schema_migrations (
-                            version integer PRIMARY KEY,
-                            name text NOT NULL,
-                            applied_at bigint NOT NULL
-                        )
-                        """)
-                }
+                if next.version == 1 { try createLedger(connection) }
                 try connection.execute(next.sql)
-                try connection.run(
-                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)",
-                    [.integer(next.version), .text(next.name), .integer(now.epochMilliseconds)])
+                try record(next, in: connection, now: now)
                 applied.append(next.version)
                 return false
             }
@@ -84,8 +67,6 @@ public struct PostgreSQLMigrator: Sendable {
     }
 
     func refuseNewer(_ version: Int, database: String) throws {
-        if version > latestVersion {
-            throw PostgreSQLStoreError.newerSchema(database: database, found: version, supported: latestVersion)
-        }
+        try refuseNewer(version) { PostgreSQLStoreError.newerSchema(database: database, found: $0, supported: $1) }
     }
 }

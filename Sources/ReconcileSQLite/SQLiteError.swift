@@ -47,10 +47,7 @@ public struct SQLiteError: Error, Sendable, Hashable, CustomStringConvertible {
         } else if let systemErrno, code == SQLITE_IOERR || code == SQLITE_CANTOPEN {
             text += " (\(String(cString: strerror(systemErrno))))"
         }
-        if let sql {
-            let oneLine = sql.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-            text += " [\(oneLine.count > 120 ? String(oneLine.prefix(120)) + "…" : oneLine)]"
-        }
+        if let sql { text += " [\(SQLStatement.excerpt(of: sql))]" }
         return text
     }
 }

@@ -6,18 +6,12 @@ import ReconcileCore
 /// `schema_migrations`, each in its own transaction, after copying the database aside.
 ///
 /// Refuses a database written by a newer reconciled, and a database that is not one of ours.
-public struct SchemaMigrator: Sendable {
+public struct SchemaMigrator: SchemaMigrating {
     public var migrations: [Migration]
 
     public init(migrations: [Migration] = StoreSchema.migrations) {
-        precondition(
-            migrations.enumerated().allSatisfy { $0.offset + 1 == $0.element.version },
-            "migrations must be numbered 1, 2, 3, …")
-        self.migrations = migrations
+        self.migrations = Self.numbered(migrations)
     }
-
-    /// The newest version this migrator knows.
-    public var latestVersion: Int { migrations.last?.version ?? 0 }
 
     /// The database's schema version: 0 for an empty database.
     ///
@@ -78,16 +72,7 @@ public struct SchemaMigrator: Sendable {
             if migration.rebuildsTables { try connection.execute("PRAGMA foreign_keys = OFF") }
             defer { if migration.rebuildsTables { try? connection.execute("PRAGMA foreign_keys = ON") } }
             try connection.transaction {
-                if migration.version == 1 {
-                    try connection.execute(
-                        """
-                        CREATE TABLE IF NOT EXISTS schema_migrations (
-                            version INTEGER PRIMARY KEY,
-                            name TEXT NOT NULL,
-                            applied_at INTEGER NOT NULL
-                        )
-                        """)
-                }
+                if migration.version == 1 { try createLedger(connection) }
                 try connection.execute(migration.sql)
                 if migration.rebuildsTables {
                     let broken = try connection.query("PRAGMA foreign_key_check") { $0.string(0) }
@@ -96,9 +81,7 @@ public struct SchemaMigrator: Sendable {
                             path: connection.path, version: migration.version, reason: "rows of \(Set(broken).sorted().joined(separator: ", ")) refer to orders that are gone")
                     }
                 }
-                try connection.run(
-                    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                    [.integer(migration.version), .text(migration.name), .integer(now.epochMilliseconds)])
+                try record(migration, in: connection, now: now)
                 try connection.execute("PRAGMA user_version = \(migration.version)")
             }
         }
@@ -106,8 +89,6 @@ public struct SchemaMigrator: Sendable {
     }
 
     func refuseNewer(_ version: Int, path: String) throws {
-        if version > latestVersion {
-            throw StoreError.newerSchema(path: path, found: version, supported: latestVersion)
-        }
+        try refuseNewer(version) { StoreError.newerSchema(path: path, found: $0, supported: $1) }
     }
 }

@@ -160,3 +160,12 @@ extension SQLStatement {
         return statement
     }
 }
+
+extension SQLStatement {
+    /// `sql` on one line, cut at 120 characters: what an error message quotes of the statement
+    /// that failed (never its values, which are bound apart).
+    package static func excerpt(of sql: String) -> String {
+        let oneLine = sql.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        return oneLine.count > 120 ? String(oneLine.prefix(120)) + "…" : oneLine
+    }
+}
