@@ -182,7 +182,7 @@ struct CurlTransportTests {
         try generate.run()
         generate.waitUntilExit()
         #expect(generate.terminationStatus == 0)
-        let port = Int.random(in: 20_000...40_000)
+        let port = try LoopbackPort.free()
         let server = Process()
         server.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         server.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", certificate, "-key", key, "-www", "-quiet"]

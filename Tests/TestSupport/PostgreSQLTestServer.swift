@@ -128,7 +128,7 @@ public final class PostgreSQLTestServer: Sendable {
 
         var lastFailure = ""
         for _ in 0..<3 {
-            let port = try freePort()
+            let port = try LoopbackPort.free()
             let settings = """
 
                 # reconcile tests
@@ -262,26 +262,6 @@ public final class PostgreSQLTestServer: Sendable {
             throw PostgreSQLTestServerError("cannot write \(path)")
         }
         if let owner { _ = chown(path, owner.uid, owner.gid) }
-    }
-
-    /// A TCP port on 127.0.0.1 nothing listens on now.
-    private static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw PostgreSQLTestServerError("cannot open a socket: \(String(cString: strerror(errno)))") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else { throw PostgreSQLTestServerError("cannot find a free port: \(String(cString: strerror(errno)))") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     // MARK: - Stopping
