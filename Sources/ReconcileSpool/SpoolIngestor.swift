@@ -10,15 +10,16 @@ import Synchronization
 /// batches (group commit: one transaction for many files), and only then deletes them; files it
 /// cannot accept go to `rejected/` with their reason (DESIGN §3).
 ///
-/// An actor on its own dispatch queue: reading files and committing with `synchronous=FULL`
-/// block, and must not hold the cooperative threads. Each batch goes through three stages:
-/// files are read, validated and hashed on all cores; the batch is committed in one
-/// transaction; committed files are unlinked by a pool of threads while the next batch is read
-/// (on filesystems mounted with `discard`, an unlink waits for the device).
+/// An actor on its own dispatch queue: reading and unlinking files block, and must not hold the
+/// cooperative threads. Each batch goes through three stages: files are read, validated and
+/// hashed on all cores; the batch is committed in one transaction, on the store's writer
+/// thread, awaited; committed files are unlinked by a pool of threads while the next batch is
+/// read (on filesystems mounted with `discard`, an unlink waits for the device). One caller at
+/// a time: the loop of ``run(events:)`` (or a test, or the benchmark, without the loop).
 ///
-/// (Longer than most files, ≈480 lines: the loop, the three stages and the directory checks
-/// share the actor's state, and the order of read, commit, unlink and quarantine is easiest to
-/// review top to bottom in one place.)
+/// (Longer than most files: the loop, the three stages and the directory checks share the
+/// actor's state, and the order of read, commit, unlink and quarantine is easiest to review
+/// top to bottom in one place.)
 public actor SpoolIngestor {
     /// What the ingestor needs from the configuration; reloadable.
     public struct Settings: Sendable {
@@ -83,7 +84,8 @@ public actor SpoolIngestor {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     public let layout: SpoolLayout
-    private let store: any OrderIngesting
+    /// Batches commit on the store's writer thread, awaited (``SerializedStore``).
+    private let store: any OrderIngesting & SerializedStore
     private let logger: Logger
     private let now: @Sendable () -> Date
     private let onCommitted: @Sendable (Summary) -> Void
@@ -109,7 +111,7 @@ public actor SpoolIngestor {
     ///   moved files to `rejected/`), with what it did, once ``total`` counts it: the scheduler
     ///   wakes for new due orders, the metrics file is refreshed.
     public init(
-        layout: SpoolLayout, store: any OrderIngesting, settings: Settings, logger: Logger,
+        layout: SpoolLayout, store: any OrderIngesting & SerializedStore, settings: Settings, logger: Logger,
         now: @escaping @Sendable () -> Date = Date.init, onCommitted: @escaping @Sendable (Summary) -> Void = { _ in }
     ) {
         self.layout = layout
@@ -173,20 +175,20 @@ public actor SpoolIngestor {
                 break loop
             case .retry:
                 retry = nil
-                summary = rescan()
+                summary = await rescan()
             case .event(.arrived(let names)):
                 wholeSpool = false
-                summary = process(names)
+                summary = await process(names)
             case .event(.rescan(let reason)):
                 logger.debug("rescanning \(layout.incoming) (\(reason))")
-                summary = rescan()
+                summary = await rescan()
             case .event(.overflow):
                 logger.notice(
                     "the inotify event queue overflowed, so new names in \(layout.incoming) may have been missed; reading the whole directory",
                     [.path: layout.incoming])
-                summary = rescan()
+                summary = await rescan()
             case .event(.directoryGone):
-                summary = recoverDirectory()
+                summary = await recoverDirectory()
             }
             if summary.deferred > 0 {
                 if retry == nil && !isStopping {
@@ -217,11 +219,11 @@ public actor SpoolIngestor {
 
     /// Reads every candidate name in `incoming/` (sorted by bytes, so a producer's later file
     /// for the same order is read after its earlier one) and processes them.
-    public func rescan() -> Summary {
+    public func rescan() async -> Summary {
         guard let directory = directory(.incoming) else { return Self.waiting(1) }
         do {
             let names = try FileSystem.listDirectoryEntries(descriptor: directory, path: layout.incoming)
-            return process(names.map(SpoolFileName.init).filter(\.isCandidate).sorted())
+            return await process(names.map(SpoolFileName.init).filter(\.isCandidate).sorted())
         } catch {
             logger.error("cannot list \(layout.incoming): \(error)", [.path: layout.incoming, .errno: String(error.errno)])
             directories.close(.incoming)
@@ -232,7 +234,7 @@ public actor SpoolIngestor {
     /// Processes names in batches of `batchSize`, one transaction each. Names are bytes: two
     /// that are the same text in other Unicode forms are two files; a name repeated in `names`
     /// is read once.
-    public func process(_ names: [SpoolFileName]) -> Summary {
+    public func process(_ names: [SpoolFileName]) async -> Summary {
         var summary = Summary()
         var seen = Set<SpoolFileName>()
         let unique = names.filter { $0.isCandidate && seen.insert($0).inserted }
@@ -241,7 +243,7 @@ public actor SpoolIngestor {
         var start = 0
         while start < unique.count && !isStopping {
             let end = min(start + settings.batchSize, unique.count)
-            summary += processBatch(Array(unique[start..<end]), in: directory)
+            summary += await processBatch(Array(unique[start..<end]), in: directory)
             start = end
         }
         // Committed files of the last batches may still be being unlinked.
@@ -271,7 +273,7 @@ public actor SpoolIngestor {
         var isPlayVoided = false
     }
 
-    private func processBatch(_ names: [SpoolFileName], in directory: Int32) -> Summary {
+    private func processBatch(_ names: [SpoolFileName], in directory: Int32) async -> Summary {
         var summary = Summary()
         var reads: [Read] = []
         var notifications: [NotificationRead] = []
@@ -288,7 +290,8 @@ public actor SpoolIngestor {
         let time = now()
         if !reads.isEmpty {
             do {
-                let outcomes = try store.ingest(reads.map(\.candidate), verifiers: settings.verifiers, now: time)
+                let (candidates, verifiers) = (reads.map(\.candidate), settings.verifiers)
+                let outcomes = try await store.writing { [store] in try store.ingest(candidates, verifiers: verifiers, now: time) }
                 var committed: [Read] = []
                 for (read, outcome) in zip(reads, outcomes) {
                     summary += handle(outcome, of: read, time: time, from: directory)
@@ -303,7 +306,7 @@ public actor SpoolIngestor {
             }
         }
         if !notifications.isEmpty {
-            summary += ingest(notifications, time: time, from: directory)
+            summary += await ingest(notifications, time: time, from: directory)
         }
         for (name, problem) in problems {
             summary += reject(name, problem: problem, orderID: nil, time: time, from: directory)
@@ -330,13 +333,14 @@ public actor SpoolIngestor {
     }
 
     /// Commits verified notifications in one transaction, logs what each did, deletes their files.
-    private func ingest(_ reads: [NotificationRead], time: Date, from directory: Int32) -> Summary {
+    private func ingest(_ reads: [NotificationRead], time: Date, from directory: Int32) async -> Summary {
         var summary = Summary()
         // In the order the store signed them, not the files' names: a refund before its reversal.
         let reads = reads.enumerated().sorted { ($0.element.notification.signedAt ?? .distantPast, $0.offset) < ($1.element.notification.signedAt ?? .distantPast, $1.offset) }
             .map(\.element)
         do {
-            let outcomes = try store.ingestNotifications(reads.map(\.notification), consumption: settings.consumption, now: time)
+            let (notifications, consumption) = (reads.map(\.notification), settings.consumption)
+            let outcomes = try await store.writing { [store] in try store.ingestNotifications(notifications, consumption: consumption, now: time) }
             for (read, outcome) in zip(reads, outcomes) {
                 NotificationJournal.report(
                     outcome, of: read.notification, via: "from spool file \(read.name.escaped)", spoolFile: read.name.escaped, logger: logger)
@@ -544,7 +548,7 @@ public actor SpoolIngestor {
 
     /// The spool went away or was replaced under the daemon: make what is missing (with the
     /// DESIGN modes) and read it again. The caller re-establishes the watch.
-    private func recoverDirectory() -> Summary {
+    private func recoverDirectory() async -> Summary {
         do {
             let created = try layout.prepare()
             logger.warning(
@@ -554,7 +558,7 @@ public actor SpoolIngestor {
             logger.error("\(layout.incoming) was removed and cannot be recreated: \(error)", [.path: layout.incoming])
             return Self.waiting(1)
         }
-        return rescan()
+        return await rescan()
     }
 
     // MARK: - Reporting

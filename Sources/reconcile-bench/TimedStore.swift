@@ -27,6 +27,9 @@ final class TimedStore: SharedOrderStore {
 
     // MARK: - Passed through
 
+    var executor: UnownedSerialExecutor { base.executor }
+    func writing<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T { try await base.writing(body) }
+    func reading<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T { try await base.reading(body) }
     var node: String { base.node }
     var leaseOwner: String { base.leaseOwner }
     func heartbeat(_ report: NodeReport, liveWithin: Duration) throws -> ClusterView { try base.heartbeat(report, liveWithin: liveWithin) }

@@ -219,6 +219,7 @@ final class FailingIngest: OrderIngesting, CheckpointStore, SerializedStore {
     func checkpoint(_ name: String) throws -> Date? { try store.checkpoint(name) }
     func advanceCheckpoint(_ name: String, to value: Date, now: Date) throws { try store.advanceCheckpoint(name, to: value, now: now) }
     func takeTurn(_ name: String, until: Date, now: Date) throws -> Bool { try store.takeTurn(name, until: until, now: now) }
+    var executor: UnownedSerialExecutor { store.executor }
     func writing<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T { try await store.writing(body) }
     func reading<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T { try await store.reading(body) }
 }

@@ -9,7 +9,7 @@ import TestSupport
 @testable import ReconcileSpool
 
 /// Wraps a store to count batches, inject failures, or act in the middle of a commit.
-final class SpyStore: OrderIngesting {
+final class SpyStore: OrderIngesting, SerializedStore {
     let inner: any OrderStore
     let batches = Mutex<[Int]>([])
     let failure = Mutex<(any Error)?>(nil)
@@ -31,6 +31,10 @@ final class SpyStore: OrderIngesting {
     }
 
     func order(id orderID: String) throws -> StoredOrder? { try inner.order(id: orderID) }
+
+    var executor: UnownedSerialExecutor { inner.executor }
+    func writing<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T { try await inner.writing(body) }
+    func reading<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T { try await inner.reading(body) }
 }
 
 struct DiskFull: Error, ClassifiedStoreError {
@@ -41,7 +45,7 @@ struct DiskFull: Error, ClassifiedStoreError {
 struct SpoolIngestorTests {
     let fixture = SpoolFixture()
 
-    func ingestor(_ store: any OrderIngesting, logger: Logger = .discarding, batchSize: Int = 512) -> SpoolIngestor {
+    func ingestor(_ store: any OrderIngesting & SerializedStore, logger: Logger = .discarding, batchSize: Int = 512) -> SpoolIngestor {
         SpoolIngestor(
             layout: fixture.layout, store: store,
             settings: .init(verifierKind: .apple, maxFileSize: 1024 * 1024, batchSize: batchSize), logger: logger)

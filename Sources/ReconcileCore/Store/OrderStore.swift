@@ -38,7 +38,7 @@ extension OrderIngesting {
 /// One relational store serves it over both engines (`RelationalOrderStore` in ReconcileStore):
 /// SQLite, one daemon per store, and PostgreSQL, shared by several with `FOR UPDATE SKIP LOCKED`
 /// leases. Every method is one transaction: it commits entirely or not at all.
-public protocol OrderStore: OrderIngesting, OutboxStore, NotificationStore {
+public protocol OrderStore: OrderIngesting, OutboxStore, NotificationStore, SerializedStore {
     /// The order with this id, if stored.
     func order(id orderID: String) throws -> StoredOrder?
 

@@ -3,9 +3,15 @@
 /// and an `fsync` or a PostgreSQL round trip never blocks one of the cooperative pool's few
 /// threads (two on a two-core machine).
 ///
-/// The store's synchronous methods stay for the callers that own a thread of their own (the
-/// scheduler and the spool ingest, actors on executors of their own, and the command line).
+/// The store's synchronous methods stay for the scheduler, which runs on the store's writer
+/// thread (``executor``), and for callers with a thread of their own (the control socket's, the
+/// metrics', the command line).
 public protocol SerializedStore: Sendable {
+    /// The store's writer thread as an executor: an actor whose work is mostly the store's (the
+    /// scheduler) runs there and calls the synchronous methods without a hop, in turn with the
+    /// other writes.
+    var executor: UnownedSerialExecutor { get }
+
     /// Runs `body` (one or more of the store's calls) on the store's writer thread, after the
     /// writes queued before it, and returns what it returned.
     func writing<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T

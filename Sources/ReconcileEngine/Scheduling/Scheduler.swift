@@ -7,10 +7,11 @@ import ReconcileSystem
 /// sleeps until the next due order or event. No polling: it wakes for a due time, a circuit's
 /// probe time, a token, a completion, new orders, an operator, a reload or a clock step.
 ///
-/// An actor on its own dispatch queue, because it calls the store synchronously.
+/// An actor on the store's writer thread (``SerializedStore/executor``): its turns are mostly
+/// the store's transactions, which it calls synchronously there, in turn with the store's other
+/// writes, and never on the cooperative pool.
 public actor Scheduler {
-    private let executor = DispatchQueueExecutor(label: "reconcile.scheduler")
-    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { store.executor }
 
     let store: any OrderStore
     let logger: Logger

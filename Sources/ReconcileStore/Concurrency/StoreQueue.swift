@@ -2,30 +2,28 @@ import Dispatch
 import ReconcileCore
 
 /// The threads a store owns for ``SerializedStore``: writes run one at a time on the writer
-/// queue; reads for reports on a reader queue of their own (the SQLite store reads them on a
-/// connection of its own). Each store makes its own when it opens.
+/// (an executor too, on which the scheduler runs); reads for reports on a reader queue of their
+/// own (the SQLite store reads them on a connection of its own). Each store makes its own when
+/// it opens.
 public final class StoreQueue: Sendable {
-    private let writer: DispatchQueue
+    /// The writer thread, as an executor.
+    public let writer: DispatchQueueExecutor
     private let reader: DispatchQueue
 
     public init(label: String = "reconcile.store") {
-        writer = DispatchQueue(label: label + ".write")
+        writer = DispatchQueueExecutor(label: label + ".write")
         reader = DispatchQueue(label: label + ".read")
     }
 
-    /// Runs `body` (a store transaction) on the writer queue and returns what it returned.
+    /// Runs `body` (a store transaction) on the writer and returns what it returned.
     public func write<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await Self.run(body, on: writer)
+        try await writer.run(body)
     }
 
     /// Runs `body` (a read for a report) on the reader queue.
     public func read<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await Self.run(body, on: reader)
-    }
-
-    private static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T, on queue: DispatchQueue) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            queue.async { continuation.resume(with: Result { try body() }) }
+            reader.async { continuation.resume(with: Result { try body() }) }
         }
     }
 }

@@ -44,6 +44,8 @@ public protocol RelationalOrderStore: OperableOrderStore {
 }
 
 extension RelationalOrderStore {
+    public var executor: UnownedSerialExecutor { queue.writer.asUnownedSerialExecutor() }
+
     public func writing<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await queue.write(body)
     }
