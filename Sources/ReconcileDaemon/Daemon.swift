@@ -360,7 +360,8 @@ public final class Daemon {
         await supervising.value
         clockWatch = nil
         listener?.stop()
-        // Closing checkpoints SQLite's log (an fsync): on the store's thread, after its writes.
+        // Closing checkpoints SQLite's log (an fsync): on the store's thread, after its writes
+        // (it throws nothing).
         _ = try? await store.writing { [store] in store.close() }
         if status == ExitStatus.success { logger.notice("stopped cleanly") }
         return status
