@@ -16,6 +16,14 @@ extension PostgreSQLConnection: RelationalConnection {
         try sendLater(sql, values.map(PostgreSQLValue.init), key: statement.template?.key)
     }
 
+    public func fetchEach<T>(_ statements: [SQLStatement], _ map: (PostgreSQLRow) throws -> T) throws -> [T?] {
+        try queryEach(
+            statements.map { statement in
+                let (sql, values) = statement.render(.postgresql)
+                return (sql, values.map(PostgreSQLValue.init), statement.template?.key)
+            }, map)
+    }
+
     public func fetchAll<T>(_ statement: SQLStatement, _ map: (PostgreSQLRow) throws -> T) throws -> [T] {
         let (sql, values) = statement.render(.postgresql)
         return try query(sql, values.map(PostgreSQLValue.init), key: statement.template?.key, map)

@@ -183,6 +183,23 @@ public final class PostgreSQLConnection {
         }
     }
 
+    /// The first row of each query, mapped, or `nil`: every query (and the writes held back)
+    /// sent in one pipeline, so that many answers cost one round trip.
+    public func queryEach<T>(
+        _ queries: [(sql: String, parameters: [PostgreSQLValue], key: ObjectIdentifier?)], format: ResultFormat = .binary,
+        _ map: (PostgreSQLRow) throws -> T
+    ) throws -> [T?] {
+        precondition(!isClosed, "the connection is closed")
+        guard !queries.isEmpty else { return [] }
+        // Prepared first: a failure there must not drop the writes held back.
+        let asked = try queries.map { QueuedStatement(name: try prepared($0.sql, key: $0.key), sql: $0.sql, parameters: $0.parameters) }
+        let statements = queued + asked
+        queued = []
+        let answers = try pipeline(statements, answered: queries.count, format: format)
+        defer { for answer in answers { PQclear(answer) } }
+        return try answers.map { result in PQntuples(result) > 0 ? try map(PostgreSQLRow(result: result, row: 0)) : nil }
+    }
+
     /// Runs a write whose answer nobody reads. Inside a transaction it is held back and sent in
     /// one pipeline (libpq's pipeline mode) with the next statement that needs an answer, so that
     /// a turn's writes cost one round trip instead of one each; an error it raises is thrown by
@@ -221,7 +238,7 @@ public final class PostgreSQLConnection {
         } else {
             let statements = queued + [QueuedStatement(name: name, sql: sql, parameters: parameters)]
             queued = []
-            result = try pipeline(statements, lastFormat: format)
+            result = try pipeline(statements, answered: 1, format: format)[0]
         }
         defer { PQclear(result) }
         return try body(result!)
@@ -232,22 +249,24 @@ public final class PostgreSQLConnection {
         guard !queued.isEmpty else { return }
         let statements = queued
         queued = []
-        PQclear(try pipeline(statements, lastFormat: .text))
+        _ = try pipeline(statements, answered: 0, format: .text)
     }
 
     /// Sends `statements` in one pipeline followed by a sync, reads every answer, and leaves
     /// pipeline mode: one round trip for all of them.
     ///
-    /// - Returns: the last statement's result (the caller frees it).
+    /// - Returns: the results of the last `answered` statements, in order (the caller frees
+    ///   them).
     /// - Throws: the first statement's error (the server skips the rest, and the transaction is
     ///   then failed), or a connection error.
-    private func pipeline(_ statements: [QueuedStatement], lastFormat: ResultFormat) throws(PostgreSQLError) -> OpaquePointer? {
+    private func pipeline(_ statements: [QueuedStatement], answered: Int, format: ResultFormat) throws(PostgreSQLError) -> [OpaquePointer] {
         let encoded = try statements.map { statement throws(PostgreSQLError) in try EncodedParameters(statement.parameters) }
+        let firstAnswered = statements.count - answered
         guard PQenterPipelineMode(handle) == 1 else { throw error(from: nil, sql: statements.first?.sql) }
         var failure: PostgreSQLError?
         for (index, statement) in statements.enumerated() {
             let sent = encoded[index].withPointers { count, values, lengths, formats in
-                PQsendQueryPrepared(handle, statement.name, count, values, lengths, formats, index == statements.count - 1 ? lastFormat.rawValue : 0)
+                PQsendQueryPrepared(handle, statement.name, count, values, lengths, formats, index >= firstAnswered ? format.rawValue : 0)
             }
             if sent != 1 {
                 failure = error(from: nil, sql: statement.sql)
@@ -261,7 +280,7 @@ public final class PostgreSQLConnection {
             throw failure
         }
         // Each statement's results end with a NULL; the sync's result ends the pipeline.
-        var last: OpaquePointer?
+        var answers: [OpaquePointer] = []
         var index = 0
         var nulls = 0
         while true {
@@ -284,19 +303,21 @@ public final class PostgreSQLConnection {
             if !succeeded, failure == nil, status != PGRES_PIPELINE_ABORTED {
                 failure = error(from: result, sql: index < statements.count ? statements[index].sql : nil)
             }
-            if succeeded, index == statements.count - 1, last == nil {
-                last = result
+            if succeeded, index >= firstAnswered, answers.count == index - firstAnswered {
+                answers.append(result)
             } else {
                 PQclear(result)
             }
         }
         PQexitPipelineMode(handle)
+        if failure == nil, answers.count != answered {
+            failure = PostgreSQLError(category: .other, message: "the pipeline ended without every statement's answer", sql: statements.last?.sql)
+        }
         if let failure {
-            PQclear(last)
+            for answer in answers { PQclear(answer) }
             throw failure
         }
-        guard let last else { throw PostgreSQLError(category: .other, message: "the pipeline ended without the last statement's answer", sql: statements.last?.sql) }
-        return last
+        return answers
     }
 
     /// The name of the session's prepared statement for `sql`, preparing it the first time.

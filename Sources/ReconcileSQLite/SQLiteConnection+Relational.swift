@@ -18,6 +18,10 @@ extension SQLiteConnection: RelationalConnection {
         try perform(statement)
     }
 
+    public func fetchEach<T>(_ statements: [SQLStatement], _ map: (SQLiteRow) throws -> T) throws -> [T?] {
+        try statements.map { try fetchOne($0, map) }
+    }
+
     public func fetchAll<T>(_ statement: SQLStatement, _ map: (SQLiteRow) throws -> T) throws -> [T] {
         let (sql, values) = statement.render(.sqlite)
         return try query(sql, values.map(SQLiteValue.init), key: statement.template?.key, map)

@@ -23,10 +23,33 @@ extension RelationalOrderStore {
                 sequence.sort { (candidates[$0].submission.orderID, $0) < (candidates[$1].submission.orderID, $1) }
             }
             var outcomes = [IngestOutcome?](repeating: nil, count: candidates.count)
-            for index in sequence {
+            // The batch's new orders (the first file of each order id the store does not hold)
+            // are inserted together: on PostgreSQL one round trip for all their rows.
+            var seen = Set<String>()
+            var fresh: [(index: Int, plan: OrderPlan, outcome: IngestOutcome)] = []
+            for index in sequence where seen.insert(candidates[index].submission.orderID).inserted {
+                guard stored[candidates[index].submission.orderID] == nil else { continue }
+                let decided = IngestRules.plan(candidates[index], existing: nil, verifiers: verifiers, now: now)
+                if let plan = decided.plan, plan.record.reference == 0, plan.claims.isEmpty { fresh.append((index, plan, decided.outcome)) }
+            }
+            var written = Set<Int>()
+            var lost = Set<Int>()
+            for (entry, reference) in zip(fresh, try transaction.writeNew(fresh.map(\.plan))) {
+                guard let reference else {
+                    // Another node inserted the order meanwhile: planned again below, on its row.
+                    lost.insert(entry.index)
+                    continue
+                }
+                var record = entry.plan.record
+                record.reference = reference
+                stored[record.orderID] = record
+                outcomes[entry.index] = entry.outcome
+                written.insert(entry.index)
+            }
+            for index in sequence where !written.contains(index) {
                 let candidate = candidates[index]
                 let orderID = candidate.submission.orderID
-                var retry = false
+                var retry = lost.contains(index)
                 let (outcome, written) = try transaction.planAndWrite("ingest of order \(orderID)") {
                     // A try that lost a race (another node inserted the order) reads it again.
                     let existing = retry ? try transaction.record(orderID: orderID) : stored[orderID]

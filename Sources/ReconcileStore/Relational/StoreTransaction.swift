@@ -98,18 +98,46 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
         return try connection.savepoint { try writeUnguarded(plan) }
     }
 
+    /// Writes the plans of new orders (reference 0, no claims: ingest's) with their rows
+    /// inserted by one statement each, all sent at once (one round trip on PostgreSQL), then the
+    /// rest of each plan.
+    ///
+    /// - Returns: each order's reference, or `nil` when another transaction holds its order id
+    ///   (nothing of that plan written; the caller plans it again).
+    package func writeNew(_ plans: [OrderPlan]) throws -> [Int64?] {
+        precondition(plans.allSatisfy { $0.record.reference == 0 && $0.claims.isEmpty }, "only new orders without claims")
+        let references = try connection.fetchEach(plans.map { Self.insertStatement($0.record) }) { $0.int64(0) }
+        for (plan, reference) in zip(plans, references) {
+            if let reference { try writeRows(plan, reference: reference, inserted: true) }
+        }
+        return references
+    }
+
+    /// The insert of a new order's row (returning its key; nothing when the order id is taken).
+    private static func insertStatement(_ record: OrderRecord) -> SQLStatement {
+        StoreStatements.insertOrder([.text(record.orderID), .text(record.productID)] + OrderColumns.planValues(record))
+    }
+
     private func writeUnguarded(_ plan: OrderPlan) throws -> Int64 {
         let record = plan.record
-        var reference = record.reference
+        let reference = record.reference
         if reference == 0 {
             // On a shared store: waits for a node inserting the same order id to commit or roll
             // back; then inserts nothing if it committed.
-            guard
-                let inserted = try connection.fetchOne(
-                    StoreStatements.insertOrder([.text(record.orderID), .text(record.productID)] + OrderColumns.planValues(record)),
-                    { $0.int64(0) })
+            guard let inserted = try connection.fetchOne(Self.insertStatement(record), { $0.int64(0) })
             else { throw PlanConflict.orderExists(record.orderID) }
-            reference = inserted
+            try writeRows(plan, reference: inserted, inserted: true)
+            return inserted
+        }
+        try writeRows(plan, reference: reference, inserted: false)
+        return reference
+    }
+
+    /// Everything of a plan but the new order's row: its proof (new order) or its changed
+    /// columns, the attempt's requests, the claims, the history rows and the outbox actions.
+    private func writeRows(_ plan: OrderPlan, reference: Int64, inserted: Bool) throws {
+        let record = plan.record
+        if inserted {
             try connection.performLater(
                 StoreStatements.insertProof([
                     .integer(reference), .text(orNull: record.proof.receipt), .text(orNull: record.proof.signedTransaction),
@@ -170,7 +198,6 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
         var written = record
         written.reference = reference
         known.records[reference] = written
-        return reference
     }
 
     /// Appends one transition to an order's history.

@@ -19,6 +19,10 @@ public protocol RelationalConnection: AnyObject {
     /// statement or by the commit, and the transaction rolls back as it would have.
     func performLater(_ statement: SQLStatement) throws
 
+    /// The first row of each query, mapped, or `nil`, in order. A connection to a server sends
+    /// them all (with the writes held back) in one round trip.
+    func fetchEach<T>(_ statements: [SQLStatement], _ map: (Row) throws -> T) throws -> [T?]
+
     /// Every row of a query, mapped.
     func fetchAll<T>(_ statement: SQLStatement, _ map: (Row) throws -> T) throws -> [T]
 

@@ -95,6 +95,28 @@ struct PostgreSQLPipelineTests {
         #expect(try stored(connection) == [1, 3])
     }
 
+    @Test("several queries answered in one pipeline: each one's first row, in order, after the writes held back; one failing fails them all")
+    func queriesTogether() async throws {
+        let connection = try await connection()
+        let select = "SELECT s FROM t WHERE i = $1"
+        let insert = "INSERT INTO t VALUES ($1, $2) ON CONFLICT (i) DO NOTHING RETURNING s"
+        let answers = try connection.transaction {
+            try connection.sendLater("INSERT INTO t VALUES ($1, $2)", [.integer(1), .text("held back")])
+            return try connection.queryEach(
+                [(select, [.integer(1)], nil), (select, [.integer(2)], nil), (insert, [.integer(3), .text("new")], nil), (insert, [.integer(1), .text("taken")], nil)]
+            ) { $0.string(0) }
+        }
+        #expect(answers == ["held back", nil, "new", nil])
+        #expect(try stored(connection) == [1, 3])
+
+        #expect(throws: PostgreSQLError.self) {
+            try connection.transaction {
+                _ = try connection.queryEach([(insert, [.integer(4), .text("kept?")], nil), ("SELECT 1 / $1::int", [.integer(0)], nil)]) { _ in true }
+            }
+        }
+        #expect(try stored(connection) == [1, 3])
+    }
+
     @Test("outside a transaction a write runs at once, and fails at once")
     func outsideATransaction() async throws {
         let connection = try await connection()
