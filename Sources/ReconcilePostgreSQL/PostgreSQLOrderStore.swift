@@ -76,15 +76,18 @@ public final class PostgreSQLOrderStore: SharedOrderStore, RelationalOrderStore 
     /// Runs `body` with the connection, under the store's lock; once more after reconnecting when
     /// the connection was lost (unless during `COMMIT`).
     public func withConnection<T: Sendable>(_ body: (PostgreSQLConnection) throws -> T) throws -> T {
-        try connection.withLock { connection in
-            var attempt = 0
-            while true {
-                attempt += 1
-                do {
-                    if !connection.isConnected { try connection.reconnect() }
-                    return try body(connection)
-                } catch let error as PostgreSQLError where error.category == .connection && !error.commitOutcomeUnknown && attempt < 2 {
-                    continue
+        // On the store's writer: a round trip waits there, whoever asked.
+        try queue.serially {
+            try connection.withLock { connection in
+                var attempt = 0
+                while true {
+                    attempt += 1
+                    do {
+                        if !connection.isConnected { try connection.reconnect() }
+                        return try body(connection)
+                    } catch let error as PostgreSQLError where error.category == .connection && !error.commitOutcomeUnknown && attempt < 2 {
+                        continue
+                    }
                 }
             }
         }

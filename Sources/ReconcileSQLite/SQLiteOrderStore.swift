@@ -216,7 +216,8 @@ public final class SQLiteOrderStore: RelationalOrderStore {
 
     /// Runs `body` with the connection, under the store's lock.
     public func withConnection<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        try connection.withLock { connection in try body(connection) }
+        // On the store's writer: an fsync waits there, whoever asked.
+        try queue.serially { try connection.withLock { connection in try body(connection) } }
     }
 
     /// Runs `body` with a read-only connection of its own. In WAL mode it reads a snapshot

@@ -1,10 +1,11 @@
 import Dispatch
 import ReconcileCore
 
-/// The threads a store owns for ``SerializedStore``: writes run one at a time on the writer
-/// (an executor too, on which the scheduler runs); reads for reports on a reader queue of their
-/// own (the SQLite store reads them on a connection of its own). Each store makes its own when
-/// it opens.
+/// The threads a store owns for ``SerializedStore``: every use of the store's connection runs
+/// on the writer, one at a time (an executor too, on which the scheduler runs; a caller on a
+/// thread of its own waits for its turn there, ``serially(_:)``); reads for reports run on a
+/// reader queue of their own (the SQLite store reads them on a connection of its own). Each
+/// store makes its own when it opens.
 public final class StoreQueue: Sendable {
     /// The writer thread, as an executor.
     public let writer: DispatchQueueExecutor
@@ -18,6 +19,12 @@ public final class StoreQueue: Sendable {
     /// Runs `body` (a store transaction) on the writer and returns what it returned.
     public func write<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await writer.run(body)
+    }
+
+    /// Runs `body` (a use of the store's connection) on the writer's turn and waits for it: at
+    /// once when already on the writer (the scheduler, a `writing` block).
+    public func serially<T>(_ body: () throws -> T) rethrows -> T {
+        try writer.sync(body)
     }
 
     /// Runs `body` (a read for a report) on the reader queue.

@@ -23,7 +23,9 @@ struct StoreQueueTests {
         let write = Task { try await store.writing { writerRuns.signal(); writerMayEnd.wait(); return try store.countsByState() } }
         await Task.detached { writerRuns.wait() }.value
         // The writer thread is blocked; a read goes on all the same.
-        let read = Task { try await store.reading { let counts = try store.countsByState(); readerMayEnd.wait(); return counts } }
+        // (The STATUS= line's count, on SQLite's read-only connection; a read on the main
+        // connection waits for the writer's turn.)
+        let read = Task { try await store.reading { let counts = try store.countsByState(in: [.pending]); readerMayEnd.wait(); return counts } }
         // Both store threads are blocked. On a machine with two cores the cooperative pool has
         // two threads: were the store calls running on them, nothing else could run now.
         let pooled = await withTaskGroup(of: Int.self) { group in
@@ -35,6 +37,19 @@ struct StoreQueueTests {
         #expect(try await read.value[.pending] == 1)
         writerMayEnd.signal()
         #expect(try await write.value[.pending] == 1)
+    }
+
+    @Test("a caller on a thread of its own uses the connection on the store's writer; a store call inside writing runs at once", .timeLimit(.minutes(1)))
+    func connectionOnTheWriter() async throws {
+        let fixture = StoreFixture()
+        let store = try fixture.open()
+        defer { store.close() }
+        #expect(!store.queue.writer.isCurrent)
+        let fromAThread = await Task.detached { try? store.withConnection { _ in store.queue.writer.isCurrent } }.value
+        #expect(fromAThread == true)
+        // Were it sent to the writer again, it would wait for itself for ever.
+        let nested = try await store.writing { try store.withConnection { _ in store.queue.writer.isCurrent } }
+        #expect(nested)
     }
 
     @Test("the store's writes run one at a time, each to its end")
