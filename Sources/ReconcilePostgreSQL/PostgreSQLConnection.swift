@@ -190,14 +190,21 @@ public final class PostgreSQLConnection {
         _ map: (PostgreSQLRow) throws -> T
     ) throws -> [T?] {
         precondition(!isClosed, "the connection is closed")
-        guard !queries.isEmpty else { return [] }
         // Prepared first: a failure there must not drop the writes held back.
         let asked = try queries.map { QueuedStatement(name: try prepared($0.sql, key: $0.key), sql: $0.sql, parameters: $0.parameters) }
-        let statements = queued + asked
-        queued = []
-        let answers = try pipeline(statements, answered: queries.count, format: format)
-        defer { for answer in answers { PQclear(answer) } }
-        return try answers.map { result in PQntuples(result) > 0 ? try map(PostgreSQLRow(result: result, row: 0)) : nil }
+        var rows: [T?] = []
+        rows.reserveCapacity(asked.count)
+        // In pipelines of at most ``pipelineLimit`` queries, so that their answers never fill
+        // the socket's buffers while we are still writing.
+        for start in stride(from: 0, to: asked.count, by: Self.pipelineLimit) {
+            let chunk = Array(asked[start..<min(start + Self.pipelineLimit, asked.count)])
+            let statements = queued + chunk
+            queued = []
+            let answers = try pipeline(statements, answered: chunk.count, format: format)
+            defer { for answer in answers { PQclear(answer) } }
+            for result in answers { rows.append(PQntuples(result) > 0 ? try map(PostgreSQLRow(result: result, row: 0)) : nil) }
+        }
+        return rows
     }
 
     /// Runs a write whose answer nobody reads. Inside a transaction it is held back and sent in

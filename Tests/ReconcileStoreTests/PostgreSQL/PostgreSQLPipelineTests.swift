@@ -109,6 +109,14 @@ struct PostgreSQLPipelineTests {
         #expect(answers == ["held back", nil, "new", nil])
         #expect(try stored(connection) == [1, 3])
 
+        // More queries than one pipeline holds: sent in several, answered in order.
+        let many = (100..<(100 + 2 * PostgreSQLConnection.pipelineLimit + 3)).map(Int64.init)
+        let inserted = try connection.transaction {
+            try connection.queryEach(many.map { ("INSERT INTO t VALUES ($1, NULL) RETURNING i", [.integer($0)], nil) }) { $0.int64(0) }
+        }
+        #expect(inserted == many.map(Optional.some))
+        try connection.run("DELETE FROM t WHERE i >= 100")
+
         #expect(throws: PostgreSQLError.self) {
             try connection.transaction {
                 _ = try connection.queryEach([(insert, [.integer(4), .text("kept?")], nil), ("SELECT 1 / $1::int", [.integer(0)], nil)]) { _ in true }
