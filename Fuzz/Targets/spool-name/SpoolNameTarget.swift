@@ -21,9 +21,21 @@ public func fuzzSpoolName(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     return 0
 }
 
-/// Takes every valid order; records what it was given.
-final class RecordingStore: OrderIngesting {
+/// Takes every valid order; records what it was given. Its writes run on a queue of its own,
+/// as a real store's do.
+final class RecordingStore: OrderIngesting, SerializedStore {
     let candidates = Mutex<[IngestCandidate]>([])
+    private let writer = DispatchQueueExecutor(label: "reconcile.fuzz.store")
+
+    var executor: UnownedSerialExecutor { writer.asUnownedSerialExecutor() }
+
+    func writing<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await writer.run(body)
+    }
+
+    func reading<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await writer.run(body)
+    }
 
     func ingest(_ candidates: [IngestCandidate], verifiers: ConfiguredVerifiers, now: Date) throws -> [IngestOutcome] {
         self.candidates.withLock { $0 += candidates }

@@ -32,7 +32,7 @@ extension RelationalOrderStore {
                 let decided = IngestRules.plan(candidates[index], existing: nil, verifiers: verifiers, now: now)
                 if let plan = decided.plan, plan.record.reference == 0, plan.claims.isEmpty { fresh.append((index, plan, decided.outcome)) }
             }
-            var written = Set<Int>()
+            var insertedTogether = Set<Int>()
             var lost = Set<Int>()
             for (entry, reference) in zip(fresh, try transaction.writeNew(fresh.map(\.plan))) {
                 guard let reference else {
@@ -44,9 +44,9 @@ extension RelationalOrderStore {
                 record.reference = reference
                 stored[record.orderID] = record
                 outcomes[entry.index] = entry.outcome
-                written.insert(entry.index)
+                insertedTogether.insert(entry.index)
             }
-            for index in sequence where !written.contains(index) {
+            for index in sequence where !insertedTogether.contains(index) {
                 let candidate = candidates[index]
                 let orderID = candidate.submission.orderID
                 var retry = lost.contains(index)
