@@ -238,10 +238,16 @@ public final class PostgreSQLConnection {
         let name = try prepared(sql, key: key)
         let result: OpaquePointer?
         if queued.isEmpty {
-            result = try EncodedParameters(parameters).withPointers { count, values, lengths, formats in
+            let answer = try EncodedParameters(parameters).withPointers { count, values, lengths, formats in
                 PQexecPrepared(handle, name, count, values, lengths, formats, format.rawValue)
             }
-            try check(result, sql: sql)
+            do {
+                try check(answer, sql: sql)
+            } catch {
+                PQclear(answer)
+                throw error
+            }
+            result = answer
         } else {
             let statements = queued + [QueuedStatement(name: name, sql: sql, parameters: parameters)]
             queued = []
