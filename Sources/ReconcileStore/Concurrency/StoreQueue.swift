@@ -9,11 +9,11 @@ import ReconcileCore
 public final class StoreQueue: Sendable {
     /// The writer thread, as an executor.
     public let writer: DispatchQueueExecutor
-    private let reader: DispatchQueue
+    private let reader: DispatchQueueExecutor
 
     public init(label: String = "reconcile.store") {
         writer = DispatchQueueExecutor(label: label + ".write")
-        reader = DispatchQueue(label: label + ".read")
+        reader = DispatchQueueExecutor(label: label + ".read")
     }
 
     /// Runs `body` (a store transaction) on the writer and returns what it returned.
@@ -29,8 +29,6 @@ public final class StoreQueue: Sendable {
 
     /// Runs `body` (a read for a report) on the reader queue.
     public func read<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            reader.async { continuation.resume(with: Result { try body() }) }
-        }
+        try await reader.run(body)
     }
 }
