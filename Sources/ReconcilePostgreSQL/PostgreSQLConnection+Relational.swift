@@ -13,11 +13,17 @@ extension PostgreSQLConnection: RelationalConnection {
 
     public func performLater(_ statement: SQLStatement) throws {
         let (sql, values) = statement.render(.postgresql)
-        try sendLater(sql, values.map(PostgreSQLValue.init), key: statement.template?.key)
+        try sendLater(sql, values.map(PostgreSQLValue.init), key: statement.template?.key, batch: statement.template?.batch)
     }
 
     public func fetchEach<T>(_ statements: [SQLStatement], _ map: (PostgreSQLRow) throws -> T) throws -> [T?] {
-        try queryEach(
+        if let template = statements.first?.template, let batch = template.batch, batch.postgresql != nil, batch.returned != nil,
+            statements.count > 1, statements.allSatisfy({ $0.template === template }),
+            let rows = try fetchBatched(statements.map { $0.render(.postgresql).values.map(PostgreSQLValue.init) }, batch, map)
+        {
+            return rows
+        }
+        return try queryEach(
             statements.map { statement in
                 let (sql, values) = statement.render(.postgresql)
                 return (sql, values.map(PostgreSQLValue.init), statement.template?.key)

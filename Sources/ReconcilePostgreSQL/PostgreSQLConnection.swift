@@ -24,13 +24,34 @@ public final class PostgreSQLConnection {
     /// The same statements' names, found by the identity of the template they came from.
     private var keyed: [ObjectIdentifier: String] = [:]
     private var isClosed = false
-    /// Writes held back by ``sendLater(_:_:key:)``, in order: sent in one pipeline with the next
-    /// statement that needs an answer, or before `COMMIT`, `SAVEPOINT` and the like.
-    private var queued: [QueuedStatement] = []
+    /// Writes held back by ``sendLater(_:_:key:batch:)``, in order: sent in one pipeline with the
+    /// next statement that needs an answer, or before `COMMIT`, `SAVEPOINT` and the like. Uses of
+    /// a template with a batch form are gathered into one multi-row statement (``QueuedWrite``).
+    private var queued: [QueuedWrite] = []
+    /// How many uses ``queued`` holds, all its statements' rows counted.
+    private var queuedUses = 0
+    /// How many prepared statements this connection has run (each multi-row statement once): for
+    /// tests and benchmarks that count round trips' contents.
+    package private(set) var statementsRun = 0
 
     /// At most this many statements wait in ``queued``: a pipeline's answers stay far below
     /// what the socket's buffers hold, so the server never blocks writing them while we write.
     static let pipelineLimit = 256
+    /// At most this many uses wait in ``queued`` (and in one multi-row statement), so that a
+    /// statement's JSON stays small (a few hundred KB).
+    static let queuedUseLimit = 2_048
+
+    /// A held-back write: one use of a statement, or several of one template with a batch form
+    /// (``SQLBatch``), sent as one statement.
+    private struct QueuedWrite {
+        var name: String
+        var sql: String
+        var uses: [[PostgreSQLValue]]
+        var batch: SQLBatch?
+        var template: ObjectIdentifier?
+        /// The keys (order references) of ``uses``.
+        var keys: Set<Int64>
+    }
 
     /// A prepared statement, its SQL text (for errors) and its parameters.
     private struct QueuedStatement {
@@ -93,7 +114,7 @@ public final class PostgreSQLConnection {
     public func close() {
         guard !isClosed else { return }
         isClosed = true
-        queued.removeAll()
+        dropQueued()
         keyed.removeAll()
         statements.removeAll()
         PQfinish(handle)
@@ -115,7 +136,7 @@ public final class PostgreSQLConnection {
         precondition(!isClosed, "the connection is closed")
         keyed.removeAll()
         statements.removeAll()
-        queued.removeAll()
+        dropQueued()
         PQreset(handle)
         guard PQstatus(handle) == CONNECTION_OK else {
             throw PostgreSQLError(
@@ -198,11 +219,37 @@ public final class PostgreSQLConnection {
         // the socket's buffers while we are still writing.
         for start in stride(from: 0, to: asked.count, by: Self.pipelineLimit) {
             let chunk = Array(asked[start..<min(start + Self.pipelineLimit, asked.count)])
-            let statements = queued + chunk
-            queued = []
+            let statements = try takeQueued() + chunk
             let answers = try pipeline(statements, answered: chunk.count, format: format)
             defer { for answer in answers { PQclear(answer) } }
             for result in answers { rows.append(PQntuples(result) > 0 ? try map(PostgreSQLRow(result: result, row: 0)) : nil) }
+        }
+        return rows
+    }
+
+    /// The first row of each use of one template, as ``queryEach(_:format:_:)`` answers, from
+    /// the template's multi-row form (``SQLBatch``): one statement for up to ``queuedUseLimit``
+    /// uses, its rows matched to their uses by the text value each returns.
+    ///
+    /// - Returns: `nil` when two uses share that value (no row could tell them apart): the
+    ///   caller sends them one by one.
+    package func fetchBatched<T>(_ uses: [[PostgreSQLValue]], _ batch: SQLBatch, _ map: (PostgreSQLRow) throws -> T) throws -> [T?]? {
+        guard let multiRow = batch.postgresql, let (valueIndex, column) = batch.returned else {
+            preconditionFailure("a batch whose rows are read")
+        }
+        var positions: [PostgreSQLValue: Int] = [:]
+        for (index, use) in uses.enumerated() where positions.updateValue(index, forKey: use[valueIndex]) != nil { return nil }
+        var rows = [T?](repeating: nil, count: uses.count)
+        for start in stride(from: 0, to: uses.count, by: Self.queuedUseLimit) {
+            let chunk = Array(uses[start..<min(start + Self.queuedUseLimit, uses.count)])
+            let json = try PostgreSQLJSONRows.encode(chunk, columns: batch.columns)
+            let found = try query(multiRow, [.text(json)]) { row in (PostgreSQLValue.text(row.string(column)), try map(row)) }
+            for (matched, value) in found {
+                guard let index = positions[matched] else {
+                    throw PostgreSQLError(category: .other, message: "a multi-row statement returned a row for no use of it", sql: multiRow)
+                }
+                rows[index] = value
+            }
         }
         return rows
     }
@@ -212,15 +259,65 @@ public final class PostgreSQLConnection {
     /// a turn's writes cost one round trip instead of one each; an error it raises is thrown by
     /// that statement, or by `COMMIT`, and the transaction rolls back as it would have. Outside a
     /// transaction it runs at once.
-    public func sendLater(_ sql: String, _ parameters: [PostgreSQLValue] = [], key: ObjectIdentifier? = nil) throws {
+    ///
+    /// With a `batch` form, the write joins the last held-back statement of the same template
+    /// (`key`) unless a write of its own order (the value at ``SQLBatch/keyIndex``), or one
+    /// without a batch form, was held back after it: writes of different orders are independent,
+    /// so only those move, and each order's writes keep their order.
+    package func sendLater(_ sql: String, _ parameters: [PostgreSQLValue] = [], key: ObjectIdentifier? = nil, batch: SQLBatch? = nil) throws {
         precondition(!isClosed, "the connection is closed")
         guard PQtransactionStatus(handle) == PQTRANS_INTRANS else {
             try run(sql, parameters, key: key)
             return
         }
         let name = try prepared(sql, key: key)
-        queued.append(QueuedStatement(name: name, sql: sql, parameters: parameters))
-        if queued.count >= Self.pipelineLimit { try sendQueued() }
+        queuedUses += 1
+        if let batch, let key, case .integer(let orderKey) = parameters[batch.keyIndex] {
+            if let index = batchJoining(key, orderKey: orderKey, onePerKey: batch.onePerKey) {
+                queued[index].uses.append(parameters)
+                queued[index].keys.insert(orderKey)
+            } else {
+                queued.append(QueuedWrite(name: name, sql: sql, uses: [parameters], batch: batch, template: key, keys: [orderKey]))
+            }
+        } else {
+            queued.append(QueuedWrite(name: name, sql: sql, uses: [parameters], batch: nil, template: key, keys: []))
+        }
+        if queued.count >= Self.pipelineLimit || queuedUses >= Self.queuedUseLimit { try sendQueued() }
+    }
+
+    /// The held-back statement of `template` that a write of order `orderKey` may join, if any:
+    /// the last one, when nothing held back after it writes that order or has no batch form.
+    private func batchJoining(_ template: ObjectIdentifier, orderKey: Int64, onePerKey: Bool) -> Int? {
+        for index in queued.indices.reversed() {
+            let write = queued[index]
+            let holdsKey = write.keys.contains(orderKey)
+            if write.template == template, write.batch?.postgresql != nil, !(onePerKey && holdsKey) { return index }
+            if write.batch == nil || holdsKey { return nil }
+        }
+        return nil
+    }
+
+    /// The held-back writes as statements to send, emptying the queue: a write of several uses
+    /// becomes its batch form, the uses one JSON array.
+    private func takeQueued() throws(PostgreSQLError) -> [QueuedStatement] {
+        let writes = queued
+        dropQueued()
+        var statements: [QueuedStatement] = []
+        statements.reserveCapacity(writes.count)
+        for write in writes {
+            guard write.uses.count > 1, let batch = write.batch, let multiRow = batch.postgresql else {
+                statements.append(QueuedStatement(name: write.name, sql: write.sql, parameters: write.uses[0]))
+                continue
+            }
+            let rows = try PostgreSQLJSONRows.encode(write.uses, columns: batch.columns)
+            statements.append(QueuedStatement(name: try prepared(multiRow, key: nil), sql: multiRow, parameters: [.text(rows)]))
+        }
+        return statements
+    }
+
+    private func dropQueued() {
+        queued.removeAll()
+        queuedUses = 0
     }
 
     /// A single integer (a count), or `nil` when the query returns no row or NULL.
@@ -229,7 +326,7 @@ public final class PostgreSQLConnection {
     }
 
     /// Prepares (once per session) and runs `sql`, then hands the result to `body` before
-    /// freeing it. Writes held back by ``sendLater(_:_:key:)`` go first, in the same pipeline.
+    /// freeing it. Writes held back by ``sendLater(_:_:key:batch:)`` go first, in the same pipeline.
     private func withResult<T>(
         _ sql: String, _ parameters: [PostgreSQLValue], format: ResultFormat, key: ObjectIdentifier? = nil,
         _ body: (OpaquePointer) throws -> T
@@ -238,6 +335,7 @@ public final class PostgreSQLConnection {
         let name = try prepared(sql, key: key)
         let result: OpaquePointer?
         if queued.isEmpty {
+            statementsRun += 1
             let answer = try EncodedParameters(parameters).withPointers { count, values, lengths, formats in
                 PQexecPrepared(handle, name, count, values, lengths, formats, format.rawValue)
             }
@@ -249,19 +347,17 @@ public final class PostgreSQLConnection {
             }
             result = answer
         } else {
-            let statements = queued + [QueuedStatement(name: name, sql: sql, parameters: parameters)]
-            queued = []
+            let statements = try takeQueued() + [QueuedStatement(name: name, sql: sql, parameters: parameters)]
             result = try pipeline(statements, answered: 1, format: format)[0]
         }
         defer { PQclear(result) }
         return try body(result!)
     }
 
-    /// Sends the writes held back by ``sendLater(_:_:key:)``, if any, and reads their answers.
+    /// Sends the writes held back by ``sendLater(_:_:key:batch:)``, if any, and reads their answers.
     private func sendQueued() throws(PostgreSQLError) {
         guard !queued.isEmpty else { return }
-        let statements = queued
-        queued = []
+        let statements = try takeQueued()
         _ = try pipeline(statements, answered: 0, format: .text)
     }
 
@@ -276,6 +372,7 @@ public final class PostgreSQLConnection {
         let encoded = try statements.map { statement throws(PostgreSQLError) in try EncodedParameters(statement.parameters) }
         let firstAnswered = statements.count - answered
         guard PQenterPipelineMode(handle) == 1 else { throw error(from: nil, sql: statements.first?.sql) }
+        statementsRun += statements.count
         var failure: PostgreSQLError?
         for (index, statement) in statements.enumerated() {
             let sent = encoded[index].withPointers { count, values, lengths, formats in
@@ -394,7 +491,7 @@ public final class PostgreSQLConnection {
             result = try body()
         } catch {
             // What the body held back is undone with the rest of it.
-            queued.removeAll()
+            dropQueued()
             try execute("ROLLBACK TO SAVEPOINT reconcile_savepoint")
             try execute("RELEASE SAVEPOINT reconcile_savepoint")
             throw error
@@ -405,7 +502,7 @@ public final class PostgreSQLConnection {
 
     /// Ends a transaction that failed, if the connection still has one open.
     private func rollback() {
-        queued.removeAll()
+        dropQueued()
         guard PQstatus(handle) == CONNECTION_OK, PQtransactionStatus(handle) != PQTRANS_IDLE else { return }
         PQclear(PQexec(handle, "ROLLBACK"))
     }

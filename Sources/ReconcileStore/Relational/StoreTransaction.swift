@@ -133,45 +133,30 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
         return reference
     }
 
-    /// Everything of a plan but the new order's row: its proof (new order) or its changed
-    /// columns, the attempt's requests, the claims, the history rows and the outbox actions.
+    /// Everything of a plan but the new order's row: its changed columns, the attempt's
+    /// requests, the claims, the history rows, the outbox actions, and last its proof (new order,
+    /// or new proof taken in) — last, so that on PostgreSQL the next order's history rows can
+    /// join this one's in one statement (``SQLBatch``).
     private func writeRows(_ plan: OrderPlan, reference: Int64, inserted: Bool) throws {
         let record = plan.record
-        if inserted {
-            try connection.performLater(
-                StoreStatements.insertProof([
-                    .integer(reference), .text(orNull: record.proof.receipt), .text(orNull: record.proof.signedTransaction),
-                    plan.raw.map(SQLValue.bytes) ?? .null,
-                ]))
-        } else {
-            if plan.changesRecord {
-                let before = known.records[reference]
-                let changed = before.map { OrderColumns.changed(OrderColumns.plan, from: $0, to: record) } ?? OrderColumns.plan
-                if !changed.isEmpty {
-                    let values = changed.map { OrderColumns.value(of: $0, in: record) } + [.integer(reference)]
-                    try connection.performLater(
-                        changed.count == OrderColumns.plan.count ? StoreStatements.updateWholeOrder(values) : StoreStatements.updateOrder(changed)(values))
-                }
-                if before.map({ !OrderColumns.changed(OrderColumns.proof, from: $0, to: record).isEmpty }) ?? true {
-                    try connection.performLater(
-                        StoreStatements.updateProof([
-                            .integer(reference), .text(orNull: record.proof.receipt), .text(orNull: record.proof.signedTransaction),
-                        ]))
-                }
+        let before = known.records[reference]
+        if !inserted, plan.changesRecord {
+            let changed = before.map { OrderColumns.changed(OrderColumns.plan, from: $0, to: record) } ?? OrderColumns.plan
+            if !changed.isEmpty {
+                let values = changed.map { OrderColumns.value(of: $0, in: record) } + [.integer(reference)]
+                try connection.performLater(
+                    changed.count == OrderColumns.plan.count ? StoreStatements.updateWholeOrder(values) : StoreStatements.updateOrder(changed)(values))
             }
-            if let raw = plan.raw { try connection.performLater(StoreStatements.updateRaw([.integer(reference), .bytes(raw)])) }
         }
-        var attemptRef: Int64?
         for attempt in plan.attempts {
             let request = attempt.record
-            attemptRef = try connection.fetchOne(
+            try connection.performLater(
                 StoreStatements.insertAttempt([
                     .integer(reference), .integer(attempt.number), .text(attempt.kind.recordedKind), .time(request.startedAt),
                     .text(request.endpoint.rawValue), .text(orNull: request.environment), .integer(orNull: request.httpStatus.map(Int64.init)),
                     .integer(orNull: request.verifierStatus.map(Int64.init)), .integer(request.latency.totalMilliseconds),
                     .text(request.outcome.rawValue), .text(orNull: request.detail),
-                ])
-            ) { $0.int64(0) }
+                ]))
         }
         for claim in plan.claims {
             // The unique key decides between two nodes claiming one transaction: the second waits
@@ -186,15 +171,37 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
             }
         }
         for transition in plan.transitions {
-            try insertTransition(
-                orderReference: reference, at: transition.at, actor: transition.actor, from: transition.from, to: transition.to,
-                reason: transition.reason.code, detail: transition.reason.detail, attemptReference: transition.linksLastAttempt ? attemptRef : nil)
+            let values: [SQLValue] = [
+                .integer(reference), .time(transition.at), .text(transition.actor.description), .text(orNull: transition.from?.rawValue),
+                .text(transition.to.rawValue), .text(transition.reason.code), .text(orNull: transition.reason.detail),
+            ]
+            if transition.linksLastAttempt && !plan.attempts.isEmpty {
+                // The attempt this plan wrote last: the order's highest (its row is locked).
+                try connection.performLater(StoreStatements.insertLinkedTransition(values + [.integer(reference)]))
+            } else {
+                try connection.performLater(StoreStatements.insertTransition(values + [.null]))
+            }
         }
         for action in plan.outbox {
             // The idempotency key is unique: a follow-up recorded once is never recorded again.
             try connection.performLater(StoreStatements.insertOutbox(OutboxColumns.insertValues(action, orderReference: reference)))
         }
         for action in plan.outboxUpdates { try update(action) }
+        if inserted {
+            try connection.performLater(
+                StoreStatements.insertProof([
+                    .integer(reference), .text(orNull: record.proof.receipt), .text(orNull: record.proof.signedTransaction),
+                    plan.raw.map(SQLValue.bytes) ?? .null,
+                ]))
+        } else {
+            if plan.changesRecord, before.map({ !OrderColumns.changed(OrderColumns.proof, from: $0, to: record).isEmpty }) ?? true {
+                try connection.performLater(
+                    StoreStatements.updateProof([
+                        .integer(reference), .text(orNull: record.proof.receipt), .text(orNull: record.proof.signedTransaction),
+                    ]))
+            }
+            if let raw = plan.raw { try connection.performLater(StoreStatements.updateRaw([.integer(reference), .bytes(raw)])) }
+        }
         var written = record
         written.reference = reference
         known.records[reference] = written

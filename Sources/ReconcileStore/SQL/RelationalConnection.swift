@@ -16,11 +16,13 @@ public protocol RelationalConnection: AnyObject {
     /// Runs a write whose answer nobody reads. A connection to a server may hold it back and
     /// send it with the next statement that needs an answer (PostgreSQL's pipeline mode), so
     /// that a transaction's writes share round trips; an error it raises is then thrown by that
-    /// statement or by the commit, and the transaction rolls back as it would have.
+    /// statement or by the commit, and the transaction rolls back as it would have. Uses of a
+    /// template with a multi-row form (``SQLBatch``) may be sent as one statement.
     func performLater(_ statement: SQLStatement) throws
 
     /// The first row of each query, mapped, or `nil`, in order. A connection to a server sends
-    /// them all (with the writes held back) in one round trip.
+    /// them all (with the writes held back) in one round trip, and uses of one template with a
+    /// multi-row form whose rows find their uses (``SQLBatch/returned``) as one statement.
     func fetchEach<T>(_ statements: [SQLStatement], _ map: (Row) throws -> T) throws -> [T?]
 
     /// Every row of a query, mapped.

@@ -9,12 +9,16 @@ package final class SQLTemplate: Sendable {
     private let postgresql: String
     /// How many values a use binds.
     package let valueCount: Int
+    /// How queued uses become one statement on PostgreSQL, for a write that has a multi-row form.
+    package let batch: SQLBatch?
 
-    package init(_ prototype: SQLStatement) {
+    package init(_ prototype: SQLStatement, batch: SQLBatch? = nil) {
         let (sqlite, values) = prototype.render(.sqlite)
         self.sqlite = sqlite
         postgresql = prototype.render(.postgresql).sql
         valueCount = values.count
+        precondition(batch.map { $0.columns.count == values.count } ?? true, "a batch names every value of its template")
+        self.batch = batch
     }
 
     /// The SQL text for `dialect`.

@@ -190,6 +190,33 @@ struct OrderStoreContractTests {
         #expect(try store.order(id: "A2")?.state == .verifying)
     }
 
+    @Test("a turn completing many orders at once links each history row to its own order's last request", arguments: ContractStore.all)
+    func completionsTogether(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
+        defer { opened.close() }
+        let store = opened.store
+        let ids = (1...12).map { "M\($0)" }
+        _ = try store.ingest(ids.map { candidate($0) }, verifierKind: .apple, now: t0)
+        // Two rounds: the second round's rows must link to the second request, not the first.
+        for round in 0..<2 {
+            let claimed = try claim(store, at: t0 + Double(round * 100)).sorted { $0.orderID < $1.orderID }
+            #expect(claimed.count == ids.count)
+            let completions = claimed.enumerated().map { index, order in
+                AttemptCompletion(
+                    order: order, records: [request(1000 * round + index, outcome: .answered)],
+                    resolution: .retry(at: t0 + Double(round * 100 + 50), reason: "http_503: round \(round)"), charged: true)
+            }
+            let results = try store.complete(completions, owner: owner, now: t0 + Double(round * 100 + 1))
+            #expect(results.allSatisfy { $0.applied })
+            for (index, order) in claimed.enumerated() {
+                let last = try #require(try store.history(orderID: order.orderID).last)
+                #expect(last.verifierStatus == 1000 * round + index && last.reason == "http_503" && last.to == .pending, "\(order.orderID)")
+                let stored = try store.order(id: order.orderID)
+                #expect(stored?.nextAttemptAt == t0 + Double(round * 100 + 50))
+            }
+        }
+    }
+
     @Test("an uncharged completion gives the attempt back; 21002 answers are counted", arguments: ContractStore.all)
     func charges(_ kind: ContractStore) async throws {
         let opened = try await kind.open()
