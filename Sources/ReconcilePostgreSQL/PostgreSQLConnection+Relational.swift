@@ -16,6 +16,18 @@ extension PostgreSQLConnection: RelationalConnection {
         try sendLater(sql, values.map(PostgreSQLValue.init), key: statement.template?.key, batch: statement.template?.batch)
     }
 
+    /// Held until just before `COMMIT` (``PostgreSQLConnection/transaction(_:)``); outside a
+    /// transaction, run at once.
+    public func checkBeforeCommit(_ query: SQLStatement, what: @autoclosure () -> String) throws {
+        guard inTransaction else {
+            if try fetchOne(query, { _ in true }) != nil {
+                throw PostgreSQLError(category: .conflict, message: "another transaction committed first: \(what())")
+            }
+            return
+        }
+        commitChecks.append((query, what()))
+    }
+
     public func fetchEach<T>(_ statements: [SQLStatement], _ map: (PostgreSQLRow) throws -> T) throws -> [T?] {
         if let template = statements.first?.template, let batch = template.batch, batch.postgresql != nil, batch.returned != nil,
             statements.count > 1, statements.allSatisfy({ $0.template === template }),

@@ -30,6 +30,10 @@ public final class PostgreSQLConnection {
     private var queued: [QueuedWrite] = []
     /// How many uses ``queued`` holds, all its statements' rows counted.
     private var queuedUses = 0
+    /// Queries that must return no row for the transaction to commit
+    /// (``checkBeforeCommit(_:what:)``), and what each checks.
+    var commitChecks: [(query: SQLStatement, what: String)] = []
+
     /// How many prepared statements this connection has run (each multi-row statement once): for
     /// tests and benchmarks that count round trips' contents.
     package private(set) var statementsRun = 0
@@ -115,6 +119,7 @@ public final class PostgreSQLConnection {
         guard !isClosed else { return }
         isClosed = true
         dropQueued()
+        commitChecks.removeAll()
         keyed.removeAll()
         statements.removeAll()
         PQfinish(handle)
@@ -123,6 +128,9 @@ public final class PostgreSQLConnection {
     /// Whether the connection is up, as far as libpq knows (a dropped connection shows after the
     /// next statement fails).
     public var isConnected: Bool { !isClosed && PQstatus(handle) == CONNECTION_OK }
+
+    /// Whether a transaction is open (and has not failed).
+    var inTransaction: Bool { PQtransactionStatus(handle) == PQTRANS_INTRANS }
 
     /// The server process serving this connection (`pg_backend_pid()`).
     public var backendPID: Int32 { PQbackendPID(handle) }
@@ -137,6 +145,7 @@ public final class PostgreSQLConnection {
         keyed.removeAll()
         statements.removeAll()
         dropQueued()
+        commitChecks.removeAll()
         PQreset(handle)
         guard PQstatus(handle) == CONNECTION_OK else {
             throw PostgreSQLError(
@@ -320,6 +329,22 @@ public final class PostgreSQLConnection {
         queuedUses = 0
     }
 
+    /// Runs the transaction's ``commitChecks`` (with the writes held back, in one round trip,
+    /// and as one statement when they share a multi-row form).
+    ///
+    /// - Throws: a ``PostgreSQLError`` of category ``PostgreSQLError/Category/conflict`` naming
+    ///   the first check that found a row.
+    private func runCommitChecks() throws {
+        guard !commitChecks.isEmpty else { return }
+        let checks = commitChecks
+        commitChecks = []
+        let found = try fetchEach(checks.map(\.query)) { _ in true }
+        if let failed = found.firstIndex(where: { $0 != nil }) {
+            throw PostgreSQLError(
+                category: .conflict, message: "another transaction committed first: \(checks[failed].what)", sql: checks[failed].query.render(.postgresql).sql)
+        }
+    }
+
     /// A single integer (a count), or `nil` when the query returns no row or NULL.
     public func scalar(_ sql: String, _ parameters: [PostgreSQLValue] = []) throws -> Int64? {
         try queryFirst(sql, parameters) { $0.optionalInt64(0) } ?? nil
@@ -461,6 +486,7 @@ public final class PostgreSQLConnection {
         let result: T
         do {
             result = try body()
+            try runCommitChecks()
             try sendQueued()
         } catch {
             rollback()
@@ -486,12 +512,14 @@ public final class PostgreSQLConnection {
     public func savepoint<T>(_ body: () throws -> T) throws -> T {
         precondition(PQtransactionStatus(handle) == PQTRANS_INTRANS, "a savepoint needs a transaction")
         try execute("SAVEPOINT reconcile_savepoint")
+        let checks = commitChecks.count
         let result: T
         do {
             result = try body()
         } catch {
-            // What the body held back is undone with the rest of it.
+            // What the body held back is undone with the rest of it, and so are its checks.
             dropQueued()
+            commitChecks.removeSubrange(checks...)
             try execute("ROLLBACK TO SAVEPOINT reconcile_savepoint")
             try execute("RELEASE SAVEPOINT reconcile_savepoint")
             throw error
@@ -503,6 +531,7 @@ public final class PostgreSQLConnection {
     /// Ends a transaction that failed, if the connection still has one open.
     private func rollback() {
         dropQueued()
+        commitChecks.removeAll()
         guard PQstatus(handle) == CONNECTION_OK, PQtransactionStatus(handle) != PQTRANS_IDLE else { return }
         PQclear(PQexec(handle, "ROLLBACK"))
     }

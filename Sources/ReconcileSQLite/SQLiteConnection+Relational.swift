@@ -18,6 +18,11 @@ extension SQLiteConnection: RelationalConnection {
         try perform(statement)
     }
 
+    /// Runs at once: with one writer at a time nothing can change before the commit.
+    public func checkBeforeCommit(_ query: SQLStatement, what: @autoclosure () -> String) throws {
+        if try fetchOne(query, { _ in true }) != nil { throw StoreError.persistentConflict(what()) }
+    }
+
     public func fetchEach<T>(_ statements: [SQLStatement], _ map: (SQLiteRow) throws -> T) throws -> [T?] {
         try statements.map { try fetchOne($0, map) }
     }

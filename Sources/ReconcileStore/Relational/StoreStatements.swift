@@ -85,6 +85,24 @@ enum StoreStatements {
         ON CONFLICT (transaction_id) DO NOTHING
         RETURNING order_ref
         """)
+    /// A claim on a shared store, settled at commit (``claimHeldElsewhere``): the transaction
+    /// id, the order's key, the time, the actor.
+    static let insertClaimLater = SQLTemplate(
+        "INSERT INTO claims (transaction_id, order_ref, claimed_at, actor) VALUES (\(mark), \(mark), \(mark), \(mark)) ON CONFLICT (transaction_id) DO NOTHING",
+        batch: .insert(
+            into: "claims", columns: ["transaction_id", "order_ref", "claimed_at", "actor"], key: "order_ref",
+            suffix: "ON CONFLICT (transaction_id) DO NOTHING"))
+    /// A row when the transaction (first value) is claimed by another order than the key (second
+    /// value): a claim this transaction meant to take and another took first.
+    static let claimHeldElsewhere = SQLTemplate(
+        "SELECT transaction_id FROM claims WHERE transaction_id = \(mark) AND order_ref <> \(mark)",
+        batch: SQLBatch(
+            postgresql: """
+                SELECT c.transaction_id FROM claims AS c JOIN json_populate_recordset(NULL::claims, $1::json) AS v
+                    ON c.transaction_id = v.transaction_id
+                WHERE c.order_ref <> v.order_ref
+                """,
+            columns: ["transaction_id", "order_ref"], keyIndex: 1, onePerKey: false, returned: (0, 0)))
     static let claimHolder = SQLTemplate("SELECT order_ref FROM claims WHERE transaction_id = \(mark)")
     static let insertTransition = SQLTemplate(
         """

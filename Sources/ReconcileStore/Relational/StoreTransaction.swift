@@ -63,9 +63,10 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
 
     // MARK: - Writing plans
 
-    /// Asks a rule for a plan and writes it. On a shared store, when the write lost a race for a
-    /// unique key (another node inserted the order, or claimed the transaction, since the rule
-    /// looked), asks the rule again: it now sees the winner.
+    /// Asks a rule for a plan and writes it. On a shared store, when the write lost a race for
+    /// the order id (another node inserted the order since the rule looked), asks the rule
+    /// again: it now sees the winner. (A claim lost to another node fails the whole transaction
+    /// at commit, and the store runs it again: see ``writeRows(_:reference:inserted:)``.)
     ///
     /// - Returns: the rule's outcome, and the plan as written (`nil` when the rule wrote nothing).
     package func planAndWrite<Outcome>(
@@ -86,16 +87,25 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
     }
 
     /// Writes a plan: the order (inserted when its reference is 0), the attempt's requests, the
-    /// claims, the history rows and the outbox actions, exactly as planned. On a shared store a
-    /// plan that takes claims is written under a savepoint, so that losing one leaves nothing.
+    /// claims, the history rows and the outbox actions, exactly as planned.
     ///
     /// - Returns: the order's reference.
-    /// - Throws: ``PlanConflict`` (nothing written) when another transaction holds the order id
-    ///   or one of the claims.
+    /// - Throws: ``PlanConflict`` (nothing written) when another transaction holds the order id,
+    ///   or (in-process store) one of the claims.
     @discardableResult
     package func write(_ plan: OrderPlan) throws -> Int64 {
-        guard isShared, !plan.claims.isEmpty else { return try writeUnguarded(plan) }
-        return try connection.savepoint { try writeUnguarded(plan) }
+        let record = plan.record
+        let reference = record.reference
+        if reference == 0 {
+            // On a shared store: waits for a node inserting the same order id to commit or roll
+            // back; then inserts nothing if it committed.
+            guard let inserted = try connection.fetchOne(Self.insertStatement(record), { $0.int64(0) })
+            else { throw PlanConflict.orderExists(record.orderID) }
+            try writeRows(plan, reference: inserted, inserted: true)
+            return inserted
+        }
+        try writeRows(plan, reference: reference, inserted: false)
+        return reference
     }
 
     /// Writes the plans of new orders (reference 0, no claims: ingest's) with their rows
@@ -116,21 +126,6 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
     /// The insert of a new order's row (returning its key; nothing when the order id is taken).
     private static func insertStatement(_ record: OrderRecord) -> SQLStatement {
         StoreStatements.insertOrder([.text(record.orderID), .text(record.productID)] + OrderColumns.planValues(record))
-    }
-
-    private func writeUnguarded(_ plan: OrderPlan) throws -> Int64 {
-        let record = plan.record
-        let reference = record.reference
-        if reference == 0 {
-            // On a shared store: waits for a node inserting the same order id to commit or roll
-            // back; then inserts nothing if it committed.
-            guard let inserted = try connection.fetchOne(Self.insertStatement(record), { $0.int64(0) })
-            else { throw PlanConflict.orderExists(record.orderID) }
-            try writeRows(plan, reference: inserted, inserted: true)
-            return inserted
-        }
-        try writeRows(plan, reference: reference, inserted: false)
-        return reference
     }
 
     /// Everything of a plan but the new order's row: its changed columns, the attempt's
@@ -159,11 +154,20 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
                 ]))
         }
         for claim in plan.claims {
-            // The unique key decides between two nodes claiming one transaction: the second waits
-            // for the first to commit, then inserts nothing.
+            let values: [SQLValue] = [.text(claim.transactionID), .integer(reference), .time(claim.at), .text(claim.actor.description)]
+            if isShared {
+                // The unique key decides between two nodes claiming one transaction: the second
+                // waits for the first to commit, then inserts nothing, and its check before
+                // COMMIT finds the other holder: the transaction fails as a conflict and runs
+                // again whole, its rules now seeing the winner. Nothing waits for an answer.
+                try connection.performLater(StoreStatements.insertClaimLater(values))
+                try connection.checkBeforeCommit(
+                    StoreStatements.claimHeldElsewhere([.text(claim.transactionID), .integer(reference)]),
+                    what: "transaction \(claim.transactionID) was claimed for another order")
+                continue
+            }
             let inserted = try connection.fetchOne(
-                StoreStatements.insertClaim([.text(claim.transactionID), .integer(reference), .time(claim.at), .text(claim.actor.description)])
-            ) { $0.int64(0) }
+                StoreStatements.insertClaim(values)) { $0.int64(0) }
             if inserted == nil {
                 let holder = try connection.fetchOne(StoreStatements.claimHolder([.text(claim.transactionID)])) { $0.int64(0) }
                 // A claim the order already holds is kept.

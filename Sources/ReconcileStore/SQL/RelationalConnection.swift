@@ -25,6 +25,14 @@ public protocol RelationalConnection: AnyObject {
     /// multi-row form whose rows find their uses (``SQLBatch/returned``) as one statement.
     func fetchEach<T>(_ statements: [SQLStatement], _ map: (Row) throws -> T) throws -> [T?]
 
+    /// Makes the transaction's commit depend on `query` returning no row: a connection to a
+    /// server runs the checks together just before `COMMIT`, and when one finds a row it rolls
+    /// the transaction back and fails it as a conflict with another writer, which the shared
+    /// store runs again from the start (`what` names the check in that error). A check
+    /// registered inside a savepoint whose body throws is dropped with it. In-process
+    /// connections, whose one writer cannot lose a race, run it at once.
+    func checkBeforeCommit(_ query: SQLStatement, what: @autoclosure () -> String) throws
+
     /// Every row of a query, mapped.
     func fetchAll<T>(_ statement: SQLStatement, _ map: (Row) throws -> T) throws -> [T]
 

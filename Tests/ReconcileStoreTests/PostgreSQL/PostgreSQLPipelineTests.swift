@@ -250,3 +250,58 @@ struct PostgreSQLBatchedWriteTests {
         #expect(same == [9, 10])
     }
 }
+
+/// Checks held until just before `COMMIT` (`checkBeforeCommit`): a claim settled there instead
+/// of with a round trip of its own.
+@Suite("PostgreSQL checks before commit", .enabled(if: PostgreSQLTestServer.isEnabled, "no PostgreSQL server (reason printed above)"), .postgreSQLTurn)
+struct PostgreSQLCommitCheckTests {
+    private static let mark = SQLValue.null
+    static let taken = SQLTemplate("SELECT i FROM t WHERE i = \(mark) AND s <> \(mark)")
+
+    private func connection() async throws -> PostgreSQLConnection {
+        let connection = try await PostgreSQLTestDatabase.make().connect()
+        try connection.execute("CREATE TABLE t (i bigint PRIMARY KEY, s text); INSERT INTO t VALUES (1, 'mine'), (2, 'theirs')")
+        return connection
+    }
+
+    @Test("checks that find nothing let the transaction commit; one that finds a row fails it as a conflict, naming it, and nothing is kept")
+    func conflict() async throws {
+        let connection = try await connection()
+        let before = connection.statementsRun
+        try connection.transaction {
+            try connection.performLater("INSERT INTO t VALUES (3, 'new')")
+            try connection.checkBeforeCommit(Self.taken([.integer(1), .text("mine")]), what: "row 1")
+            try connection.checkBeforeCommit(Self.taken([.integer(3), .text("new")]), what: "row 3")
+        }
+        // The insert and the two checks in one pipeline.
+        #expect(connection.statementsRun - before == 3)
+        #expect(try connection.scalar("SELECT count(*) FROM t") == 3)
+
+        let error = try #require(throws: PostgreSQLError.self) {
+            try connection.transaction {
+                try connection.performLater("INSERT INTO t VALUES (4, 'new')")
+                try connection.checkBeforeCommit(Self.taken([.integer(1), .text("mine")]), what: "row 1")
+                try connection.checkBeforeCommit(Self.taken([.integer(2), .text("mine")]), what: "row 2 is someone else's")
+            }
+        }
+        #expect(error.category == .conflict && error.message.contains("row 2 is someone else's"))
+        #expect(try connection.scalar("SELECT count(*) FROM t") == 3)
+        // The failed transaction's checks are gone with it.
+        try connection.transaction { try connection.performLater("INSERT INTO t VALUES (5, 'next')") }
+        #expect(try connection.scalar("SELECT count(*) FROM t") == 4)
+    }
+
+    @Test("a check registered in a savepoint whose body throws is dropped with it")
+    func savepoint() async throws {
+        let connection = try await connection()
+        struct Abandon: Error {}
+        try connection.transaction {
+            _ = try? connection.savepoint {
+                try connection.checkBeforeCommit(Self.taken([.integer(2), .text("mine")]), what: "row 2")
+                throw Abandon()
+            }
+            try connection.performLater("INSERT INTO t VALUES (6, 'kept')")
+        }
+        #expect(try connection.scalar("SELECT count(*) FROM t WHERE i = 6") == 1)
+    }
+}
