@@ -318,8 +318,15 @@ public final class PostgreSQLConnection {
                 statements.append(QueuedStatement(name: write.name, sql: write.sql, parameters: write.uses[0]))
                 continue
             }
-            let rows = try PostgreSQLJSONRows.encode(write.uses, columns: batch.columns)
-            statements.append(QueuedStatement(name: try prepared(multiRow, key: nil), sql: multiRow, parameters: [.text(rows)]))
+            let parameters: [PostgreSQLValue]
+            if let types = batch.arrayTypes {
+                parameters = try types.enumerated().map { (column, type) throws(PostgreSQLError) in
+                    .bytes(try PostgreSQLBinaryArray.encode(write.uses.map { $0[column] }, type: type))
+                }
+            } else {
+                parameters = [.text(try PostgreSQLJSONRows.encode(write.uses, columns: batch.columns))]
+            }
+            statements.append(QueuedStatement(name: try prepared(multiRow, key: nil), sql: multiRow, parameters: parameters))
         }
         return statements
     }

@@ -10,7 +10,8 @@
 /// place). SQLite has no round trips to save and runs each use as it comes.
 package struct SQLBatch: Sendable {
     /// The multi-row statement: its only parameter, `$1::json`, is an array of objects, one per
-    /// use, keyed by ``columns``; `nil` for a write sent alone (``alone(keyIndex:)``).
+    /// use, keyed by ``columns`` (or, with ``arrayTypes``, one array parameter per value); `nil`
+    /// for a write sent alone (``alone(keyIndex:valueCount:)``).
     package let postgresql: String?
     /// The column each of the template's values fills, in order; `nil` for a value the batch
     /// does not send (the single-row form binds it twice).
@@ -20,6 +21,10 @@ package struct SQLBatch: Sendable {
     /// Whether one batch may hold each key at most once: an `UPDATE … FROM` joins each row once,
     /// so two updates of one row go in two statements, in order.
     package let onePerKey: Bool
+    /// For a batch of wide values (``unnest(into:columns:key:)``): each value's PostgreSQL type
+    /// (`bigint`, `text` or `bytea`); the uses travel as one binary array per value, which the
+    /// server reads without parsing, instead of as JSON.
+    package var arrayTypes: [String]?
     /// For a statement whose rows are read (``RelationalConnection/fetchEach(_:_:)``): which
     /// value of a use its multi-row form returns, and in which column, so that each row finds
     /// its use (an insert returns rows only for what it inserted, in no promised order).
@@ -52,6 +57,18 @@ package struct SQLBatch: Sendable {
     package func returning(_ valueIndex: Int, inColumn column: Int32) -> SQLBatch {
         var batch = self
         batch.returned = (valueIndex, column)
+        return batch
+    }
+
+    /// `INSERT INTO table (columns) SELECT * FROM unnest($1::type[], …)`: for rows of long text
+    /// or bytes (a receipt, a raw file), which the server's JSON parser reads slowly. `columns`
+    /// are the names and types (`bigint`, `text`, `bytea`) of the template's values, in order.
+    package static func unnest(into table: String, columns: [(name: String, type: String)], key: String) -> SQLBatch {
+        let arrays = columns.enumerated().map { "$\($0.offset + 1)::\($0.element.type)[]" }
+        let sql = "INSERT INTO \(table) (\(columns.map(\.name).joined(separator: ", "))) SELECT * FROM unnest(\(arrays.joined(separator: ", ")))"
+        var batch = SQLBatch(
+            postgresql: sql, columns: columns.map(\.name), keyIndex: columns.firstIndex { $0.name == key }!, onePerKey: false)
+        batch.arrayTypes = columns.map(\.type)
         return batch
     }
 

@@ -144,6 +144,10 @@ struct PostgreSQLBatchedWriteTests {
     static let insertRow = SQLTemplate(
         "INSERT INTO r (k, note, data) VALUES (\(mark), \(mark), \(mark))",
         batch: .insert(into: "r", columns: ["k", "note", "data"], key: "k"))
+    /// `(order, note, data)` again, sent as binary arrays through `unnest`.
+    static let insertWide = SQLTemplate(
+        "INSERT INTO r (k, note, data) VALUES (\(mark), \(mark), \(mark))",
+        batch: .unnest(into: "r", columns: [("k", "bigint"), ("note", "text"), ("data", "bytea")], key: "k"))
     /// `(note, id)`: an update by key.
     static let updateOrder = SQLTemplate("UPDATE o SET note = \(mark) WHERE id = \(mark)", batch: .update("o", columns: ["note"]))
     /// `(id, note)`: an insert whose row is read back, matched by its note.
@@ -190,6 +194,32 @@ struct PostgreSQLBatchedWriteTests {
         #expect(try rows(connection) == (1...5).flatMap { ["\($0) n\($0) 00\(String(format: "%02x", $0))ff", "\($0) - -"] }.map {
             $0.replacingOccurrences(of: "3 n3", with: "3 \(awkward)")
         })
+    }
+
+    @Test("uses sent as binary arrays land exactly, in order, in one statement: long text, bytes with NULs, NULLs")
+    func binaryArrays() async throws {
+        let connection = try await connection()
+        let long = String(repeating: "receipt \" \\ é 😀 ", count: 200)
+        let before = connection.statementsRun
+        try connection.transaction {
+            for order in 1...4 {
+                try connection.performLater(
+                    Self.insertWide([.integer(order), order == 2 ? .null : .text(order == 3 ? long : "n\(order)"), order == 4 ? .null : .bytes([0, UInt8(order), 0, 0xff])]))
+            }
+        }
+        #expect(connection.statementsRun - before == 1)
+        let stored = try connection.query("SELECT k, note, data FROM r ORDER BY id") { ($0.int64(0), $0.optionalString(1), $0.optionalBytes(2)) }
+        #expect(stored.map(\.0) == [1, 2, 3, 4])
+        #expect(stored.map(\.1) == ["n1", nil, long, "n4"])
+        #expect(stored.map(\.2) == [[0, 1, 0, 0xff], [0, 2, 0, 0xff], [0, 3, 0, 0xff], nil])
+        let nul = try #require(throws: PostgreSQLError.self) {
+            try connection.transaction {
+                try connection.performLater(Self.insertWide([.integer(1), .text("x"), .null]))
+                try connection.performLater(Self.insertWide([.integer(2), .text("secret\u{0}value"), .null]))
+            }
+        }
+        #expect(nul.message.contains("NUL") && !nul.message.contains("secret"))
+        #expect(try connection.scalar("SELECT count(*) FROM r") == 4)
     }
 
     @Test("a second update of one order goes in a statement of its own, after the first; a write without a batch form keeps its place")
