@@ -43,6 +43,10 @@ enum StoreLimitPostgreSQL {
             try oursRun(server: server, database: database, count: count, receipt: receipt)
         }
         report.add("postgresql (ours): seeding", ours.seedRate, "orders/s")
+        if let (client, server) = ours.seedCPU {
+            report.add("postgresql (ours): seeding CPU, this process", client, "us/order")
+            report.add("postgresql (ours): seeding CPU, the server", server, "us/order")
+        }
         report.add("postgresql (ours): turns", ours.rate, "orders/s")
         report.add("postgresql (ours): CPU", ours.cpuPerOrder, "us/order")
         if let server = ours.serverPerOrder { report.add("postgresql (ours): of which server", server, "us/order") }
@@ -120,8 +124,14 @@ enum StoreLimitPostgreSQL {
         let store = try PostgreSQLOrderStore(options: PostgreSQLConnectionOptions(uri: server.socketURI(database: database)), node: "limit")
         defer { store.close() }
         let seedStart = ContinuousClock.now
+        let seedServer = ClusterScenario.databaseCPU(server)
+        let seedClient = RawClient.cpuSeconds()
         try Seeding.insertOrders(into: store, count: count, at: Date().addingTimeInterval(-60), receipt: receipt)
         let seedRate = Double(count) / (ContinuousClock.now - seedStart).inSeconds
+        let seedCPU = (
+            client: (RawClient.cpuSeconds() - seedClient) / Double(count) * 1e6,
+            server: ClusterScenario.databaseCPU(server).subtracting(seedServer) / Double(count) * 1e6
+        )
         let connection = try PostgreSQLConnection(PostgreSQLConnectionOptions(uri: server.socketURI(database: database)))
         try connection.execute("VACUUM (ANALYZE) orders, transitions")
         connection.close()
@@ -131,7 +141,7 @@ enum StoreLimitPostgreSQL {
         if PostgreSQLTestServer.statementStatistics { try printStatementProfile(server: server, database: database) }
         return StoreLimitScenario.Run(
             seedRate: seedRate, rate: rate, cpuPerOrder: cpuPerOrder + serverUsed / Double(count) * 1e6,
-            serverPerOrder: serverUsed / Double(count) * 1e6)
+            serverPerOrder: serverUsed / Double(count) * 1e6, seedCPU: seedCPU)
     }
 
     /// The statements that took the server's time in `database`, most first, from

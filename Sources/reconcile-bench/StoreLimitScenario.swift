@@ -49,6 +49,9 @@ enum StoreLimitScenario {
         var kernelPerOrder: Double?
         /// PostgreSQL: the part of ``cpuPerOrder`` that is the server's.
         var serverPerOrder: Double?
+        /// PostgreSQL, our store: this process's and the server's CPU an order while seeding
+        /// (they take turns, so their sum is about the seeding's time an order).
+        var seedCPU: (client: Double, server: Double)?
     }
 
     /// This process's system (kernel) CPU seconds so far.
