@@ -139,6 +139,10 @@ enum ClusterScenario {
         let seeder = try PostgreSQLOrderStore(options: options, node: "bench-seed")
         try Seeding.insertOrders(into: seeder, count: count, at: due)
         seeder.close()
+        if PostgreSQLTestServer.statementStatistics {
+            // From here on: the nodes' statements only, printed when they are done.
+            try admin.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()")
+        }
         let startCPU = databaseCPU(server)
         // Timed from the moment the orders fell due, never from later: had the seeding outlasted
         // its head start, the nodes would have begun before a clock started after it (a run once
@@ -155,6 +159,10 @@ enum ClusterScenario {
         }
         let elapsed = (ContinuousClock.now - start).inSeconds
         let cpu = databaseCPU(server).subtracting(startCPU)
+        if PostgreSQLTestServer.statementStatistics {
+            print("   \(nodes) node\(nodes == 1 ? "" : "s"), \(maxInFlight) in flight each, \(count) orders:")
+            try StoreLimitPostgreSQL.printStatementProfile(server: server, database: database)
+        }
         for scheduler in schedulers { await scheduler.stop(drainTimeout: .seconds(5)) }
         for loop in loops { await loop.value }
         let durations = stores.flatMap(\.claimDurations).sorted()
