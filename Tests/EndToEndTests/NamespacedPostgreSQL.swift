@@ -61,8 +61,9 @@ final class NamespacedPostgreSQL: @unchecked Sendable {
         address = network.address(host)
         password = String(UInt64.random(in: .min ... .max), radix: 36)
         let passwordFile = directory + "/superuser-password"
-        FileManager.default.createFile(atPath: passwordFile, contents: Data((password + "\n").utf8), attributes: [.posixPermissions: 0o600])
-        chown(passwordFile, uid, gid)
+        guard FileManager.default.createFile(atPath: passwordFile, contents: Data((password + "\n").utf8), attributes: [.posixPermissions: 0o600]),
+            chown(passwordFile, uid, gid) == 0
+        else { throw HarnessError("cannot write \(passwordFile)") }
         let asPostgres = Self.asPostgresPrefix(uid: uid, gid: gid)
         let data = directory + "/data"
         guard SpawnedCommand.run(asPostgres + [

@@ -84,7 +84,7 @@ final class TestNetwork: @unchecked Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.ip)
         process.arguments = ["netns", "exec", namespace(host), program] + arguments
-        FileManager.default.createFile(atPath: log, contents: nil)
+        guard FileManager.default.createFile(atPath: log, contents: nil) else { throw HarnessError("cannot create \(log)") }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle(forWritingAtPath: log)
         process.standardError = FileHandle(forWritingAtPath: log)
