@@ -12,8 +12,8 @@ import Synchronization
 
 /// The running daemon: wires configuration, lock, store, spool ingest, scheduler and signals
 /// together. Everything it wires lives in the libraries; this type only decides the order of
-/// start-up and shutdown. (≈450 lines: start-up, the services, the event loop and reload are the
-/// one place where the parts meet, and read best together.)
+/// start-up and shutdown. (Start-up, the services, the event loop and reload stay in this one
+/// file: it is the one place where the parts meet, and they read best together.)
 public final class Daemon {
     /// A start-up failure: the exit status and a one-line reason.
     public struct StartupFailure: Error, Sendable, CustomStringConvertible {
