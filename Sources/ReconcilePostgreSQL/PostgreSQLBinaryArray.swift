@@ -32,7 +32,7 @@ enum PostgreSQLBinaryArray {
             case (.text(let text), "text"):
                 let utf8 = Array(text.utf8)
                 guard !utf8.contains(0) else {
-                    throw PostgreSQLError(category: .other, message: "a text parameter contains a NUL character, which PostgreSQL cannot store")
+                    throw PostgreSQLError.nulInText()
                 }
                 append(Int32(utf8.count), to: &bytes)
                 bytes += utf8

@@ -20,9 +20,7 @@ extension PostgreSQLConnection: RelationalConnection {
     /// transaction, run at once.
     public func checkBeforeCommit(_ query: SQLStatement, what: @autoclosure () -> String) throws {
         guard inTransaction else {
-            if try fetchOne(query, { _ in true }) != nil {
-                throw PostgreSQLError(category: .conflict, message: "another transaction committed first: \(what())")
-            }
+            if try fetchOne(query, { _ in true }) != nil { throw PostgreSQLError.committedFirst(what(), sql: query.render(.postgresql).sql) }
             return
         }
         commitChecks.append((query, what()))

@@ -275,7 +275,7 @@ public final class PostgreSQLConnection {
     /// so only those move, and each order's writes keep their order.
     package func sendLater(_ sql: String, _ parameters: [PostgreSQLValue] = [], key: ObjectIdentifier? = nil, batch: SQLBatch? = nil) throws {
         precondition(!isClosed, "the connection is closed")
-        guard PQtransactionStatus(handle) == PQTRANS_INTRANS else {
+        guard inTransaction else {
             try run(sql, parameters, key: key)
             return
         }
@@ -347,8 +347,7 @@ public final class PostgreSQLConnection {
         commitChecks = []
         let found = try fetchEach(checks.map(\.query)) { _ in true }
         if let failed = found.firstIndex(where: { $0 != nil }) {
-            throw PostgreSQLError(
-                category: .conflict, message: "another transaction committed first: \(checks[failed].what)", sql: checks[failed].query.render(.postgresql).sql)
+            throw PostgreSQLError.committedFirst(checks[failed].what, sql: checks[failed].query.render(.postgresql).sql)
         }
     }
 
@@ -517,7 +516,7 @@ public final class PostgreSQLConnection {
     /// wrote is undone and the transaction goes on.
     @discardableResult
     public func savepoint<T>(_ body: () throws -> T) throws -> T {
-        precondition(PQtransactionStatus(handle) == PQTRANS_INTRANS, "a savepoint needs a transaction")
+        precondition(inTransaction, "a savepoint needs a transaction")
         try execute("SAVEPOINT reconcile_savepoint")
         let checks = commitChecks.count
         let result: T

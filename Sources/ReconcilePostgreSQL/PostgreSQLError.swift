@@ -60,6 +60,18 @@ public struct PostgreSQLError: Error, Sendable, Hashable, CustomStringConvertibl
         self.init(category: category, sqlState: sqlState, message: message, constraint: constraint, sql: sql)
     }
 
+    /// Text holding a NUL character, which PostgreSQL's text cannot store (`what`: "text",
+    /// "text array"); the error never quotes the value.
+    static func nulInText(_ what: String = "text") -> PostgreSQLError {
+        PostgreSQLError(category: .other, message: "a \(what) parameter contains a NUL character, which PostgreSQL cannot store")
+    }
+
+    /// A check held until `COMMIT` (``PostgreSQLConnection/checkBeforeCommit(_:what:)``) found
+    /// that another transaction committed first: a conflict, which the shared store runs again.
+    static func committedFirst(_ what: String, sql: String?) -> PostgreSQLError {
+        PostgreSQLError(category: .conflict, message: "another transaction committed first: \(what)", sql: sql)
+    }
+
     /// The category of a SQLSTATE.
     public static func category(of sqlState: String) -> Category {
         switch sqlState {

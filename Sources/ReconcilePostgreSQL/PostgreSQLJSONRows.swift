@@ -20,7 +20,7 @@ enum PostgreSQLJSONRows {
                 guard let name else { continue }
                 if !first { json.append(UInt8(ascii: ",")) }
                 first = false
-                json += name
+                json.append(contentsOf: name)
                 try append(value, to: &json)
             }
             json.append(UInt8(ascii: "}"))
@@ -34,22 +34,22 @@ enum PostgreSQLJSONRows {
     private static func append(_ value: PostgreSQLValue, to json: inout [UInt8]) throws(PostgreSQLError) {
         switch value {
         case .null:
-            json += Array("null".utf8)
+            json.append(contentsOf: "null".utf8)
         case .integer(let number):
-            json += Array(String(number).utf8)
+            json.append(contentsOf: String(number).utf8)
         case .boolean(let flag):
-            json += Array((flag ? "true" : "false").utf8)
+            json.append(contentsOf: (flag ? "true" : "false").utf8)
         case .text(let text):
             json.append(UInt8(ascii: "\""))
             for byte in text.utf8 {
                 switch byte {
                 case 0:
-                    throw PostgreSQLError(category: .other, message: "a text parameter contains a NUL character, which PostgreSQL cannot store")
+                    throw PostgreSQLError.nulInText()
                 case UInt8(ascii: "\""), UInt8(ascii: "\\"):
                     json.append(UInt8(ascii: "\\"))
                     json.append(byte)
                 case ..<0x20:
-                    json += Array("\\u00".utf8)
+                    json.append(contentsOf: "\\u00".utf8)
                     json.append(hex[Int(byte >> 4)])
                     json.append(hex[Int(byte & 0xf)])
                 default:
@@ -59,7 +59,7 @@ enum PostgreSQLJSONRows {
             json.append(UInt8(ascii: "\""))
         case .bytes(let bytes):
             // bytea's hex input, `\x…`, its backslash escaped for JSON.
-            json += Array("\"\\\\x".utf8)
+            json.append(contentsOf: "\"\\\\x".utf8)
             for byte in bytes {
                 json.append(hex[Int(byte >> 4)])
                 json.append(hex[Int(byte & 0xf)])

@@ -43,7 +43,7 @@ public enum PostgreSQLValue: Sendable, Hashable {
             return (Array(String(number).utf8), false)
         case .text(let text):
             guard !text.utf8.contains(0) else {
-                throw PostgreSQLError(category: .other, message: "a text parameter contains a NUL character, which PostgreSQL cannot store")
+                throw PostgreSQLError.nulInText()
             }
             return (Array(text.utf8), false)
         case .bytes(let bytes):
@@ -54,7 +54,7 @@ public enum PostgreSQLValue: Sendable, Hashable {
             var literal = "{"
             for (index, text) in texts.enumerated() {
                 guard !text.utf8.contains(0) else {
-                    throw PostgreSQLError(category: .other, message: "a text array parameter contains a NUL character, which PostgreSQL cannot store")
+                    throw PostgreSQLError.nulInText("text array")
                 }
                 if index > 0 { literal += "," }
                 // Every element quoted, so that NULL, empty strings, braces and commas are plain text.

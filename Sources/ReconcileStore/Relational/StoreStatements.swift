@@ -81,19 +81,18 @@ enum StoreStatements {
         "order_ref", "number", "kind", "started_at", "endpoint", "environment", "http_status", "verifier_status", "latency_ms", "outcome",
         "detail",
     ]
-    static let insertClaim = SQLTemplate(
-        """
-        INSERT INTO claims (transaction_id, order_ref, claimed_at, actor) VALUES (\(mark), \(mark), \(mark), \(mark))
-        ON CONFLICT (transaction_id) DO NOTHING
-        RETURNING order_ref
-        """)
-    /// A claim on a shared store, settled at commit (``claimHeldElsewhere``): the transaction
-    /// id, the order's key, the time, the actor.
+    /// A claim (the transaction id, the order's key, the time, the actor), answering the key when
+    /// it was inserted: the in-process store's, which learns at once.
+    static let insertClaim = SQLTemplate(claimInsert + " RETURNING order_ref")
+    /// The same claim on a shared store, settled at commit (``claimHeldElsewhere``).
     static let insertClaimLater = SQLTemplate(
-        "INSERT INTO claims (transaction_id, order_ref, claimed_at, actor) VALUES (\(mark), \(mark), \(mark), \(mark)) ON CONFLICT (transaction_id) DO NOTHING",
-        batch: .insert(
-            into: "claims", columns: ["transaction_id", "order_ref", "claimed_at", "actor"], key: "order_ref",
-            suffix: "ON CONFLICT (transaction_id) DO NOTHING"))
+        claimInsert,
+        batch: .insert(into: "claims", columns: claimColumns, key: "order_ref", suffix: "ON CONFLICT (transaction_id) DO NOTHING"))
+    private static let claimColumns = ["transaction_id", "order_ref", "claimed_at", "actor"]
+    private static let claimInsert: SQLStatement = """
+        INSERT INTO claims (\(raw: claimColumns.joined(separator: ", "))) VALUES (\(SQLStatement.list([SQLValue](repeating: mark, count: 4))))
+        ON CONFLICT (transaction_id) DO NOTHING
+        """
     /// A row when the transaction (first value) is claimed by another order than the key (second
     /// value): a claim this transaction meant to take and another took first.
     static let claimHeldElsewhere = SQLTemplate(

@@ -175,10 +175,9 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
             }
         }
         for transition in plan.transitions {
-            let values: [SQLValue] = [
-                .integer(reference), .time(transition.at), .text(transition.actor.description), .text(orNull: transition.from?.rawValue),
-                .text(transition.to.rawValue), .text(transition.reason.code), .text(orNull: transition.reason.detail),
-            ]
+            let values = Self.transitionValues(
+                orderReference: reference, at: transition.at, actor: transition.actor, from: transition.from, to: transition.to,
+                reason: transition.reason.code, detail: transition.reason.detail)
             if transition.linksLastAttempt && !plan.attempts.isEmpty {
                 // The attempt this plan wrote last: the order's highest (its row is locked).
                 try connection.performLater(StoreStatements.insertLinkedTransition(values + [.integer(reference)]))
@@ -217,10 +216,19 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
         attemptReference: Int64?
     ) throws {
         try connection.performLater(
-            StoreStatements.insertTransition([
-                .integer(orderReference), .time(at), .text(actor.description), .text(orNull: from?.rawValue), .text(to.rawValue), .text(reason),
-                .text(orNull: detail), .integer(orNull: attemptReference),
-            ]))
+            StoreStatements.insertTransition(
+                Self.transitionValues(orderReference: orderReference, at: at, actor: actor, from: from, to: to, reason: reason, detail: detail)
+                    + [.integer(orNull: attemptReference)]))
+    }
+
+    /// A history row's values but its attempt (``StoreStatements/insertTransition``'s first seven).
+    private static func transitionValues(
+        orderReference: Int64, at: Date, actor: TransitionActor, from: OrderState?, to: OrderState, reason: String, detail: String?
+    ) -> [SQLValue] {
+        [
+            .integer(orderReference), .time(at), .text(actor.description), .text(orNull: from?.rawValue), .text(to.rawValue), .text(reason),
+            .text(orNull: detail),
+        ]
     }
 
     /// Writes an outbox action as a rule left it.

@@ -43,8 +43,10 @@ package struct SQLBatch: Sendable {
         into table: String, columns: [String?], key: String, select: [String: String] = [:], suffix: String = ""
     ) -> SQLBatch {
         let named = columns.compactMap { $0 }
-        let expressions = named.map { select[$0] ?? "v.\($0)" } + select.keys.filter { !named.contains($0) }.sorted().map { select[$0]! }
-        let targets = named + select.keys.filter { !named.contains($0) }.sorted()
+        // Columns no value fills, only an expression.
+        let computed = select.keys.filter { !named.contains($0) }.sorted()
+        let targets = named + computed
+        let expressions = targets.map { select[$0] ?? "v.\($0)" }
         let sql = """
             INSERT INTO \(table) (\(targets.joined(separator: ", ")))
             SELECT \(expressions.joined(separator: ", ")) FROM json_populate_recordset(NULL::\(table), $1::json) AS v\(suffix.isEmpty ? "" : "\n" + suffix)
