@@ -36,20 +36,6 @@ extension SQLiteConnection: RelationalConnection {
         let (sql, values) = statement.render(.sqlite)
         return try queryFirst(sql, values.map(SQLiteValue.init), key: statement.template?.key, map)
     }
-
-    public func savepoint<T>(_ body: () throws -> T) throws -> T {
-        try run("SAVEPOINT reconcile_savepoint")
-        let result: T
-        do {
-            result = try body()
-        } catch {
-            try run("ROLLBACK TO SAVEPOINT reconcile_savepoint")
-            try run("RELEASE SAVEPOINT reconcile_savepoint")
-            throw error
-        }
-        try run("RELEASE SAVEPOINT reconcile_savepoint")
-        return result
-    }
 }
 
 extension SQLiteValue {

@@ -1,6 +1,7 @@
 /// What the one relational store needs of a database connection: statements written once
 /// (``SQLStatement``) rendered in the connection's dialect, prepared once per connection (both
-/// connections cache by SQL text), rows read through ``StoreRow``, and savepoints.
+/// connections cache by SQL text), rows read through ``StoreRow``, and checks held until the
+/// commit.
 ///
 /// The methods have names of their own (`perform`, `fetchAll`, `fetchOne`) so that a string
 /// literal never binds to a raw-SQL overload by accident.
@@ -28,8 +29,7 @@ public protocol RelationalConnection: AnyObject {
     /// Makes the transaction's commit depend on `query` returning no row: a connection to a
     /// server runs the checks together just before `COMMIT`, and when one finds a row it rolls
     /// the transaction back and fails it as a conflict with another writer, which the shared
-    /// store runs again from the start (`what` names the check in that error). A check
-    /// registered inside a savepoint whose body throws is dropped with it. In-process
+    /// store runs again from the start (`what` names the check in that error). In-process
     /// connections, whose one writer cannot lose a race, run it at once.
     func checkBeforeCommit(_ query: SQLStatement, what: @autoclosure () -> String) throws
 
@@ -39,7 +39,4 @@ public protocol RelationalConnection: AnyObject {
     /// The first row of a query, mapped, or `nil`.
     func fetchOne<T>(_ statement: SQLStatement, _ map: (Row) throws -> T) throws -> T?
 
-    /// Runs `body` under a savepoint inside the caller's transaction: when it throws, what it
-    /// wrote is undone and the transaction goes on.
-    func savepoint<T>(_ body: () throws -> T) throws -> T
 }
