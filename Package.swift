@@ -104,6 +104,7 @@ let package = Package(
         // MARK: - Tests
         // CCurl: libssl, for the TLS server in front of the tests' HTTP servers.
         .target(name: "TestSupport", dependencies: ["ReconcileCore", "CCurl"], path: "Tests/TestSupport", swiftSettings: strictSettings),
+        .testTarget(name: "DocumentationTests", swiftSettings: strictSettings),
         .testTarget(name: "ReconcileCoreTests", dependencies: ["ReconcileCore", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "ReconcileStoreTests",

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The assertion of Google's OAuth 2.0 JWT bearer grant (`research/google-play.md` §1): an RS256
+/// The assertion of Google's OAuth 2.0 JWT bearer grant (`docs/protocols/google-play.md` §1): an RS256
 /// JWT signed with a service account's key, and its check, for a mock token endpoint.
 ///
 /// Header `{"alg":"RS256","kid":<private_key_id>,"typ":"JWT"}`; claims `iss` (the client email),

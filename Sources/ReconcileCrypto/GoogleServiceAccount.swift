@@ -1,6 +1,6 @@
 import Foundation
 
-/// A Google service account's JSON key file (`research/google-play.md` §1), reduced to what the
+/// A Google service account's JSON key file (`docs/protocols/google-play.md` §1), reduced to what the
 /// JWT bearer grant needs: `client_email` (the issuer), `private_key` (RS256), `private_key_id`
 /// (the header's `kid`) and `token_uri`. The key never appears in a description or error.
 public struct GoogleServiceAccount: Sendable {

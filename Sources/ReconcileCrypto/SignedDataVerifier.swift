@@ -203,7 +203,7 @@ public final class SignedDataVerifier: @unchecked Sendable {
         let signedDate: Double?
         /// A notification (responseBodyV2) names its app in exactly one of `data`, `summary`
         /// (`RENEWAL_EXTENSION`/`SUMMARY`), `appData` (`RESCIND_CONSENT`) or
-        /// `externalPurchaseToken` (`research/app-store-notifications.md` §1).
+        /// `externalPurchaseToken` (`docs/protocols/app-store-notifications.md` §1).
         let data: NotificationData?
         let summary: NotificationData?
         let appData: NotificationData?

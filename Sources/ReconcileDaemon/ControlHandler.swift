@@ -156,7 +156,7 @@ final class ControlHandler: Sendable {
         object["circuits"] = .array(live.endpoints.map { endpoint in
             .object(JSONObject([
                 "endpoint": .string(endpoint.endpoint.rawValue), "state": .string(endpoint.circuit),
-                // Every documented field is always there, `null` when it has no value (README,
+                // Every documented field is always there, `null` when it has no value (docs/reconcilectl.md,
                 // "JSON output").
                 "open_until": endpoint.openUntil.map { .string(RFC3339.format($0)) } ?? .null, "reason": .string(orNull: endpoint.lastReason),
                 "openings": .integer(endpoint.openings),

@@ -48,7 +48,8 @@ public struct DaemonCommandLine: Sendable, Hashable {
         EXIT STATUS:
           0 clean stop; 78 bad configuration; 64 wrong command line; 1 any other start-up failure.
 
-        See README.md and `reconcilectl help` for operating the daemon.
+        See docs/operating.md (installed under /usr/local/share/doc/reconcile) and
+        `reconcilectl help` for operating the daemon.
         """
 
     /// Parses the arguments after the program name.

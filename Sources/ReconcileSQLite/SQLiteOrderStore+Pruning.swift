@@ -22,7 +22,7 @@ extension SQLiteOrderStore {
     /// Gives the pages pruning freed back to the filesystem, a few megabytes per transaction
     /// (`PRAGMA incremental_vacuum`), so that the file shrinks without ever holding the store
     /// for long. Only stores created with `auto_vacuum=INCREMENTAL` (new ones, and copies made
-    /// by `backup` or `restore`) can; for others it does nothing (README, "The store").
+    /// by `backup` or `restore`) can; for others it does nothing (docs/operating.md, "The store").
     ///
     /// - Returns: how many pages were released.
     @discardableResult

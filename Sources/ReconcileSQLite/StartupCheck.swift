@@ -1,6 +1,6 @@
 import ReconcileStore
 
-/// What the daemon checks of its database before it uses it (README, "The store").
+/// What the daemon checks of its database before it uses it (docs/operating.md, "The store").
 ///
 /// `PRAGMA quick_check` reads every page: measured on a store of 1,000,000 orders (3.6 GB, a
 /// fifth still holding their receipts) it took 9 s with the file in the page cache and nearly

@@ -58,7 +58,7 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             """
             \(path) fails its integrity check (\(problems.prefix(3).joined(separator: "; "))\(problems.count > 3 ? "; …" : "")); \
             it was left as it is\(logBeside ? ". A write-ahead log (\(path)-wal) from an unclean stop lay beside it: if a backup was copied over the store after a crash, that log belongs to the database that was there before" : ""). \
-            Restore a good backup with `reconcilectl restore FILE`, which sets the store and its log aside (README, "Restoring the store")
+            Restore a good backup with `reconcilectl restore FILE`, which sets the store and its log aside (docs/operating.md, "Restoring the store")
             """
         case .replaced(let path, let copy):
             """

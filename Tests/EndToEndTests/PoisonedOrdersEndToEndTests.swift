@@ -11,7 +11,7 @@ import TestSupport
 @Suite("End to end: orders that always fail", .serialized)
 struct PoisonedOrdersEndToEndTests {
     /// The bound every good order finishes within, from the daemon's start (the note in the
-    /// README's "Retries, circuits and limits"): the poisoned block at the head of the queue is
+    /// docs/verification.md's "Retries, circuits and limits"): the poisoned block at the head of the queue is
     /// passed over in a few probes (each leases 256 candidates), with cool-downs of at most
     /// 1 + 2 + 4 + 4 + 4 + 4 + 4 + 4 s while nothing has answered yet; then runs of poisoned
     /// orders among the good ones cost a probe at once, and a few cool-downs when it is poisoned

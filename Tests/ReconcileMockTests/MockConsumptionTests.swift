@@ -4,7 +4,7 @@ import ReconcileCrypto
 import Testing
 @testable import ReconcileMock
 
-/// The mock's Send Consumption Information v2 (`research/app-store-notifications.md` §6): the
+/// The mock's Send Consumption Information v2 (`docs/protocols/app-store-notifications.md` §6): the
 /// body checked as Apple documents it, the bearer token required, each accepted answer recorded
 /// (and listed under `GET /_mock/stats`), 202.
 @Suite("Mock App Store: consumption answers")

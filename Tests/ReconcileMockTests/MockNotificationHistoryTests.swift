@@ -4,7 +4,7 @@ import ReconcileCrypto
 import Testing
 @testable import ReconcileMock
 
-/// The mock's Get Notification History (`research/app-store-notifications.md` §4): registered
+/// The mock's Get Notification History (`docs/protocols/app-store-notifications.md` §4): registered
 /// notifications signed with the mock's key, 20 a page in `[startDate, endDate)`, paged by
 /// `paginationToken`, the bearer token checked, faults injected as on the other App Store paths.
 @Suite("Mock App Store: notification history")

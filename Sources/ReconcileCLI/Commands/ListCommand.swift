@@ -23,7 +23,7 @@ enum ListCommand {
                 OptionSpec(long: "actions-due", short: nil, valueName: nil, help: "List the outbox actions still owed instead of orders."),
                 OptionSpec(long: "older-than", short: nil, valueName: "span", help: "Only orders taken in longer ago than this (e.g. 1h, 3d)."),
                 OptionSpec(long: "limit", short: "n", valueName: "n", help: "Show at most this many (default 100)."),
-                OptionSpec(long: "json", short: nil, valueName: nil, help: "Print JSON (see README, \"JSON output\")."),
+                OptionSpec(long: "json", short: nil, valueName: nil, help: "Print JSON (see docs/reconcilectl.md, \"JSON output\")."),
             ],
             run: run)
     }

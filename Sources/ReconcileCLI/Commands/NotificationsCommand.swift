@@ -19,7 +19,7 @@ enum NotificationsCommand {
             options: [
                 OptionSpec(long: "unmatched", short: nil, valueName: nil, help: "Only notifications no order holds the transaction of."),
                 OptionSpec(long: "limit", short: "n", valueName: "n", help: "Show at most this many (default 100)."),
-                OptionSpec(long: "json", short: nil, valueName: nil, help: "Print JSON (see README, \"JSON output\")."),
+                OptionSpec(long: "json", short: nil, valueName: nil, help: "Print JSON (see docs/reconcilectl.md, \"JSON output\")."),
             ],
             run: run)
     }

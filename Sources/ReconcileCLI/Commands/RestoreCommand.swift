@@ -18,7 +18,7 @@ enum RestoreCommand {
                 knows), sets the store and its -wal and -shm aside together as
                 <database>.replaced-<time> (never deleted: the pair still opens as the store it
                 was), and installs a copy of the backup with the store's owner and mode 0640.
-                Orders taken in after the backup was made are not in it: see README, "Restoring
+                Orders taken in after the backup was made are not in it: see docs/operating.md, "Restoring
                 the store".
                 """,
             arguments: [ArgumentSpec(name: "file", help: "The backup, as `reconcilectl backup` writes it.")],

@@ -11,7 +11,7 @@ enum ShowCommand {
             usage: "show <order-id> [--json]",
             discussion: "Receipts and purchase tokens are shown as their length and a short SHA-256, never in full. Its outbox actions and the store's notifications about it follow its history.",
             arguments: [ArgumentSpec(name: "order-id", help: "The merchant's order id.")],
-            options: [OptionSpec(long: "json", short: nil, valueName: nil, help: "Print JSON (see README, \"JSON output\").")],
+            options: [OptionSpec(long: "json", short: nil, valueName: nil, help: "Print JSON (see docs/reconcilectl.md, \"JSON output\").")],
             run: run)
     }
 

@@ -18,7 +18,7 @@ enum StatusCommand {
                 instead and says which. Exits 0 when the daemon runs, busy or not, and 3 only
                 when it does not.
                 """,
-            options: [OptionSpec(long: "json", short: nil, valueName: nil, help: "Print JSON (see README, \"JSON output\").")],
+            options: [OptionSpec(long: "json", short: nil, valueName: nil, help: "Print JSON (see docs/reconcilectl.md, \"JSON output\").")],
             run: run)
     }
 

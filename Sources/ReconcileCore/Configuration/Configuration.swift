@@ -109,7 +109,7 @@ public struct Configuration: Sendable, Hashable {
             }
         }
 
-        /// The App Store Server API's hosts (`research/apple-verification.md` §2.1).
+        /// The App Store Server API's hosts (`docs/protocols/apple.md` §2.1).
         public static let appStoreProductionURL = URL(string: "https://api.storekit.apple.com")!
         public static let appStoreSandboxURL = URL(string: "https://api.storekit-sandbox.apple.com")!
         /// Apple Root CA - G3, as installed from the repository's `etc/`.

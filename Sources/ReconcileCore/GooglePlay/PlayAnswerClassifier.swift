@@ -1,7 +1,7 @@
 import Foundation
 
 /// Classifies the Google Play Developer API's answers (DESIGN §5 "Google Play";
-/// `research/google-play.md` §3, §5): the HTTP status, refined by the error body's `reason`.
+/// `docs/protocols/google-play.md` §3, §5): the HTTP status, refined by the error body's `reason`.
 public enum PlayAnswerClassifier {
     /// What an answer to `purchases.products.get` means.
     public enum Verdict: Sendable, Hashable {

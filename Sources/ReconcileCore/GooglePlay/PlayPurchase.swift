@@ -1,5 +1,5 @@
 /// Google Play's `ProductPurchase` (`purchases.products.get`, androidpublisher v3;
-/// `research/google-play.md` §2.1), reduced to what the daemon decides on.
+/// `docs/protocols/google-play.md` §2.1), reduced to what the daemon decides on.
 ///
 /// Lenient where Google is: int64 values come as strings and int32 ones as numbers, and either
 /// is accepted as the other. Strict where the verdict rests: `purchaseState` must be there, a

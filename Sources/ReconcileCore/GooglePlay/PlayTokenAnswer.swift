@@ -1,7 +1,7 @@
 import Foundation
 
 /// The answer of Google's OAuth token endpoint to a JWT bearer grant
-/// (`research/google-play.md` §1): `{"access_token", "token_type", "expires_in"}` on 200, an error
+/// (`docs/protocols/google-play.md` §1): `{"access_token", "token_type", "expires_in"}` on 200, an error
 /// object otherwise.
 public struct PlayTokenAnswer: Sendable, Hashable {
     /// Never logged.

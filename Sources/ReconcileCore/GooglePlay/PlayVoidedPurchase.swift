@@ -1,4 +1,4 @@
-/// One record of Google Play's `voidedpurchases.list` (DESIGN §5a; `research/google-play.md` §4):
+/// One record of Google Play's `voidedpurchases.list` (DESIGN §5a; `docs/protocols/google-play.md` §4):
 /// a purchase Google took back — refunded, charged back or revoked — as the API, not a push,
 /// says it. Holds the purchase token only to find the order; it is never logged or stored
 /// (``StoreNotification/playVoided(_:tokenDigest:via:)`` keeps its digest).

@@ -5,7 +5,7 @@ extension MetricsSnapshot {
     /// times), in a fixed order with every label value spelled out — zeros included, so that a
     /// series exists before its first event and `rate()` and alerts see it.
     ///
-    /// The README lists them; a change here is a change to what dashboards and alerts read.
+    /// docs/operating.md ("Metrics") lists them; a change here is a change to what dashboards and alerts read.
     public var families: [MetricFamily] {
         var families: [MetricFamily] = []
         func add(_ name: String, _ kind: MetricFamily.Kind, _ help: String, _ samples: [MetricFamily.Sample]) {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A Google Play real-time developer notification as Cloud Pub/Sub pushes it (DESIGN §5a;
-/// `research/google-play.md` §6): `{"message":{"data":<base64>,"messageId":…},"subscription":…}`.
+/// `docs/protocols/google-play.md` §6): `{"message":{"data":<base64>,"messageId":…},"subscription":…}`.
 /// A push is trusted only as far as the Play API confirms it: it signals, it never decides.
 public struct PlayNotification: Sendable, Hashable {
     /// What the notification is about.

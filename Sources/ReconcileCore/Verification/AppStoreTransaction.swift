@@ -1,5 +1,5 @@
 /// A signed transaction's payload (`JWSTransactionDecodedPayload`) after its signature and chain
-/// were checked, reduced to what the daemon decides on (`research/apple-verification.md` §2.5).
+/// were checked, reduced to what the daemon decides on (`docs/protocols/apple.md` §2.5).
 ///
 /// Dates are milliseconds since 1970 and may carry a fraction (Xcode-signed payloads).
 public struct AppStoreTransaction: Sendable, Hashable {

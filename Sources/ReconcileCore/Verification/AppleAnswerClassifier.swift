@@ -1,4 +1,4 @@
-/// Classifies Apple's `verifyReceipt` answers (DESIGN §5; `research/apple-verification.md` §1.2).
+/// Classifies Apple's `verifyReceipt` answers (DESIGN §5; `docs/protocols/apple.md` §1.2).
 public enum AppleAnswerClassifier {
     /// Which environment answered.
     public enum Environment: String, Sendable, Hashable {

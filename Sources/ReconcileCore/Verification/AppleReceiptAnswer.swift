@@ -1,5 +1,5 @@
 /// Apple's `verifyReceipt` answer body, reduced to what the daemon decides on
-/// (`research/apple-verification.md` §1.2–1.4).
+/// (`docs/protocols/apple.md` §1.2–1.4).
 ///
 /// Lenient where Apple is inconsistent: ids and dates come as numbers or strings, the retryable
 /// flag is spelled `is_retryable` or `is-retryable` and is a boolean or 0/1, and iOS 6-style

@@ -1,7 +1,7 @@
 import Foundation
 import ReconcileCore
 
-/// `voidedpurchases.list` (`research/google-play.md` §4): the purchases Google voided, as the
+/// `voidedpurchases.list` (`docs/protocols/google-play.md` §4): the purchases Google voided, as the
 /// polling of `[Notifications] Poll=` and the confirmation of Pub/Sub pushes read them — with
 /// the verifier's access tokens, and its endpoint's circuit and bucket.
 extension GooglePlayVerifier {

@@ -3,7 +3,7 @@ import ReconcileCore
 import ReconcileCrypto
 
 /// `[GooglePlay]`: Google Play one-time products (DESIGN §5 "Google Play";
-/// `research/google-play.md`). Verifies an order with `purchases.products.get` for its package,
+/// `docs/protocols/google-play.md`). Verifies an order with `purchases.products.get` for its package,
 /// product and purchase token, and sends the follow-ups a finished order owes Google
 /// (`purchases.products.acknowledge` or `consume`) as outbox actions — after looking at the
 /// purchase first, so that one already acknowledged or consumed is skipped, not repeated.

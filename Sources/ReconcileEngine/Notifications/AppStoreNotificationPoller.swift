@@ -5,7 +5,7 @@ import ReconcileSystem
 import Synchronization
 
 /// Pulls App Store Server Notifications with Get Notification History (DESIGN §5a;
-/// `research/app-store-notifications.md` §4), so that no public endpoint is needed and an outage
+/// `docs/protocols/app-store-notifications.md` §4), so that no public endpoint is needed and an outage
 /// of the merchant's web handler leaves no gap.
 ///
 /// Every `[Notifications] Poll=` (and once shortly after start), one poll at a time, per

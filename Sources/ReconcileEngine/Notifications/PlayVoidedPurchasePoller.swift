@@ -5,7 +5,7 @@ import ReconcileSystem
 import Synchronization
 
 /// Reads Google Play's voided purchases (`voidedpurchases.list`, DESIGN §5a;
-/// `research/google-play.md` §4) into store notifications: a refunded, charged-back or revoked
+/// `docs/protocols/google-play.md` §4) into store notifications: a refunded, charged-back or revoked
 /// Play purchase revokes its order. Two reasons to read the list:
 ///
 /// - **Polling** (`[Notifications] Poll=`): every interval (and once shortly after start), for

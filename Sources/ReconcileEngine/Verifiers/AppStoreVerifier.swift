@@ -2,7 +2,7 @@ import Foundation
 import ReconcileCore
 import ReconcileCrypto
 
-/// `Kind=appstore`: the App Store Server API (DESIGN §5; `research/apple-verification.md` §2).
+/// `Kind=appstore`: the App Store Server API (DESIGN §5; `docs/protocols/apple.md` §2).
 ///
 /// By the proof the order carries: a `signed_transaction` is verified here (chain to the
 /// configured roots, Apple's marker extensions, ES256, bundle and environment) and then confirmed
@@ -309,7 +309,7 @@ public struct AppStoreVerifier: OrderVerifier {
         case notFound
     }
 
-    /// An App Store Server API answer: its status and error code (`research/apple-verification.md` §2.3).
+    /// An App Store Server API answer: its status and error code (`docs/protocols/apple.md` §2.3).
     static func judge(_ response: HTTPResponse) -> EndpointExchange.Judgement<Answer> {
         let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: Date()) }
         let code = AppStoreAnswerClassifier.errorCode(in: response.body)

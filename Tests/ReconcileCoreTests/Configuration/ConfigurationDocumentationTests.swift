@@ -5,7 +5,8 @@ import TestSupport
 
 /// The configuration keys the parser knows are the keys the documentation lists: every key of
 /// ``ConfigurationKeys`` appears in `etc/reconciled.conf` (as `Key=` or `#Key=` under its section)
-/// and in the README's configuration table, and neither lists a key the parser does not know.
+/// and in the configuration reference's table (`docs/configuration.md`), and neither lists a key
+/// the parser does not know.
 @Suite("Configuration documentation")
 struct ConfigurationDocumentationTests {
     static var known: Set<String> { Set(ConfigurationKeys.all.map { "\($0.section).\($0.name)" }) }
@@ -31,9 +32,9 @@ struct ConfigurationDocumentationTests {
         return keys
     }
 
-    /// The README's table under "| key | default | meaning |": a row starts with
+    /// The reference's table under "| key | default | meaning |": a row starts with
     /// `**[Section]** Key` or `Key`, and `A / B` names two keys.
-    static func keys(inREADME text: String) -> Set<String> {
+    static func keys(inReference text: String) -> Set<String> {
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         guard let header = lines.firstIndex(of: "| key | default | meaning |") else { return [] }
         var section = ""
@@ -59,18 +60,18 @@ struct ConfigurationDocumentationTests {
         #expect(listed.subtracting(Self.known).sorted() == [], "keys in etc/reconciled.conf the parser does not know")
     }
 
-    @Test("the README's configuration table lists every key the parser knows, and no other")
-    func readme() throws {
-        let listed = Self.keys(inREADME: try read("README.md"))
+    @Test("docs/configuration.md's table lists every key the parser knows, and no other")
+    func reference() throws {
+        let listed = Self.keys(inReference: try read("docs/configuration.md"))
         #expect(!listed.isEmpty, "no configuration table found")
-        #expect(Self.known.subtracting(listed).sorted() == [], "keys missing from the README's table")
-        #expect(listed.subtracting(Self.known).sorted() == [], "keys in the README's table the parser does not know")
+        #expect(Self.known.subtracting(listed).sorted() == [], "keys missing from docs/configuration.md's table")
+        #expect(listed.subtracting(Self.known).sorted() == [], "keys in docs/configuration.md's table the parser does not know")
     }
 
     @Test("the readers find what they should: a key added to a copy of the documents is noticed")
     func readersWork() {
         #expect(Self.keys(inExample: "[Spool]\n# prose: Directory= here\nDirectory=/x\n#RescanInterval=1min\n") == ["Spool.Directory", "Spool.RescanInterval"])
         let table = "| key | default | meaning |\n|---|---|---|\n| **[Verifier]** Kind | x | y |\n| TokenCredential / TokenFile | | |\n\nafter"
-        #expect(Self.keys(inREADME: table) == ["Verifier.Kind", "Verifier.TokenCredential", "Verifier.TokenFile"])
+        #expect(Self.keys(inReference: table) == ["Verifier.Kind", "Verifier.TokenCredential", "Verifier.TokenFile"])
     }
 }
