@@ -18,9 +18,12 @@
 //   ReconcileSpool   the spool directory: watch, read, ingest, quarantine
 //   ReconcileEngine  the scheduler (turn loop, admission, reporting), the verifiers and delivery
 //                    client over one exchange helper, the escalation runner
-//   ReconcileDaemon  wiring: configuration to verifiers (credentials, keys, anchors), the daemon's
-//                    services and lifecycle, the control handler, metrics
-//   ReconcileCLI     the operator's command line
+//   ReconcileCredentials  what the configuration names outside itself, read and checked:
+//                    secrets, keys, service accounts, root certificates, CAFile= anchors (the
+//                    daemon and check-config share it; it links no engine or HTTP)
+//   ReconcileDaemon  wiring: configuration to verifiers, the daemon's services and lifecycle,
+//                    the control handler, metrics
+//   ReconcileCLI     the operator's command line (no daemon, engine or HTTP target below it)
 //   ReconcileMock    the mock verification and delivery server (tests and benchmarks)
 //   reconciled, reconcilectl, reconcile-mock, reconcile-bench: thin executables
 import PackageDescription
@@ -69,19 +72,21 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
+            name: "ReconcileCredentials", dependencies: ["ReconcileCore", "ReconcileSystem", "ReconcileCrypto"],
+            swiftSettings: strictSettings),
+        .target(
             name: "ReconcileDaemon",
             dependencies: [
                 "ReconcileCore", "ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileSystem", "ReconcileSpool", "ReconcileEngine",
-                "ReconcileHTTP", "ReconcileCrypto",
+                "ReconcileHTTP", "ReconcileCrypto", "ReconcileCredentials",
             ],
             swiftSettings: strictSettings
         ),
         .target(
-            // ReconcileDaemon: check-config reads secrets, keys and certificates through the daemon's own wiring.
             name: "ReconcileCLI",
             dependencies: [
                 "ReconcileCore", "ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileSystem", "ReconcileSpool", "ReconcileCrypto",
-                "ReconcileDaemon", "CLinux",
+                "ReconcileCredentials", "CLinux",
             ],
             swiftSettings: strictSettings
         ),
@@ -125,6 +130,9 @@ let package = Package(
         .testTarget(
             name: "ReconcileEngineTests",
             dependencies: ["ReconcileEngine", "ReconcileCore", "ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileCrypto", "TestSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "ReconcileCredentialsTests", dependencies: ["ReconcileCredentials", "ReconcileCore", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ReconcileMockTests", dependencies: ["ReconcileMock", "ReconcileCore", "ReconcileCrypto"],

@@ -89,23 +89,4 @@ static inline CURLcode reconcile_curl_getinfo_pointer(CURL *handle, CURLINFO inf
     return curl_easy_getinfo(handle, info, value);
 }
 
-/// How many PEM certificates `length` bytes hold (text outside the BEGIN/END blocks is skipped,
-/// as OpenSSL does): 0 for none (DER, a key alone, garbage), -1 when a block is damaged.
-static inline int reconcile_count_pem_certificates(const void *bytes, int length) {
-    ERR_clear_error();
-    BIO *bio = BIO_new_mem_buf(bytes, length);
-    if (!bio) return -1;
-    int count = 0;
-    X509 *certificate;
-    while ((certificate = PEM_read_bio_X509(bio, NULL, NULL, NULL)) != NULL) {
-        X509_free(certificate);
-        count++;
-    }
-    BIO_free(bio);
-    unsigned long error = ERR_peek_last_error();
-    int clean = error == 0 || (ERR_GET_LIB(error) == ERR_LIB_PEM && ERR_GET_REASON(error) == PEM_R_NO_START_LINE);
-    ERR_clear_error();
-    return clean ? count : -1;
-}
-
 #endif

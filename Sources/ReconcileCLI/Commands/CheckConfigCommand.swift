@@ -1,14 +1,14 @@
 import Foundation
 import ReconcileCore
 import ReconcileCrypto
-import ReconcileDaemon
+import ReconcileCredentials
 import ReconcileStore
 import ReconcilePostgreSQL
 import ReconcileSystem
 
 /// `reconcilectl check-config`: reads the configuration exactly as `reconciled` would — the
-/// files, then the secrets, key and certificates they name, through the daemon's own
-/// ``VerificationFactory/resources(for:environment:credentials:)`` — and says what is wrong, or
+/// files, then the secrets, key and certificates they name, through
+/// ``ConfiguredCredentials``, as the daemon does — and says what is wrong, or
 /// what it means.
 enum CheckConfigCommand {
     static var spec: CommandSpec {
@@ -40,9 +40,9 @@ enum CheckConfigCommand {
             throw CommandLineError.failure(
                 "\(Plural.count(error.problems.count, "problem")) in the configuration", status: ExitStatus.configuration)
         }
-        let resources: VerificationFactory.Resources
+        let resources: ConfiguredCredentials
         do {
-            resources = try VerificationFactory.resources(for: configuration, environment: context.environment, credentials: .optional)
+            resources = try ConfiguredCredentials.read(for: configuration, environment: context.environment, credentials: .optional)
         } catch {
             for problem in error.problems { context.output.err("\(problem)\n") }
             throw CommandLineError.failure(

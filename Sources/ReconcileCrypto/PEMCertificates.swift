@@ -1,4 +1,4 @@
-import CCurl
+import CCrypto
 
 /// Counting the certificates of a `CAFile=`.
 public enum PEMCertificates {
