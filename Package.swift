@@ -25,6 +25,8 @@
 //                    the control handler, metrics
 //   ReconcileCLI     the operator's command line (no daemon, engine or HTTP target below it)
 //   ReconcileMock    the mock verification and delivery server (tests and benchmarks)
+//   TestSupport      what tests and the benchmark share: child processes, temporary directories,
+//                    a TLS server, test certificates, a throw-away PostgreSQL server
 //   reconciled, reconcilectl, reconcile-mock, reconcile-bench: thin executables
 import PackageDescription
 
@@ -91,6 +93,10 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // What the tests and the benchmark share: child processes, temporary directories, a TLS
+        // server (CCurl: libssl), test certificates, a throw-away PostgreSQL server.
+        .target(name: "TestSupport", dependencies: ["ReconcileCore", "CCurl"], swiftSettings: strictSettings),
+
         // MARK: - Executables
         .executableTarget(name: "reconciled", dependencies: ["ReconcileDaemon"], swiftSettings: strictSettings),
         .executableTarget(name: "reconcilectl", dependencies: ["ReconcileCLI"], swiftSettings: strictSettings),
@@ -100,15 +106,13 @@ let package = Package(
             dependencies: [
                 "ReconcileCore", "ReconcileCrypto", "ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileSpool", "ReconcileEngine",
                 "ReconcileHTTP", "ReconcileMock", "ReconcileDaemon",
-                // The cluster scenario's PostgreSQL: the tests' throw-away server.
+                // The PostgreSQL scenarios' throw-away server.
                 "TestSupport",
             ],
             swiftSettings: strictSettings
         ),
 
         // MARK: - Tests
-        // CCurl: libssl, for the TLS server in front of the tests' HTTP servers.
-        .target(name: "TestSupport", dependencies: ["ReconcileCore", "CCurl"], path: "Tests/TestSupport", swiftSettings: strictSettings),
         .testTarget(name: "DocumentationTests", swiftSettings: strictSettings),
         .testTarget(name: "ReconcileCoreTests", dependencies: ["ReconcileCore", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
