@@ -4,9 +4,12 @@
 // directory into a durable store, verifies them and finishes or escalates them.
 //
 // Layers, from the inside out:
+//   ReconcileFoundation  generic infrastructure, nothing of orders: JSON, the logging interface
+//                    and journal entries, Prometheus exposition, INI files and their errors, time
+//                    spans, sizes, RFC 3339, printable text; no I/O
 //   ReconcileCore    the pure core: orders, states and the rules of every transition (what a
 //                    completion, an operator action, a lease or a spool file does), backoff,
-//                    circuits and admission, answer classification, configuration, JSON; no I/O
+//                    circuits and admission, answer classification, configuration; no I/O
 //   ReconcileStore   the one relational store behind the core's OrderStore protocol (read, apply
 //                    a rule, write), over a small SQL layer both engines share
 //   ReconcileSQLite  SQLite's connection, file checks, WAL, backup and restore: the default store
@@ -51,35 +54,36 @@ let package = Package(
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // MARK: - Libraries
-        .target(name: "ReconcileCore", swiftSettings: strictSettings),
-        .target(name: "ReconcileStore", dependencies: ["ReconcileCore"], swiftSettings: strictSettings),
-        .target(name: "ReconcileSQLite", dependencies: ["ReconcileCore", "ReconcileStore", "CSQLite"], swiftSettings: strictSettings),
+        .target(name: "ReconcileFoundation", swiftSettings: strictSettings),
+        .target(name: "ReconcileCore", dependencies: ["ReconcileFoundation"], swiftSettings: strictSettings),
+        .target(name: "ReconcileStore", dependencies: ["ReconcileCore", "ReconcileFoundation"], swiftSettings: strictSettings),
+        .target(name: "ReconcileSQLite", dependencies: ["ReconcileCore", "ReconcileFoundation", "ReconcileStore", "CSQLite"], swiftSettings: strictSettings),
         .target(
-            name: "ReconcilePostgreSQL", dependencies: ["ReconcileCore", "ReconcileStore", "ReconcileSQLite", "CPostgres"],
+            name: "ReconcilePostgreSQL", dependencies: ["ReconcileCore", "ReconcileFoundation", "ReconcileStore", "ReconcileSQLite", "CPostgres"],
             swiftSettings: strictSettings),
         .target(
             name: "ReconcileSystem",
-            dependencies: ["ReconcileCore", "CLinux", "CSystemd"],
+            dependencies: ["ReconcileCore", "ReconcileFoundation", "CLinux", "CSystemd"],
             swiftSettings: strictSettings
         ),
         .target(name: "ReconcileCrypto", dependencies: ["CCrypto"], swiftSettings: strictSettings),
-        .target(name: "ReconcileHTTP", dependencies: ["ReconcileCore", "CCurl"], swiftSettings: strictSettings),
-        .target(name: "ReconcileMock", dependencies: ["ReconcileCore", "ReconcileCrypto"], swiftSettings: strictSettings),
+        .target(name: "ReconcileHTTP", dependencies: ["ReconcileCore", "ReconcileFoundation", "CCurl"], swiftSettings: strictSettings),
+        .target(name: "ReconcileMock", dependencies: ["ReconcileCore", "ReconcileFoundation", "ReconcileCrypto"], swiftSettings: strictSettings),
         .target(
-            name: "ReconcileEngine", dependencies: ["ReconcileCore", "ReconcileSystem", "ReconcileCrypto"],
+            name: "ReconcileEngine", dependencies: ["ReconcileCore", "ReconcileFoundation", "ReconcileSystem", "ReconcileCrypto"],
             swiftSettings: strictSettings),
         .target(
             name: "ReconcileSpool",
-            dependencies: ["ReconcileCore", "ReconcileSystem", "ReconcileCrypto", "CLinux"],
+            dependencies: ["ReconcileCore", "ReconcileFoundation", "ReconcileSystem", "ReconcileCrypto", "CLinux"],
             swiftSettings: strictSettings
         ),
         .target(
-            name: "ReconcileCredentials", dependencies: ["ReconcileCore", "ReconcileSystem", "ReconcileCrypto"],
+            name: "ReconcileCredentials", dependencies: ["ReconcileCore", "ReconcileFoundation", "ReconcileSystem", "ReconcileCrypto"],
             swiftSettings: strictSettings),
         .target(
             name: "ReconcileDaemon",
             dependencies: [
-                "ReconcileCore", "ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileSystem", "ReconcileSpool", "ReconcileEngine",
+                "ReconcileCore", "ReconcileFoundation", "ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileSystem", "ReconcileSpool", "ReconcileEngine",
                 "ReconcileHTTP", "ReconcileCrypto", "ReconcileCredentials",
             ],
             swiftSettings: strictSettings
@@ -87,7 +91,7 @@ let package = Package(
         .target(
             name: "ReconcileCLI",
             dependencies: [
-                "ReconcileCore", "ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileSystem", "ReconcileSpool", "ReconcileCrypto",
+                "ReconcileCore", "ReconcileFoundation", "ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileSystem", "ReconcileSpool", "ReconcileCrypto",
                 "ReconcileCredentials", "CLinux",
             ],
             swiftSettings: strictSettings
@@ -95,7 +99,7 @@ let package = Package(
 
         // What the tests and the benchmark share: child processes, temporary directories, a TLS
         // server (CCurl: libssl), test certificates, a throw-away PostgreSQL server.
-        .target(name: "TestSupport", dependencies: ["ReconcileCore", "CCurl"], swiftSettings: strictSettings),
+        .target(name: "TestSupport", dependencies: ["ReconcileCore", "ReconcileFoundation", "CCurl"], swiftSettings: strictSettings),
 
         // MARK: - Executables
         .executableTarget(name: "reconciled", dependencies: ["ReconcileDaemon"], swiftSettings: strictSettings),
@@ -104,7 +108,7 @@ let package = Package(
         .executableTarget(
             name: "reconcile-bench",
             dependencies: [
-                "ReconcileCore", "ReconcileCrypto", "ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileSpool", "ReconcileEngine",
+                "ReconcileCore", "ReconcileFoundation", "ReconcileCrypto", "ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileSpool", "ReconcileEngine",
                 "ReconcileHTTP", "ReconcileMock", "ReconcileDaemon",
                 // The PostgreSQL scenarios' throw-away server.
                 "TestSupport",
@@ -114,56 +118,57 @@ let package = Package(
 
         // MARK: - Tests
         .testTarget(name: "DocumentationTests", swiftSettings: strictSettings),
-        .testTarget(name: "ReconcileCoreTests", dependencies: ["ReconcileCore", "TestSupport"], swiftSettings: strictSettings),
+        .testTarget(name: "ReconcileFoundationTests", dependencies: ["ReconcileFoundation", "TestSupport"], swiftSettings: strictSettings),
+        .testTarget(name: "ReconcileCoreTests", dependencies: ["ReconcileCore", "ReconcileFoundation", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "ReconcileStoreTests",
-            dependencies: ["ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileCore", "TestSupport"],
+            dependencies: ["ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileCore", "ReconcileFoundation", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "ReconcileSystemTests",
-            dependencies: ["ReconcileSystem", "ReconcileCore", "TestSupport"],
+            dependencies: ["ReconcileSystem", "ReconcileCore", "ReconcileFoundation", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "ReconcileCryptoTests", dependencies: ["ReconcileCrypto", "ReconcileCore", "TestSupport"], resources: [.copy("Fixtures")],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "ReconcileHTTPTests", dependencies: ["ReconcileHTTP", "ReconcileMock", "ReconcileCore", "TestSupport"],
+            name: "ReconcileHTTPTests", dependencies: ["ReconcileHTTP", "ReconcileMock", "ReconcileCore", "ReconcileFoundation", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ReconcileEngineTests",
-            dependencies: ["ReconcileEngine", "ReconcileCore", "ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileCrypto", "TestSupport"],
+            dependencies: ["ReconcileEngine", "ReconcileCore", "ReconcileFoundation", "ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileCrypto", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "ReconcileCredentialsTests", dependencies: ["ReconcileCredentials", "ReconcileCore", "TestSupport"],
+            name: "ReconcileCredentialsTests", dependencies: ["ReconcileCredentials", "ReconcileCore", "ReconcileFoundation", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "ReconcileMockTests", dependencies: ["ReconcileMock", "ReconcileCore", "ReconcileCrypto"],
+            name: "ReconcileMockTests", dependencies: ["ReconcileMock", "ReconcileCore", "ReconcileFoundation", "ReconcileCrypto"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ReconcileSpoolTests",
-            dependencies: ["ReconcileSpool", "ReconcileStore", "ReconcileSQLite", "ReconcileSystem", "ReconcileCore", "TestSupport"],
+            dependencies: ["ReconcileSpool", "ReconcileStore", "ReconcileSQLite", "ReconcileSystem", "ReconcileCore", "ReconcileFoundation", "TestSupport"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "ReconcileDaemonTests",
             dependencies: [
-                "ReconcileDaemon", "ReconcileCore", "ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileEngine", "ReconcileSpool",
+                "ReconcileDaemon", "ReconcileCore", "ReconcileFoundation", "ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileEngine", "ReconcileSpool",
                 "ReconcileSystem", "TestSupport",
             ],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "ReconcileCLITests",
-            dependencies: ["ReconcileCLI", "ReconcileCore", "ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileSpool", "TestSupport"],
+            dependencies: ["ReconcileCLI", "ReconcileCore", "ReconcileFoundation", "ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileSpool", "TestSupport"],
             exclude: ["Snapshots"],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "reconciled", "reconcilectl", "reconcile-mock", "ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileCore", "ReconcileMock", "ReconcileHTTP", "ReconcileSystem",
+                "reconciled", "reconcilectl", "reconcile-mock", "ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileCore", "ReconcileFoundation", "ReconcileMock", "ReconcileHTTP", "ReconcileSystem",
                 "ReconcileCrypto",
                 "TestSupport",
             ],

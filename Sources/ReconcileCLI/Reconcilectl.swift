@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 /// `reconcilectl`: the operator's command line (DESIGN §10). Parses the global options and the
 /// verb, prints help the way swift-argument-parser does, and maps failures to exit statuses:

@@ -1,6 +1,7 @@
 import Foundation
 import ReconcileCore
 import ReconcileCrypto
+import ReconcileFoundation
 import ReconcileSystem
 
 /// Everything the configuration names outside itself — secrets, the In-App Purchase key, a

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ReconcileCore
 import ReconcileEngine
+import ReconcileFoundation
 import ReconcileHTTP
 import ReconcileSpool
 import ReconcileStore

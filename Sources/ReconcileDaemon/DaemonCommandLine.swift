@@ -1,4 +1,5 @@
 import ReconcileCore
+import ReconcileFoundation
 
 /// `reconciled`'s command line: `[--config PATH] [--log-level LEVEL] [--help] [--version]`.
 public struct DaemonCommandLine: Sendable, Hashable {

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ReconcileCore
+import ReconcileFoundation
 import ReconcileSystem
 
 /// `reconciled`'s entry point: parses the command line, sets up logging and signals, starts the

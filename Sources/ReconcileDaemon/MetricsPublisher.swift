@@ -1,6 +1,7 @@
 import Foundation
 import ReconcileCore
 import ReconcileEngine
+import ReconcileFoundation
 import ReconcileSpool
 import ReconcileStore
 import ReconcileSystem

@@ -3,6 +3,7 @@ import ReconcileCore
 import ReconcileCredentials
 import ReconcileCrypto
 import ReconcileEngine
+import ReconcileFoundation
 import ReconcileHTTP
 import ReconcileSpool
 import ReconcileSystem

@@ -2,6 +2,7 @@ import CCurl
 import Foundation
 import ReconcileCore
 import Synchronization
+import ReconcileFoundation
 
 /// The daemon's ``HTTPTransport``: libcurl's multi interface on one thread of its own, so that
 /// many requests are in flight at once over kept-alive connections.

@@ -2,6 +2,7 @@ import Foundation
 import ReconcileCore
 import ReconcileCrypto
 import Synchronization
+import ReconcileFoundation
 
 /// The App Store Server API as the mock plays it (`Kind=appstore`): Get Transaction Info and Get
 /// Transaction History v2 for the transactions a test registered, each answer a JWS signed with

@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 /// Faults the mock injects, set at start (`--faults JSON`) or at run time (`POST /_mock/config`).
 ///

@@ -2,6 +2,7 @@ import Foundation
 import ReconcileCore
 import ReconcileCrypto
 import Synchronization
+import ReconcileFoundation
 
 /// Google Play as the mock plays it (`[GooglePlay]`): an OAuth token endpoint that checks the JWT
 /// bearer grant with the test service account's key, and the Developer API's

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ReconcileCore
 import Synchronization
+import ReconcileFoundation
 
 /// A small HTTP/1.1 server on loopback for tests and benchmarks: one thread per connection,
 /// keep-alive, `Content-Length` bodies. Each reply may carry a fault (delay, reset, truncated or

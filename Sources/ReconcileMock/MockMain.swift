@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ReconcileCore
 import Synchronization
+import ReconcileFoundation
 
 /// `reconcile-mock`'s command line. The mock always ends on its own: after `--idle-exit` without
 /// a request (default 60 s) or `--lifetime` in all, so a test that dies never leaves it behind.

@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 /// A test receipt: base64 of a small JSON object that tells the mock what to answer. Tests build
 /// receipts with it; the mock reads them back.

@@ -1,6 +1,7 @@
 import Foundation
 import ReconcileCore
 import Synchronization
+import ReconcileFoundation
 
 /// The mock's behaviour: Apple's `verifyReceipt` (production and sandbox), the merchant
 /// verification protocol, a delivery endpoint and a revocation endpoint, with injectable faults

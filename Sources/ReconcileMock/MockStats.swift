@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 /// What the mock has seen: requests per endpoint and per second, per receipt, grant and delivery
 /// requests per `Idempotency-Key`, and whether any key ever differed from its order id; revocation

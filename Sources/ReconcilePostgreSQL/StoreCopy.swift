@@ -1,3 +1,4 @@
+import ReconcileFoundation
 import ReconcileSQLite
 import ReconcileStore
 import Foundation

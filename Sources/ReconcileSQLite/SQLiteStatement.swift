@@ -1,3 +1,4 @@
+import ReconcileFoundation
 import ReconcileStore
 import CSQLite
 

@@ -1,6 +1,7 @@
 import Foundation
 import ReconcileCore
 import ReconcileCrypto
+import ReconcileFoundation
 
 /// Reads a store notification file (DESIGN §3, §5a) into the form the store keeps, after
 /// verifying it: an App Store Server Notification V2 (`{"signedPayload":…}`) is checked as

@@ -2,6 +2,7 @@ import CLinux
 import Foundation
 import Glibc
 import ReconcileCore
+import ReconcileFoundation
 import ReconcileSystem
 
 /// Moves a spool file the daemon cannot accept from `incoming/` into `rejected/`, with

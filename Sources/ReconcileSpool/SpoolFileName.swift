@@ -1,3 +1,5 @@
+import ReconcileFoundation
+
 /// A name in a spool directory as the kernel gives it: bytes, not text (DESIGN §3).
 ///
 /// Linux names are any bytes but NUL and `/`. A name that is not UTF-8, or two names that are

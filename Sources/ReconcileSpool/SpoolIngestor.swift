@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import ReconcileCore
 import ReconcileCrypto
+import ReconcileFoundation
 import ReconcileSystem
 import Synchronization
 

@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 /// Reads secrets (Apple's shared secret, bearer tokens) from a systemd credential
 /// (`$CREDENTIALS_DIRECTORY/<name>`, from `LoadCredential=`) or a file, with trailing whitespace

@@ -1,5 +1,6 @@
 import ReconcileCore
 import Synchronization
+import ReconcileFoundation
 
 /// A log handler that keeps every record in memory, for tests that check what was logged.
 public final class CapturingLogHandler: LogHandler {

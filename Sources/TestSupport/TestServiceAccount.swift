@@ -1,6 +1,7 @@
 import Foundation
 import ReconcileCore
 import Synchronization
+import ReconcileFoundation
 
 /// A throwaway Google service account key file, its RSA key made with the `openssl` command line
 /// tool (never a real account's). The end-to-end tests give it to the daemon and to the mock,

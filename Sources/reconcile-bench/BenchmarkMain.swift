@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ReconcileCore
 import ReconcileDaemon
+import ReconcileFoundation
 
 /// Parses the command line and runs the chosen scenarios.
 enum BenchmarkMain {

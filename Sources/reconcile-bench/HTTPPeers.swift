@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ReconcileCore
+import ReconcileFoundation
 
 /// The benchmark's outside peers, used when installed (never required): nginx, answering the
 /// merchant protocol at once over plain HTTP and TLS, and `wrk`, the reference load generator.

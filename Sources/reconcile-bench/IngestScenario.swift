@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ReconcileCore
+import ReconcileFoundation
 import ReconcileSpool
 import ReconcileStore
 import ReconcileSQLite

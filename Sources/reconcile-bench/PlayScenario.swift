@@ -2,6 +2,7 @@ import Foundation
 import ReconcileCore
 import ReconcileCrypto
 import ReconcileEngine
+import ReconcileFoundation
 import ReconcileHTTP
 import ReconcileMock
 import ReconcileStore

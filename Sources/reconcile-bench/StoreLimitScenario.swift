@@ -2,6 +2,7 @@ import CSQLite
 import Foundation
 import Glibc
 import ReconcileCore
+import ReconcileFoundation
 import ReconcileStore
 import ReconcilePostgreSQL
 import ReconcileSQLite

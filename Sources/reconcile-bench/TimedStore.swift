@@ -1,6 +1,7 @@
 import Foundation
 import ReconcileCore
 import Synchronization
+import ReconcileFoundation
 
 /// A shared store that times its turns: the scheduler's `commit` calls that carry claims (one
 /// transaction: the completions in hand, then the claim), everything else passed through. What

@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 import ReconcileMock
 import ReconcileStore
 import ReconcileSQLite

@@ -3,6 +3,7 @@ import Glibc
 import ReconcileCore
 import Testing
 import TestSupport
+import ReconcileFoundation
 
 /// `reconcilectl check-config` finds everything `reconciled` refuses to start with (DESIGN §10):
 /// the files a configuration names — secrets, the In-App Purchase key, `CAFile=` — are read by

@@ -3,6 +3,7 @@ import Glibc
 import ReconcileCore
 import Testing
 import TestSupport
+import ReconcileFoundation
 
 /// The built `reconciled` with `[Daemon] MetricsFile=`, against the built `reconcile-mock`.
 @Suite("End to end: metrics file", .serialized)

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ReconcileCore
 import ReconcileCrypto
+import ReconcileFoundation
 import ReconcileMock
 import Testing
 import TestSupport

@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 import ReconcileHTTP
 import ReconcileMock
 import TestSupport

@@ -5,6 +5,7 @@ import Testing
 import TestSupport
 @testable import ReconcileStore
 @testable import ReconcilePostgreSQL
+import ReconcileFoundation
 
 /// Two daemons under one `[Daemon] Node=` on a shared store: the second is refused at start,
 /// naming the host of the first and how long ago it heart-beat (each would otherwise take the

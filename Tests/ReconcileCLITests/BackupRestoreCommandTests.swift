@@ -8,6 +8,7 @@ import TestSupport
 @testable import ReconcileStore
 @testable import ReconcileSQLite
 @testable import ReconcileSystem
+import ReconcileFoundation
 
 @Suite("reconcilectl backup and restore", .serialized)
 struct BackupRestoreCommandTests {

@@ -4,6 +4,7 @@ import TestSupport
 @testable import ReconcileCLI
 @testable import ReconcileStore
 @testable import ReconcileSQLite
+import ReconcileFoundation
 
 /// A configuration and a store with an order in every state, for running `reconcilectl`
 /// in-process against a fixed clock, with no daemon.

@@ -3,6 +3,7 @@ import ReconcileCore
 import Testing
 import TestSupport
 @testable import ReconcileCLI
+import ReconcileFoundation
 
 @Suite("reconcilectl read verbs against a store with every state", .serialized)
 struct ReadVerbTests {

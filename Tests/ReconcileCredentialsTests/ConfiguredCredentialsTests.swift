@@ -3,6 +3,7 @@ import ReconcileCore
 import Testing
 import TestSupport
 @testable import ReconcileCredentials
+import ReconcileFoundation
 
 /// What the daemon and `reconcilectl check-config` both read before the verifiers are built.
 @Suite("Configured credentials")

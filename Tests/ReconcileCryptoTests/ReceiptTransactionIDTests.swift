@@ -3,6 +3,7 @@ import ReconcileCore
 import TestSupport
 import Testing
 @testable import ReconcileCrypto
+import ReconcileFoundation
 
 @Suite("Receipt transaction id extraction")
 struct ReceiptTransactionIDTests {

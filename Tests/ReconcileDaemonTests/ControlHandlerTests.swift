@@ -8,6 +8,7 @@ import Testing
 import TestSupport
 @testable import ReconcileDaemon
 @testable import ReconcileSystem
+import ReconcileFoundation
 
 /// A transport for a scheduler that is never run.
 private struct NoTransport: HTTPTransport {

@@ -1,6 +1,7 @@
 import ReconcileCore
 import Testing
 @testable import ReconcileDaemon
+import ReconcileFoundation
 
 @Suite("reconciled command line")
 struct DaemonCommandLineTests {

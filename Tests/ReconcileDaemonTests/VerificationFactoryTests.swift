@@ -4,6 +4,7 @@ import Testing
 import TestSupport
 @testable import ReconcileDaemon
 import ReconcileEngine
+import ReconcileFoundation
 import ReconcileSpool
 
 /// What the daemon builds of a configuration: the verifiers, senders and pollers.

@@ -3,6 +3,7 @@ import ReconcileCore
 import ReconcileCrypto
 import Testing
 @testable import ReconcileMock
+import ReconcileFoundation
 
 /// The mock's Send Consumption Information v2 (`docs/protocols/app-store-notifications.md` §6): the
 /// body checked as Apple documents it, the bearer token required, each accepted answer recorded

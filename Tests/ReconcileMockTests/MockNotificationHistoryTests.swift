@@ -3,6 +3,7 @@ import ReconcileCore
 import ReconcileCrypto
 import Testing
 @testable import ReconcileMock
+import ReconcileFoundation
 
 /// The mock's Get Notification History (`docs/protocols/app-store-notifications.md` §4): registered
 /// notifications signed with the mock's key, 20 a page in `[startDate, endDate)`, paged by

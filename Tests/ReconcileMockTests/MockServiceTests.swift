@@ -2,6 +2,7 @@ import Foundation
 import ReconcileCore
 import Testing
 @testable import ReconcileMock
+import ReconcileFoundation
 
 @Suite("Mock verification service")
 struct MockServiceTests {

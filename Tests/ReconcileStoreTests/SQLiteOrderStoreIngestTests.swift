@@ -4,6 +4,7 @@ import ReconcileCore
 import TestSupport
 @testable import ReconcileStore
 @testable import ReconcileSQLite
+import ReconcileFoundation
 
 @Suite("Store: ingest rules of DESIGN §3")
 struct SQLiteOrderStoreIngestTests {

@@ -5,6 +5,7 @@ import ReconcileCore
 import TestSupport
 @testable import ReconcileStore
 @testable import ReconcileSQLite
+import ReconcileFoundation
 
 @Suite("Store: queries and pruning")
 struct SQLiteOrderStoreTests {

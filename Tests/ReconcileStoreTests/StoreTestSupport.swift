@@ -3,6 +3,7 @@ import ReconcileCore
 import TestSupport
 @testable import ReconcileStore
 @testable import ReconcileSQLite
+import ReconcileFoundation
 
 /// A store in a fresh temporary directory.
 struct StoreFixture {

@@ -1,6 +1,7 @@
 // Shared by every fuzz target (scripts/fuzz compiles this file into each one).
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 /// Stops the run when an invariant does not hold. libFuzzer takes the trap for a crash and
 /// saves the input (`crash-<sha1>`), so a broken promise is reported like a memory error.

@@ -5,6 +5,7 @@
 // all body, with status 200.
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzAppStoreAnswer(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {

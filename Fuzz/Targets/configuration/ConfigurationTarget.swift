@@ -4,6 +4,7 @@
 // and the circuit breaker's cool-downs, turned into Durations the way the scheduler does.
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzConfiguration(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {

@@ -2,6 +2,7 @@
 // answered with an error line when refused, turned into the store's operator request when not.
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzControlRequest(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {

@@ -2,6 +2,7 @@
 // with (control socket, metrics of requests to verifiers), against Foundation's parser.
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzJSON(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {

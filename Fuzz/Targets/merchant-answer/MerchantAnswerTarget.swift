@@ -4,6 +4,7 @@
 // all body, with status 200.
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzMerchantAnswer(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {

@@ -3,6 +3,7 @@
 // them to the merchant as JSON, show its times.
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOrderFile(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {

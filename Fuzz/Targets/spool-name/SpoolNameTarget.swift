@@ -11,6 +11,7 @@
 import Foundation
 import Glibc
 import ReconcileCore
+import ReconcileFoundation
 import ReconcileSpool
 import ReconcileSystem
 import Synchronization

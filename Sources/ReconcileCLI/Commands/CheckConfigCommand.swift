@@ -2,6 +2,7 @@ import Foundation
 import ReconcileCore
 import ReconcileCrypto
 import ReconcileCredentials
+import ReconcileFoundation
 import ReconcileStore
 import ReconcilePostgreSQL
 import ReconcileSystem

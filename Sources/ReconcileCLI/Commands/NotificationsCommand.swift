@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 import ReconcileStore
 
 /// `reconcilectl notifications`: the store notifications taken in (DESIGN §5a, §10), newest

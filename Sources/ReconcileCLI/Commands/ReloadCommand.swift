@@ -1,4 +1,5 @@
 import ReconcileCore
+import ReconcileFoundation
 
 /// `reconcilectl reload [--wait]`: the daemon re-reads its configuration. `--wait` (what the
 /// unit's `ExecReload=` runs) exits 0 only once the new configuration is active.

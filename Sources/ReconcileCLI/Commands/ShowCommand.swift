@@ -1,6 +1,7 @@
 import Foundation
 import ReconcileCore
 import ReconcileCrypto
+import ReconcileFoundation
 import ReconcileStore
 
 /// `reconcilectl show ORDER_ID`: everything about one order, and its whole history.

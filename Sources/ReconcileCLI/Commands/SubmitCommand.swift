@@ -2,6 +2,7 @@ import Foundation
 import CLinux
 import Glibc
 import ReconcileCore
+import ReconcileFoundation
 import ReconcileSpool
 import ReconcileSystem
 

@@ -1,6 +1,7 @@
 import Foundation
 import ReconcileCore
 import ReconcileCrypto
+import ReconcileFoundation
 
 /// The JSON shapes of `list` and `show` (DESIGN §10), version 1. Times are RFC 3339 UTC with
 /// `Z`; receipts are never shown, only their length and a short SHA-256.

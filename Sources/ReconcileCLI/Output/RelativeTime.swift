@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 /// Times for people: "in 4m", "2h ago", "now".
 enum RelativeTime {

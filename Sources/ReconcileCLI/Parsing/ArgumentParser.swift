@@ -1,4 +1,5 @@
 import ReconcileCore
+import ReconcileFoundation
 
 /// Parses a verb's arguments against its ``CommandSpec``, the way swift-argument-parser does:
 /// `--opt value` and `--opt=value`, bundled flags stay out, `--` ends options, and an unknown

@@ -1,4 +1,5 @@
 import ReconcileCore
+import ReconcileFoundation
 
 /// Checks shared by the verbs, with argument-parser's wording.
 enum ArgumentChecks {

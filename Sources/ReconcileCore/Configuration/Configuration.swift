@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileFoundation
 
 /// The daemon's whole configuration (DESIGN §9), with every default in one place.
 ///

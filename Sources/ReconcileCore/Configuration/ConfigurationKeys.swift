@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileFoundation
 
 /// Every key the configuration knows: its section, name, value grammar and where it lands in
 /// ``Configuration``. One table, so that the parser, the documentation in `etc/reconciled.conf`

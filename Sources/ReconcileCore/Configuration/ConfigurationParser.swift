@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileFoundation
 
 /// Turns configuration files into a ``Configuration``: every key known, every value checked,
 /// every required key present, or a ``ConfigurationError`` listing each problem with its file,

@@ -1,3 +1,5 @@
+import ReconcileFoundation
+
 /// Where each key of a configuration was set (file and line), so that a value checked only after
 /// parsing — a secret file that cannot be read, a `CAFile=` that is not PEM — is reported like
 /// any other configuration problem.

@@ -1,3 +1,5 @@
+import ReconcileFoundation
+
 /// One request on the control socket (DESIGN §10): a JSON object on one line,
 /// `{"v":1,"op":"retry","orders":["A1"],…}`.
 public struct ControlRequest: Sendable, Hashable {

@@ -1,3 +1,5 @@
+import ReconcileFoundation
+
 /// Answers on the control socket: `{"v":1,"ok":true,…}` or `{"v":1,"ok":false,"error":"…"}`.
 public enum ControlResponse {
     /// A success with its fields.

@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileFoundation
 
 /// The nodes of a shared store as `status` shows them in JSON (the control socket's answer and
 /// `reconcilectl status --json`), and read back.

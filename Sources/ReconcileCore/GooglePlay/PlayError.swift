@@ -1,3 +1,5 @@
+import ReconcileFoundation
+
 /// Google's error body, `{"error": {"code", "message", "errors": [{"reason", …}], "status"}}`,
 /// reduced to its reason: `errors[0].reason`, else `status`. Never more than a short, printable
 /// excerpt.

@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileFoundation
 
 /// Decides what Google Play's answer means for an order (DESIGN §5 "Google Play"): purchased,
 /// cancelled or pending; a test purchase refused unless allowed; the account the app named must

@@ -1,3 +1,5 @@
+import ReconcileFoundation
+
 /// Google Play's `ProductPurchase` (`purchases.products.get`, androidpublisher v3;
 /// `docs/protocols/google-play.md` §2.1), reduced to what the daemon decides on.
 ///

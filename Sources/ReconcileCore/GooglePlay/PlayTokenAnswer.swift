@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileFoundation
 
 /// The answer of Google's OAuth token endpoint to a JWT bearer grant
 /// (`docs/protocols/google-play.md` §1): `{"access_token", "token_type", "expires_in"}` on 200, an error

@@ -1,3 +1,5 @@
+import ReconcileFoundation
+
 /// One record of Google Play's `voidedpurchases.list` (DESIGN §5a; `docs/protocols/google-play.md` §4):
 /// a purchase Google took back — refunded, charged back or revoked — as the API, not a push,
 /// says it. Holds the purchase token only to find the order; it is never logged or stored

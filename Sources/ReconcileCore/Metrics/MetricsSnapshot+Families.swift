@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileFoundation
 
 extension MetricsSnapshot {
     /// The metrics of DESIGN §8, named `reconciled_…` (`_total` for counters, `_seconds` for

@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileFoundation
 
 /// What `[Daemon] MetricsFile=` reports (DESIGN §8), gathered at one moment from the store, the
 /// scheduler and the spool ingest: the daemon collects it, ``families`` names it, and

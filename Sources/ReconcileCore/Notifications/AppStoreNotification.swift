@@ -1,3 +1,5 @@
+import ReconcileFoundation
+
 /// An App Store Server Notification V2 (DESIGN §5a; `docs/protocols/app-store-notifications.md` §1), its
 /// decoded payload reduced to what the daemon decides on. Only ever built from a payload whose
 /// signature, chain, bundle and environment were checked.

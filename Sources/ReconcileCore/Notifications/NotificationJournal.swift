@@ -1,3 +1,5 @@
+import ReconcileFoundation
+
 /// The journal line for a store notification taken in (DESIGN §5a, §8), the same whichever way
 /// it came — a spool file, a poll — or when it was applied after the attempt it waited for:
 /// `notice` with `order-revoked` / `order-reinstated` when an order moved, `notification-unmatched`

@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileFoundation
 
 /// A Google Play real-time developer notification as Cloud Pub/Sub pushes it (DESIGN §5a;
 /// `docs/protocols/google-play.md` §6): `{"message":{"data":<base64>,"messageId":…},"subscription":…}`.

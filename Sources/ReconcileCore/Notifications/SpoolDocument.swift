@@ -1,3 +1,5 @@
+import ReconcileFoundation
+
 /// What a spool file holds (DESIGN §3): an order, or a store notification dropped by the web
 /// handler that received it — an App Store Server Notification V2 (`{"signedPayload":…}`) or a
 /// Cloud Pub/Sub push of a Play developer notification (`{"message":{"data":…}}`).

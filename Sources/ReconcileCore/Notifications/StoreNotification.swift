@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileFoundation
 
 /// A store notification as the daemon keeps it (DESIGN §5a): who sent it, what it says, and which
 /// transaction it is about — decoded from a payload that was verified first. Never holds the

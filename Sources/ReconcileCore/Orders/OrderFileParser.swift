@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileFoundation
 
 /// Reads one order file (UTF-8 JSON object, DESIGN §3) into an ``OrderSubmission``, or says
 /// precisely why it cannot.

@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileFoundation
 
 /// One row of the outbox (DESIGN §5a): a follow-up request that must reach a server because an
 /// order's state changed, written in the same transaction as the change and sent at least once,

@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileFoundation
 
 /// Turns a sender's verdict into what the store applies: transient failures are sent again
 /// after the endpoint's backoff until `MaxAttempts`, then escalated; configuration errors,

@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileFoundation
 
 /// The delay before an order's next attempt (DESIGN §6): capped exponential growth with jitter,
 /// raised by a server's `Retry-After`.

@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileFoundation
 
 /// A server's `Retry-After` header (RFC 9110 §10.2.3): delta-seconds or an HTTP date. Apple's
 /// App Store Server API sends a Unix time in milliseconds instead, which is told apart by size.

@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileFoundation
 
 /// What happens to an order after a transient failure (DESIGN §6): the next attempt after a
 /// backoff, or escalation when `MaxAttempts` is reached or the order is older than `MaxAge`

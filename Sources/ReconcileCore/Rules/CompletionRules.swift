@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileFoundation
 
 /// What the end of an attempt does to its order (DESIGN §4–§6): the verdict as a lifecycle
 /// event, receipt matching and the transaction claim, a verdict set aside when new proof arrived

@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileFoundation
 
 /// Answers to Apple's `CONSUMPTION_REQUEST` (DESIGN §5a; Send Consumption Information v2,
 /// `PUT /inApps/v2/transactions/consumption/{transactionId}`). A request about an order the

@@ -1,3 +1,5 @@
+import ReconcileFoundation
+
 /// An operator's action on an order whose attempt is in flight (DESIGN §4): recorded with the
 /// order and applied by the completion that ends the attempt. Stored as one JSON object (the form
 /// the `pending_action` column has always held).

@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileFoundation
 
 /// What a verified store notification does to the order it is about (DESIGN §4, §5a): a
 /// refund or revocation of a finished order revokes it, a reversed refund finishes it again, a

@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileFoundation
 
 /// The outbox's rules (DESIGN §5a): which follow-ups a change owes (for now: Google Play's
 /// acknowledgement or consumption of a finished order), leasing an action to send it, and what

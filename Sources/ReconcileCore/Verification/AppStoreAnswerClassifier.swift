@@ -1,3 +1,5 @@
+import ReconcileFoundation
+
 /// Classifies the App Store Server API's answers (`Kind=appstore`; `docs/protocols/apple.md`
 /// §2.3): the HTTP status and the error body's `errorCode` say whether to read the answer, try the
 /// sandbox, retry, reject the order or stop for a configuration error.

@@ -1,3 +1,5 @@
+import ReconcileFoundation
+
 /// The App Store Server API's answer bodies around signed transactions.
 public enum AppStoreDocument {
     /// Get Transaction Info: `{"signedTransactionInfo": "<JWS>"}`.

@@ -1,3 +1,5 @@
+import ReconcileFoundation
+
 /// A signed transaction's payload (`JWSTransactionDecodedPayload`) after its signature and chain
 /// were checked, reduced to what the daemon decides on (`docs/protocols/apple.md` §2.5).
 ///

@@ -1,3 +1,5 @@
+import ReconcileFoundation
+
 /// Apple's `verifyReceipt` answer body, reduced to what the daemon decides on
 /// (`docs/protocols/apple.md` §1.2–1.4).
 ///

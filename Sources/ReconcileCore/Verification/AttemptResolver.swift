@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileFoundation
 
 /// Turns a verifier's verdict into what the store applies (DESIGN §5–6): transient answers get
 /// a backoff or escalate on the limits, 21002 is capped at three answers, configuration errors

@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileFoundation
 
 /// The parts of classifying an exchange that every protocol shares: transport failures,
 /// redirects, rate limits, server errors and our own configuration errors.

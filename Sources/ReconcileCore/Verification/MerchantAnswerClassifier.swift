@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileFoundation
 
 /// The merchant protocol's answers (DESIGN §5, `Kind=http`), and the delivery endpoint's.
 ///

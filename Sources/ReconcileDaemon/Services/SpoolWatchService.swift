@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 import ReconcileSpool
 import ReconcileSystem
 import Synchronization

@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 import ReconcileSystem
 
 /// Runs `[Escalation] Command=` for escalated orders (DESIGN §6): one at a time, at most

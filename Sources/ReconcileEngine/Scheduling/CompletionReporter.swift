@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 /// What the scheduler says about each applied attempt (DESIGN §8): `info` for the transitions
 /// that matter (finished, rejected, expired), `warning` for escalations, which it also hands to

@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 import ReconcileSystem
 
 /// The scheduler's part in a cluster of daemons sharing a PostgreSQL store (DESIGN §7): it

@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 import ReconcileSystem
 
 /// What the daemon asks of the scheduler from outside its loop: wake it, reload, watch the

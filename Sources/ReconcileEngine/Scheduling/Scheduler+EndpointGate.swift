@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 import ReconcileSystem
 
 /// What verifiers ask between the requests of one attempt (a bounce, another page): a token and

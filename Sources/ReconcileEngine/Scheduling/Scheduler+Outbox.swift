@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 import ReconcileSystem
 
 /// The outbox's share of the scheduler (DESIGN §5a): due actions leased per endpoint through the

@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 extension Scheduler {
     /// What the scheduler needs from the configuration; replaced on reload.

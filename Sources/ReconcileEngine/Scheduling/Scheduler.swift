@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 import ReconcileSystem
 
 /// The heart of `reconciled` (DESIGN §4–6): picks due orders by index, leases them, sends each

@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 /// The scheduler's live state, for `reconcilectl status` and metrics.
 public struct SchedulerStatus: Sendable, Hashable {

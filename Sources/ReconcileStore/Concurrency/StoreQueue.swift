@@ -1,5 +1,6 @@
 import Dispatch
 import ReconcileCore
+import ReconcileFoundation
 
 /// The threads a store owns for ``SerializedStore``: every use of the store's connection runs
 /// on the writer, one at a time (an executor too, on which the scheduler runs; a caller on a

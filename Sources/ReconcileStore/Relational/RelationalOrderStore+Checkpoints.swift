@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 /// Polling checkpoints (schema version 7): a row per name, its time in milliseconds; a node that
 /// finishes a poll after another never moves a checkpoint back.

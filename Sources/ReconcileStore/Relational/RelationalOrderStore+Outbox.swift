@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 /// The outbox (DESIGN §5a): actions leased by endpoint like orders (on a shared store with
 /// `FOR UPDATE SKIP LOCKED`, so two nodes never send one action at once, and leases ending on

@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 /// What `reconcilectl` and the daemon's reports read: one order, its history, counts, the
 /// summary and the listing.

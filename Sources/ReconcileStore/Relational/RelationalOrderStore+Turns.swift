@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 /// Ingest and the scheduler's turns: spool files taken in, leases released at start, due orders
 /// leased, attempts completed, waiting orders expired or promoted — each read → rule → write.

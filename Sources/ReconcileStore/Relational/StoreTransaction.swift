@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 /// One transaction of the relational store, on either engine: it reads rows as the core's
 /// records, asks the rules, and writes the plans they return, deciding nothing itself. On

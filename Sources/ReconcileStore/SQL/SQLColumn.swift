@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 /// A table's columns, declared once as an enum whose raw value is the column's position in the
 /// select list made from the declaration (``OrderColumns/record``): a row is read by column
 /// (`row.string(OrderColumn.orderID)`), never by a number written by hand.

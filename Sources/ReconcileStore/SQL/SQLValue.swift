@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 /// A value bound to a statement, whatever the engine: always sent apart from the SQL text, so
 /// no value is ever part of a statement, a log line or an error.

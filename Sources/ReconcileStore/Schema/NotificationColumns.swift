@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 /// The `notifications` columns both stores write from a ``StoreNotification`` and read into a
 /// ``StoredNotification``, in one place.

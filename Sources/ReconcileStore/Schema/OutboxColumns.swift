@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 /// The `outbox` columns both stores read into an ``OutboxAction`` and write from one, in one
 /// place: the select list (joined with the order for its id), its reader, and the columns an

@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 /// Finds and reads the configuration files: the main file and its drop-in directory
 /// (`reconciled.conf.d/*.conf`, lexical order), then hands the text to the pure

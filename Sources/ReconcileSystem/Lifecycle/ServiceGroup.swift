@@ -1,5 +1,6 @@
 import ReconcileCore
 import Synchronization
+import ReconcileFoundation
 
 /// Runs the daemon's long-running parts under one task group (after swift-service-lifecycle's
 /// `ServiceGroup`): started in order, stopped in reverse order — each one's `run()` has ended

@@ -1,6 +1,7 @@
 import CSystemd
 import Glibc
 import ReconcileCore
+import ReconcileFoundation
 
 /// Sends each log record to journald as a native entry with structured fields
 /// (`sd_journal_sendv`, sd_journal_print(3)), so that `journalctl ORDER_ID=…` finds an order's

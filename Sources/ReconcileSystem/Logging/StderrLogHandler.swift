@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ReconcileCore
+import ReconcileFoundation
 
 /// Writes one line per log record to standard error.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ReconcileCore
+import ReconcileFoundation
 
 @Suite("Configuration parser")
 struct ConfigurationParserTests {

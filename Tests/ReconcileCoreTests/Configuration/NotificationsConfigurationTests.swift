@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ReconcileCore
+import ReconcileFoundation
 
 /// `[Notifications] Poll=` (DESIGN §5a, §9): a time span, `1h` by default, `off` disables; a bad
 /// value is refused naming file, line and key.

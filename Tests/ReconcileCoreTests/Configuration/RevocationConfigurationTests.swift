@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ReconcileCore
+import ReconcileFoundation
 
 /// `[Revocation]` (DESIGN §5a, §9): the same keys as `[Delivery]`, parsed and checked by the same
 /// rules, its problems naming file, line and key.

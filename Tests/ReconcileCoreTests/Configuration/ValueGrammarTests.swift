@@ -1,5 +1,6 @@
 import Testing
 @testable import ReconcileCore
+import ReconcileFoundation
 
 @Suite("Time spans, sizes and command lines")
 struct ValueGrammarTests {

@@ -1,5 +1,6 @@
 import ReconcileCore
 import Testing
+import ReconcileFoundation
 
 @Suite("Control requests and answers")
 struct ControlRequestTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ReconcileCore
+import ReconcileFoundation
 
 /// Inputs the fuzz targets (`scripts/fuzz`, `Fuzz/Targets`) found to crash the daemon's code or
 /// break an invariant, each run down the same path as in the target. The inputs are also in the

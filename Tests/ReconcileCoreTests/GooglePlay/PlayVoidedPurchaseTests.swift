@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import ReconcileCore
+import ReconcileFoundation
 
 @Suite("Google Play voided purchases (voidedpurchases.list, and pushes that ask for it)")
 struct PlayVoidedPurchaseTests {

@@ -1,6 +1,7 @@
 import Foundation
-import ReconcileCore
 import Testing
+@testable import ReconcileCore
+import ReconcileFoundation
 
 @Suite("Journal entry fields")
 struct JournalEntryTests {

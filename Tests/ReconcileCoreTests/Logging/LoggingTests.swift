@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import TestSupport
 @testable import ReconcileCore
+import ReconcileFoundation
 
 @Suite("Logging")
 struct LoggingTests {
@@ -49,7 +50,7 @@ struct LoggingTests {
         let ids = MessageID.all.map(\.rawValue)
         #expect(Set(ids).count == ids.count)
         #expect(ids.allSatisfy { $0.count == 32 && $0.allSatisfy { $0.isHexDigit && !$0.isUppercase } })
-        #expect(MessageID(rawValue: MessageID.escalated.rawValue) == .escalated)
+        #expect(MessageID.catalogued(MessageID.escalated.rawValue) == .escalated)
     }
 
     @Test("rate limiting per message id, with a suppressed summary")

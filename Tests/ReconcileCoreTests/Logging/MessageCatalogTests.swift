@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import ReconcileCore
+import ReconcileFoundation
 
 /// `systemd/reconciled.catalog` against the MESSAGE_IDs the daemon logs (DESIGN §8).
 @Suite("Journal message catalog")
@@ -30,7 +31,7 @@ struct MessageCatalogTests {
     @Test("each entry has a subject, who defined it, documentation and text")
     func entriesAreComplete() throws {
         for entry in try JournalCatalog.repositoryCatalog().entries {
-            let name = MessageID(rawValue: entry.id)?.name ?? entry.id
+            let name = MessageID.catalogued(entry.id)?.name ?? entry.id
             #expect(!(entry.header("Subject") ?? "").isEmpty, "\(name): no Subject")
             #expect(entry.header("Defined-By") == "reconciled", "\(name): Defined-By must be reconciled")
             #expect(entry.header("Documentation") != nil, "\(name): no Documentation")
@@ -50,7 +51,7 @@ struct MessageCatalogTests {
     func substitutions() throws {
         var used = 0
         for entry in try JournalCatalog.repositoryCatalog().entries {
-            let name = MessageID(rawValue: entry.id)?.name ?? entry.id
+            let name = MessageID.catalogued(entry.id)?.name ?? entry.id
             for field in entry.substitutions {
                 used += 1
                 #expect(LogField.isValidName(field), "\(name): @\(field)@ is not a valid journal field name")

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import ReconcileCore
+import ReconcileFoundation
 
 @Suite("Metrics: the daemon's snapshot")
 struct MetricsSnapshotTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ReconcileCore
+import ReconcileFoundation
 
 @Suite("Order file parser")
 struct OrderFileParserTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ReconcileCore
+import ReconcileFoundation
 
 @Suite("Outbox resolver: a sender's verdict turned into what the store applies")
 struct OutboxResolverTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ReconcileCore
+import ReconcileFoundation
 
 @Suite("Completion rules (the end of an attempt, without a store)")
 struct CompletionRulesTests {

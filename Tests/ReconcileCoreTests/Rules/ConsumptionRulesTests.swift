@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ReconcileCore
+import ReconcileFoundation
 
 @Suite("Consumption rules (what Apple's CONSUMPTION_REQUEST queues, without a store)")
 struct ConsumptionRulesTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ReconcileCore
+import ReconcileFoundation
 
 @Suite("Notification rules (what a store notification does to an order, without a store)")
 struct NotificationRulesTests {

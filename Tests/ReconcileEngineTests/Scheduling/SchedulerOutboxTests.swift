@@ -6,6 +6,7 @@ import TestSupport
 @testable import ReconcileEngine
 @testable import ReconcileStore
 @testable import ReconcileSQLite
+import ReconcileFoundation
 
 /// The outbox in the scheduler with more than one sender (DESIGN §5a, issue 17): Google Play's
 /// follow-ups in `[GooglePlay]`'s pool, revocation notices in `[Verifier]`'s, each admitted by its

@@ -6,6 +6,7 @@ import Testing
 import TestSupport
 @testable import ReconcileSQLite
 @testable import ReconcileStore
+import ReconcileFoundation
 
 /// The store's own threads (``SerializedStore``): a task awaits a store call without holding a
 /// thread of the cooperative pool, and a report is read while a write holds the writer.

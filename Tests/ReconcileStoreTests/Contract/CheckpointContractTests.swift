@@ -3,6 +3,7 @@ import ReconcileCore
 import Testing
 import TestSupport
 @testable import ReconcileStore
+import ReconcileFoundation
 
 /// Polling checkpoints as every store keeps them (DESIGN §5a): absent until written, read back
 /// to the millisecond, per name, never moved back. Runs against each store in ``ContractStore/all``.

@@ -2,6 +2,7 @@ import Foundation
 import ReconcileCore
 import Testing
 import TestSupport
+import ReconcileFoundation
 
 /// Refunds, reversals and the merchant's notices in the order the store meant them (DESIGN §5a;
 /// the money-path audit of issue 23, items 4–8, 10 and 12), through the protocol alone: the

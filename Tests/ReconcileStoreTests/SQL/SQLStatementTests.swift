@@ -4,6 +4,7 @@ import Testing
 @testable import ReconcilePostgreSQL
 @testable import ReconcileSQLite
 @testable import ReconcileStore
+import ReconcileFoundation
 
 /// The SQL layer both engines' statements are written in: what each dialect's text is, and which
 /// values travel apart from it.

@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 import TestSupport
 @testable import ReconcileSystem
+import ReconcileFoundation
 
 @Suite("Configuration loader")
 struct ConfigurationLoaderTests {

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import TestSupport
 @testable import ReconcileSystem
+import ReconcileFoundation
 
 @Suite("Service group")
 struct ServiceGroupTests {

@@ -4,6 +4,7 @@ import ReconcileCore
 import Testing
 import TestSupport
 @testable import ReconcileSystem
+import ReconcileFoundation
 
 @Suite("Stderr log backend")
 struct StderrLogHandlerTests {

@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 /// `Kind=apple`: Apple's `verifyReceipt` (DESIGN §5). Production first; 21007 (and 21002 from
 /// production) go once to the sandbox, 21008 from the sandbox once to production; the second

@@ -1,6 +1,7 @@
 import Foundation
 import ReconcileCore
 import ReconcileCrypto
+import ReconcileFoundation
 
 /// Answers Apple's `CONSUMPTION_REQUEST` (DESIGN §5a): sends the outbox's `consumption_answer`
 /// actions of one App Store Server API environment with Send Consumption Information v2,

@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 /// Delivers verified grants to the merchant's backend (`[Delivery] URL=`, DESIGN §5): the store's
 /// product, quantity and transaction (Apple's transaction id, Google's `orderId`), never the

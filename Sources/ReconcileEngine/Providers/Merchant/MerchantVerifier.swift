@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 /// `Kind=http`: the merchant's own endpoint, which verifies and grants in one step (DESIGN §5).
 /// Every request carries `Idempotency-Key: <order_id>`, so the merchant deduplicates however

@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 
 /// Tells the merchant's `[Revocation] URL=` about a refund, a revocation or its reversal
 /// (DESIGN §5a): sends the outbox's `revocation_notice` actions.

@@ -5,6 +5,7 @@ import ReconcileCrypto
 import Testing
 import TestSupport
 @testable import ReconcileEngine
+import ReconcileFoundation
 
 @Suite("App Store verifier: requests, paging, bounces and distrust")
 struct AppStoreVerifierTests {

@@ -2,6 +2,7 @@ import Foundation
 import ReconcileCore
 import Testing
 @testable import ReconcileEngine
+import ReconcileFoundation
 
 @Suite("Apple verifier: the bounce rules")
 struct AppleVerifierTests {

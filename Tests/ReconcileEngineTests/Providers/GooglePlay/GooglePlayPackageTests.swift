@@ -4,6 +4,7 @@ import ReconcileCrypto
 import Testing
 import TestSupport
 @testable import ReconcileEngine
+import ReconcileFoundation
 
 /// Which app's purchases `[GooglePlay]` accepts (issue 23 item 2): only `PackageName=`'s; an
 /// order naming another (stored by an older version) is escalated without asking Google, and a

@@ -25,34 +25,14 @@ public struct LogField: RawRepresentable, Sendable, Hashable, Comparable, Custom
         return name.unicodeScalars.allSatisfy { ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
     }
 
-    // MARK: - The fields of DESIGN §8
+    // MARK: - The logging machinery's own fields (the daemon's are in ReconcileCore)
 
-    public static let orderID = LogField("ORDER_ID")
-    public static let orderState = LogField("ORDER_STATE")
-    public static let productID = LogField("PRODUCT_ID")
-    public static let transactionID = LogField("TRANSACTION_ID")
-    public static let attempt = LogField("ATTEMPT")
-    /// RFC 3339 time of the next attempt.
-    public static let nextAttempt = LogField("NEXT_ATTEMPT")
-    public static let verifierStatus = LogField("VERIFIER_STATUS")
-    public static let endpoint = LogField("ENDPOINT")
-    public static let reason = LogField("REASON")
-
-    // MARK: - Further fields
-
-    /// A spool file's name (inside `incoming/`).
-    public static let spoolFile = LogField("SPOOL_FILE")
     /// A count, in summaries.
     public static let count = LogField("COUNT")
     /// An `errno` value, as systemd's own `ERRNO=`.
     public static let errno = LogField("ERRNO")
-    public static let httpStatus = LogField("HTTP_STATUS")
     /// A file system path or configuration file.
     public static let path = LogField("PATH")
-    /// The operator or daemon that caused a transition.
-    public static let actor = LogField("ACTOR")
-    /// An outbox action's kind (`play_acknowledge`).
-    public static let action = LogField("ACTION")
     /// In a "suppressed N" summary: the message id held back.
     public static let suppressedMessageID = LogField("SUPPRESSED_MESSAGE_ID")
     /// In a "suppressed N" summary of messages without an id: where in the code they come from.

@@ -114,7 +114,7 @@ public enum INIParser {
         line.hasSuffix("\r") ? String(line.dropLast()) : line
     }
 
-    static func quote(_ text: String) -> String {
+    package static func quote(_ text: String) -> String {
         let cut = text.count > 60 ? String(text.prefix(60)) + "…" : text
         return "\"\(cut)\""
     }

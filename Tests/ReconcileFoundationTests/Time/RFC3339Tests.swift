@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import ReconcileCore
+@testable import ReconcileFoundation
 
 @Suite("RFC 3339")
 struct RFC3339Tests {

@@ -1,6 +1,6 @@
 import Testing
 import TestSupport
-@testable import ReconcileCore
+@testable import ReconcileFoundation
 
 @Suite("Metrics: Prometheus text exposition")
 struct PrometheusExpositionTests {

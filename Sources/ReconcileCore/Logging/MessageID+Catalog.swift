@@ -1,22 +1,8 @@
-/// A journal `MESSAGE_ID`: one per kind of event, catalogued in `systemd/reconciled.catalog`
-/// with what happened and what to do.
-public struct MessageID: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-    public var rawValue: String
-    /// A short name for the event, for tests and the stderr backend.
-    public var name: String
+import ReconcileFoundation
 
-    public init?(rawValue: String) {
-        guard let known = Self.all.first(where: { $0.rawValue == rawValue }) else { return nil }
-        self = known
-    }
-
-    init(_ name: String, _ id: String) {
-        precondition(id.count == 32 && id.allSatisfy { $0.isHexDigit && !$0.isUppercase }, "MESSAGE_ID must be 32 lower-case hex digits")
-        self.name = name
-        self.rawValue = id
-    }
-
-    public var description: String { name }
+/// The daemon's journal events (DESIGN §8): one `MESSAGE_ID` per kind, each catalogued in
+/// `systemd/reconciled.catalog` with what happened and what to do (a test keeps them in step).
+extension MessageID {
 
     public static let started = MessageID("started", "c0d2dbeba957416daeb248260df09379")
     public static let stopping = MessageID("stopping", "f612a2ce778b4b778657784e3797b70f")
@@ -30,9 +16,6 @@ public struct MessageID: RawRepresentable, Sendable, Hashable, CustomStringConve
     public static let expired = MessageID("expired", "1ca5ecfac1e343c2ab3d45b7336df70e")
     public static let circuitOpened = MessageID("circuit-opened", "e44ae0d812854399b539920711940ab3")
     public static let circuitClosed = MessageID("circuit-closed", "ee7f5ad183a444df9cfbf25d16aea1c4")
-    public static let suppressed = MessageID("suppressed", "36674a40de1e422b80438d197c1a4887")
-    /// Messages without a message id held back by the rate limit (one place in the code).
-    public static let suppressedLines = MessageID("suppressed-lines", "9afe68e58d024b71996fd36efb20fdaf")
     /// The daemon could not start (the reason is in the message and `STATUS=`).
     public static let startFailed = MessageID("start-failed", "90fb3158706844859a222e69189b6220")
     /// The store could not be written (disk full, read-only): ingest waits.
@@ -59,10 +42,16 @@ public struct MessageID: RawRepresentable, Sendable, Hashable, CustomStringConve
     /// A store notification names a transaction no order holds.
     public static let notificationUnmatched = MessageID("notification-unmatched", "bb230276707f4006ab3d30cad77e16ce")
 
+    /// Every id the daemon logs, the logging machinery's own included.
     public static let all: [MessageID] = [
         started, stopping, reloaded, configurationError, fileRejected, ordersAccepted, finished, rejected,
         escalated, expired, circuitOpened, circuitClosed, suppressed, suppressedLines, storeUnavailable, duplicateIgnored, startFailed,
         spoolDirectoryRefused, storeLost, operatorBulkAction, actionEscalated, actionOverdue, orderRevoked, orderReinstated,
         notificationUnmatched,
     ]
+
+    /// The catalogued event with this id, if any.
+    public static func catalogued(_ rawValue: String) -> MessageID? {
+        all.first { $0.rawValue == rawValue }
+    }
 }

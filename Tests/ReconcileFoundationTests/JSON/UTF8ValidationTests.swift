@@ -1,5 +1,5 @@
 import Testing
-@testable import ReconcileCore
+@testable import ReconcileFoundation
 
 @Suite("UTF-8 validation")
 struct UTF8ValidationTests {

@@ -1,5 +1,5 @@
 import Testing
-@testable import ReconcileCore
+@testable import ReconcileFoundation
 
 @Suite("Metrics: latency histogram")
 struct LatencyHistogramTests {
