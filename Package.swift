@@ -141,7 +141,7 @@ let package = Package(
             dependencies: ["ReconcileEngine", "ReconcileCore", "ReconcileFoundation", "ReconcileStore", "ReconcileSQLite", "ReconcilePostgreSQL", "ReconcileCrypto", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "ReconcileCredentialsTests", dependencies: ["ReconcileCredentials", "ReconcileCore", "ReconcileFoundation", "TestSupport"],
+            name: "ReconcileCredentialsTests", dependencies: ["ReconcileCredentials", "ReconcileCore", "ReconcileFoundation", "ReconcileSystem", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ReconcileMockTests", dependencies: ["ReconcileMock", "ReconcileCore", "ReconcileFoundation", "ReconcileCrypto"],

@@ -121,4 +121,15 @@ public struct ConfiguredCredentials: Sendable {
         guard problems.isEmpty else { throw ConfigurationError(problems: problems) }
         return resources
     }
+
+    /// `[State] PasswordCredential=` / `PasswordFile=`: the shared store's password. `nil` when
+    /// none is configured (libpq then finds one: `PGPASSWORD`, `~/.pgpass`), or, with
+    /// ``CredentialsDirectory/optional``, a credential outside the service.
+    public static func storePassword(
+        _ configuration: Configuration, environment: [String: String], credentials: CredentialsDirectory = .required
+    ) throws(CredentialReader.Failure) -> String? {
+        guard configuration.state.isShared, let source = configuration.state.password else { return nil }
+        if credentials == .optional, case .credential = source, environment["CREDENTIALS_DIRECTORY"] == nil { return nil }
+        return try CredentialReader.read(source, key: "[State] Password", environment: environment)
+    }
 }

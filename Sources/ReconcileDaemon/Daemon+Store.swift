@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileCredentials
 import ReconcileFoundation
 import ReconcileStore
 import ReconcileSQLite
@@ -10,16 +11,40 @@ import Synchronization
 /// The daemon's store, opened at start: the SQLite file under its lock, or a node of the shared
 /// PostgreSQL store with the listener that wakes it when another node changes something.
 extension Daemon {
-    /// What ``openStore(_:configPath:environment:logger:willMigrate:)`` opened.
-    struct OpenedStore {
-        var store: any OperableOrderStore
-        /// The store when it is SQLite (its file is watched).
-        var sqlite: SQLiteOrderStore?
-        /// The SQLite store's lock: one daemon per SQLite store.
-        var lock: LockFile?
-        /// Wakes the scheduler when another node sends `NOTIFY` (PostgreSQL).
-        var listener: PostgreSQLListener?
-        var wakeBox: WakeBox?
+    /// What ``openStore(_:configPath:environment:logger:willMigrate:)`` opened, with what only
+    /// its engine has.
+    enum OpenedStore {
+        /// The SQLite store (its file is watched) under its lock: one daemon per SQLite store.
+        case sqlite(SQLiteOrderStore, lock: LockFile)
+        /// A node of the shared store, with the listener that wakes it when another node sends
+        /// `NOTIFY`, through `wake` (set to the scheduler's nudge once it exists).
+        case shared(PostgreSQLOrderStore, listener: PostgreSQLListener, wake: WakeBox)
+
+        var store: any OperableOrderStore {
+            switch self {
+            case .sqlite(let store, _): store
+            case .shared(let store, _, _): store
+            }
+        }
+
+        /// Connects what the engine reports to the daemon: another node's `NOTIFY` nudges the
+        /// scheduler; an SQLite file replaced under the daemon is a lost store.
+        func connect(nudge: @escaping @Sendable () -> Void, storeLost: @escaping @Sendable (String) -> Void) {
+            switch self {
+            case .sqlite(let store, _): store.onLoss { error in storeLost(error.description) }
+            case .shared(_, _, let wake): wake.set(nudge)
+            }
+        }
+
+        /// Starts listening for other nodes (nothing for SQLite).
+        func startListening() {
+            if case .shared(_, let listener, _) = self { listener.start() }
+        }
+
+        /// Stops listening for other nodes (nothing for SQLite).
+        func stopListening() {
+            if case .shared(_, let listener, _) = self { listener.stop() }
+        }
     }
 
     /// A wake-up handler set after its caller was made.
@@ -34,15 +59,15 @@ extension Daemon {
         _ configuration: Configuration, configPath: String, environment: [String: String], logger: Logger,
         willMigrate: @escaping @Sendable (String) -> Void
     ) throws(StartupFailure) -> OpenedStore {
-        let database = configuration.state.database
-        if configuration.state.isShared {
+        let password: String?
+        do {
+            password = try ConfiguredCredentials.storePassword(configuration, environment: environment)
+        } catch {
+            throw StartupFailure(status: ExitStatus.configuration, message: error.description)
+        }
+        switch StoreBackend(configuration, password: password) {
+        case .postgresql(let options):
             // Several daemons share it: no lock file; each is a node with leases of its own.
-            let options: PostgreSQLConnectionOptions
-            do {
-                options = try Self.connectionOptions(configuration, environment: environment)
-            } catch {
-                throw StartupFailure(status: ExitStatus.configuration, message: error.description)
-            }
             let node = Self.nodeName(configuration, configPath: configPath)
             let store: PostgreSQLOrderStore
             do {
@@ -68,8 +93,8 @@ extension Daemon {
                 options: options, onNotify: { box.wake() },
                 onTrouble: { [logger] why in logger.warning("\(why); other nodes' new orders are seen at the next heartbeat", [.reason: "unavailable"]) })
             logger.notice("node \(node) on the shared store \(options.redactedURI)")
-            return OpenedStore(store: store, sqlite: nil, lock: nil, listener: listener, wakeBox: box)
-        } else {
+            return .shared(store, listener: listener, wake: box)
+        case .sqlite(let database):
             do {
                 try FileSystem.makeDirectory(FileSystem.parentDirectory(of: database), mode: 0o750)
             } catch {
@@ -84,20 +109,11 @@ extension Daemon {
             }
             do {
                 let opened = try SQLiteOrderStore(path: database, mode: .owner, willMigrate: willMigrate)
-                return OpenedStore(store: opened, sqlite: opened, lock: lock, listener: nil, wakeBox: nil)
+                return .sqlite(opened, lock: lock)
             } catch {
                 throw StartupFailure(status: ExitStatus.failure, message: "cannot open the store \(database): \(error)")
             }
         }
-    }
-
-    /// Where the shared store is, with its password (`PasswordCredential=`/`PasswordFile=`).
-    static func connectionOptions(_ configuration: Configuration, environment: [String: String]) throws(CredentialReader.Failure) -> PostgreSQLConnectionOptions {
-        var options = PostgreSQLConnectionOptions(uri: configuration.state.database)
-        if let source = configuration.state.password {
-            options.password = try CredentialReader.read(source, key: "[State] Password", environment: environment)
-        }
-        return options
     }
 
     /// `[Daemon] Node=`, or the host name, with `@` and the configuration's name when it is not

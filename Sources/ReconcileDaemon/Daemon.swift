@@ -40,17 +40,11 @@ public final class Daemon {
     let configPath: String
     let environment: [String: String]
     let logger: Logger
-    /// One daemon per SQLite store; `nil` for a shared (PostgreSQL) store.
-    let lock: LockFile?
     /// One daemon per spool (DESIGN §3).
     let spoolLock: LockFile
+    /// The store, with what only its engine has (SQLite's lock, PostgreSQL's listener).
+    let opened: OpenedStore
     let store: any OperableOrderStore
-    /// The store when it is SQLite (its file is watched); `nil` for PostgreSQL.
-    let sqlite: SQLiteOrderStore?
-    /// Wakes the scheduler when another node sends `NOTIFY`; `nil` for SQLite.
-    let listener: PostgreSQLListener?
-    /// What the listener calls: set to the scheduler's nudge once it exists.
-    let wakeBox: WakeBox?
 
     let layout: SpoolLayout
     let ingestor: SpoolIngestor
@@ -140,16 +134,16 @@ public final class Daemon {
             throw StartupFailure(status: ExitStatus.failure, message: error.description, errno: error.errno)
         }
 
-        let database = configuration.state.database
+        let storeName = StoreBackend(configuration, password: nil).displayName
         // A migration may copy a large store aside: keep the manager's start time-out away.
         let extender = Mutex<StartupTimeoutExtender?>(nil)
         defer { extender.withLock { $0?.finish() } }
         let willMigrate: @Sendable (String) -> Void = { [logger, notifier] step in
-            logger.notice("store \(StateDatabase.isPostgreSQL(database) ? PostgreSQLConnectionOptions(uri: database).redactedURI : database): \(step)")
+            logger.notice("store \(storeName): \(step)")
             extender.withLock { $0 = $0 ?? StartupTimeoutExtender(notifier: notifier) }
         }
-        let opened = try Self.openStore(configuration, configPath: configPath, environment: environment, logger: logger, willMigrate: willMigrate)
-        (store, sqlite, lock, listener, wakeBox) = (opened.store, opened.sqlite, opened.lock, opened.listener, opened.wakeBox)
+        opened = try Self.openStore(configuration, configPath: configPath, environment: environment, logger: logger, willMigrate: willMigrate)
+        store = opened.store
 
         let leftovers = Quarantine().removeLeftovers(in: layout)
         if !leftovers.isEmpty { logger.notice("removed \(leftovers.count) half-written reason files from \(layout.rejected)") }
@@ -157,14 +151,13 @@ public final class Daemon {
         escalations = EscalationRunner(settings: configuration.escalation, logger: logger)
         let scheduler = Scheduler(store: store, settings: configured.settings, logger: logger, escalations: escalations)
         self.scheduler = scheduler
-        wakeBox?.set { scheduler.nudge() }
         let statusTrigger = statusTrigger
         (spoolEventStream, spoolEvents) = AsyncStream<SpoolEvent>.makeStream()
         (eventStream, events) = AsyncStream<Event>.makeStream()
         spoolWatch = SpoolWatchService(
             layout: layout, rescanInterval: configuration.spool.rescanInterval, logger: logger, spoolEvents: spoolEvents)
         pruning = PruneService(store: store, keepFinished: configuration.state.keepFinished, logger: logger)
-        sqlite?.onLoss { [events] error in events.yield(.storeLost(error.description)) }
+        opened.connect(nudge: { scheduler.nudge() }, storeLost: { [events] why in events.yield(.storeLost(why)) })
         let metrics = MetricsPublisher(path: configuration.daemon.metricsFile, logger: logger)
         self.metrics = metrics
         let stateChanged: @Sendable () -> Void = {
@@ -294,7 +287,7 @@ public final class Daemon {
         // Orders another Kind= left waiting (changed while the daemon was stopped) are due now
         // when this one can use their proof; a reload does the same.
         await promoteWaiting(usableBy: configuration.verifiers)
-        listener?.start()
+        opened.startListening()
         let group = ServiceGroup(services() + alongside, logger: logger)
         let supervising = Task { [events] in
             do throws(ServiceGroup.UnexpectedEnd) {
@@ -360,7 +353,7 @@ public final class Daemon {
 
         await supervising.value
         clockWatch = nil
-        listener?.stop()
+        opened.stopListening()
         // Closing checkpoints SQLite's log (an fsync): on the store's thread, after its writes
         // (it throws nothing).
         _ = try? await store.writing { [store] in store.close() }

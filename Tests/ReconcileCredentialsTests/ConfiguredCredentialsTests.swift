@@ -4,6 +4,7 @@ import Testing
 import TestSupport
 @testable import ReconcileCredentials
 import ReconcileFoundation
+import ReconcileSystem
 
 /// What the daemon and `reconcilectl check-config` both read before the verifiers are built.
 @Suite("Configured credentials")
@@ -78,5 +79,21 @@ struct ConfiguredCredentialsTests {
         let resources = try ConfiguredCredentials.read(for: configuration, environment: [:], credentials: .optional)
         #expect(resources.unchecked == ["[Verifier] TokenCredential=merchant-token"])
         #expect(resources.verifierToken == nil)
+    }
+
+    @Test("the shared store's password, when one is configured; a credential outside the service is left to libpq for check-config, a problem for the daemon")
+    func storePassword() throws {
+        directory.write("db-password", "pa55\n")
+        func state(_ lines: String) throws -> Configuration {
+            try configuration("[State]\n\(lines)\n[Verifier]\nKind=http\nURL=https://merchant.example/verify\n")
+        }
+        let shared = try state("Database=postgresql://reconciled@db.example/reconcile\nPasswordFile=db-password")
+        #expect(try ConfiguredCredentials.storePassword(shared, environment: [:]) == "pa55")
+        let sqlite = try state("Database=/var/lib/reconciled/orders.db")
+        #expect(try ConfiguredCredentials.storePassword(sqlite, environment: [:]) == nil)
+        let credential = try state("Database=postgresql://reconciled@db.example/reconcile\nPasswordCredential=db-password")
+        #expect(try ConfiguredCredentials.storePassword(credential, environment: [:], credentials: .optional) == nil)
+        #expect(throws: CredentialReader.Failure.self) { try ConfiguredCredentials.storePassword(credential, environment: [:]) }
+        #expect(try ConfiguredCredentials.storePassword(credential, environment: ["CREDENTIALS_DIRECTORY": directory.path]) == "pa55")
     }
 }

@@ -71,7 +71,7 @@ enum CheckConfigCommand {
         }
         let spool = configuration.spool
         line("spool", "\(spool.directory) (MaxFileSize=\(ByteSize.format(spool.maxFileSize)), rescan \(spool.rescanInterval.map(TimeSpan.format) ?? "off"))")
-        let store = configuration.state.isShared ? PostgreSQLConnectionOptions(uri: configuration.state.database).redactedURI : configuration.state.database
+        let store = StoreBackend(configuration, password: nil).displayName
         line("store", "\(store) (KeepFinished=\(configuration.state.keepFinished.map(TimeSpan.format) ?? "infinity"))")
         let verifier = configuration.verifier
         if configuration.hasVerifier {

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ReconcileCore
+import ReconcileCredentials
 import ReconcileFoundation
 import ReconcileStore
 import ReconcileSQLite
@@ -30,41 +31,55 @@ struct CommandEnvironment {
     /// Whether the store is shared (PostgreSQL).
     var isShared: Bool { configuration.state.isShared }
 
+    /// The store the configuration names. The shared store's password comes from `PasswordFile=`,
+    /// from `PasswordCredential=` when `$CREDENTIALS_DIRECTORY` is set, else as libpq finds it
+    /// (`PGPASSWORD`, `~/.pgpass`).
+    func backend() throws -> StoreBackend {
+        do {
+            let password = try ConfiguredCredentials.storePassword(configuration, environment: context.environment, credentials: .optional)
+            return StoreBackend(configuration, password: password, applicationName: "reconcilectl")
+        } catch {
+            throw CommandLineError.failure(error.description)
+        }
+    }
+
     /// The store, read-only for SQLite (read verbs never need more); the shared store as it is.
     func readStore() throws -> any OperableOrderStore {
-        if isShared { return try sharedStore() }
-        return try sqliteStore()
+        switch try backend() {
+        case .sqlite(let path): try openSQLite(path)
+        case .postgresql(let options): try openShared(options)
+        }
     }
 
     /// The SQLite store, read-only; verbs that only SQLite has (`backup`, `restore`) say so for
     /// a shared store.
-    func sqliteStore(verb: String? = nil) throws -> SQLiteOrderStore {
-        if isShared, let verb {
+    func sqliteStore(verb: String) throws -> SQLiteOrderStore {
+        switch try backend() {
+        case .sqlite(let path):
+            return try openSQLite(path)
+        case .postgresql(let options):
             throw CommandLineError.failure(
-                "\(verb) works on an SQLite store only; this configuration's store is PostgreSQL (\(PostgreSQLConnectionOptions(uri: databasePath).redactedURI)): use PostgreSQL's own tools (pg_dump, a base backup)")
+                "\(verb) works on an SQLite store only; this configuration's store is PostgreSQL (\(options.redactedURI)): use PostgreSQL's own tools (pg_dump, a base backup)")
         }
+    }
+
+    /// The shared store, from any host (DESIGN §7); never migrated from here.
+    func sharedStore() throws -> PostgreSQLOrderStore {
+        switch try backend() {
+        case .sqlite(let path): throw CommandLineError.failure("the store \(path) is not a shared (PostgreSQL) store")
+        case .postgresql(let options): try openShared(options)
+        }
+    }
+
+    private func openSQLite(_ path: String) throws -> SQLiteOrderStore {
         do {
-            return try SQLiteOrderStore(path: databasePath, mode: .readOnly)
+            return try SQLiteOrderStore(path: path, mode: .readOnly)
         } catch {
             throw CommandLineError.failure(String(describing: error))
         }
     }
 
-    /// The shared store, from any host (DESIGN §7): the password from `PasswordFile=`, from
-    /// `PasswordCredential=` when `$CREDENTIALS_DIRECTORY` is set, else as libpq finds it
-    /// (`PGPASSWORD`, `~/.pgpass`). Never migrated from here.
-    func sharedStore() throws -> PostgreSQLOrderStore {
-        var options = PostgreSQLConnectionOptions(uri: databasePath, applicationName: "reconcilectl")
-        if let source = configuration.state.password {
-            let skip: Bool = if case .credential = source { context.environment["CREDENTIALS_DIRECTORY"] == nil } else { false }
-            if !skip {
-                do {
-                    options.password = try CredentialReader.read(source, key: "[State] Password", environment: context.environment)
-                } catch {
-                    throw CommandLineError.failure(error.description)
-                }
-            }
-        }
+    private func openShared(_ options: PostgreSQLConnectionOptions) throws -> PostgreSQLOrderStore {
         do {
             return try PostgreSQLOrderStore(options: options, node: "reconcilectl", migrate: false)
         } catch {
