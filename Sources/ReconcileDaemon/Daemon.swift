@@ -439,6 +439,12 @@ public final class Daemon {
         return result
     }
 
+    /// The parts a reload hands the new configuration to, in this order: the transport's trust
+    /// anchors before anything that sends, the scheduler before the parts that feed it.
+    var reloadables: [any Reloadable] {
+        [transport, scheduler, escalations, ingestor, poller, playPoller, metrics, spoolWatch, pruning, control]
+    }
+
     /// Re-reads the configuration and its secrets (SIGHUP, `reconcilectl reload`). A bad file, an
     /// unreadable secret, or a change to a key that needs a restart keeps the running
     /// configuration and says why.
@@ -467,20 +473,12 @@ public final class Daemon {
             }
             return .failure(.invalid(error.description))
         }
-        let verifiersChanged = next.verifiers != configuration.verifiers
+        let change = ConfigurationChange(previous: configuration, next: next, configured: configured)
         if next.notifications.consumption != configuration.notifications.consumption { noteConsumptionWithoutConsent(next) }
         configuration = next
-        transport.reloadTrustAnchors()
-        await scheduler.apply(configured.settings)
-        await escalations.apply(next.escalation)
-        await ingestor.apply(Self.ingestSettings(next, configured.notifications))
-        poller.apply(configured.polling)
-        playPoller.apply(configured.playPolling)
-        await metrics.retarget(next.daemon.metricsFile)
-        if verifiersChanged, await promoteWaiting(usableBy: next.verifiers) > 0 { scheduler.nudge() }
-        spoolWatch.apply(rescanInterval: next.spool.rescanInterval)
-        pruning.apply(keepFinished: next.state.keepFinished)
-        control.verifiers.withLock { $0 = next.verifiers }
+        for part in reloadables { await part.reload(change) }
+        // Orders another Kind= left waiting are due now when the new one can use their proof.
+        if next.verifiers != change.previous.verifiers, await promoteWaiting(usableBy: next.verifiers) > 0 { scheduler.nudge() }
         let generation = control.generation.add(1, ordering: .relaxed).newValue
         logger.notice("reloaded the configuration from \(configPath) (generation \(generation))", id: .reloaded)
         return .success(next)
