@@ -49,17 +49,22 @@ public struct ConfiguredCredentials: Sendable {
     ) throws(ConfigurationError) -> ConfiguredCredentials {
         var resources = ConfiguredCredentials()
         var problems: [ConfigurationProblem] = []
+        // A credential that cannot be read: a problem, or (check-config outside the service) a
+        // credential left unchecked.
+        func unreadable(_ error: CredentialReader.Failure, source: CredentialSource, id: String) {
+            if error.credentialsDirectoryMissing, credentials == .optional, case .credential(let name) = source {
+                resources.unchecked.append("\(CredentialFiles.keyName(id))\(name)")
+            } else {
+                problems.append(configuration.problem(id, error.reason))
+            }
+        }
         func secret(_ source: CredentialSource?, section: String, prefix: String) -> String? {
             guard let source else { return nil }
             let id = CredentialFiles.keyID(source, section: section, prefix: prefix)
             do {
                 return try CredentialReader.read(source, key: CredentialFiles.keyName(id), environment: environment)
             } catch {
-                if error.credentialsDirectoryMissing, credentials == .optional, case .credential(let name) = source {
-                    resources.unchecked.append("\(CredentialFiles.keyName(id))\(name)")
-                } else {
-                    problems.append(configuration.problem(id, error.reason))
-                }
+                unreadable(error, source: source, id: id)
                 return nil
             }
         }
@@ -103,11 +108,7 @@ public struct ConfiguredCredentials: Sendable {
             do {
                 resources.googlePlayAccount = try CredentialFiles.serviceAccount(source, key: CredentialFiles.keyName(id), environment: environment)
             } catch {
-                if error.credentialsDirectoryMissing, credentials == .optional, case .credential(let name) = source {
-                    resources.unchecked.append("\(CredentialFiles.keyName(id))\(name)")
-                } else {
-                    problems.append(configuration.problem(id, error.reason))
-                }
+                unreadable(error, source: source, id: id)
             }
             resources.googlePlayAnchors = anchors(configuration.googlePlay.caFile, section: "GooglePlay")
         }
@@ -129,7 +130,11 @@ public struct ConfiguredCredentials: Sendable {
         _ configuration: Configuration, environment: [String: String], credentials: CredentialsDirectory = .required
     ) throws(CredentialReader.Failure) -> String? {
         guard configuration.state.isShared, let source = configuration.state.password else { return nil }
-        if credentials == .optional, case .credential = source, environment["CREDENTIALS_DIRECTORY"] == nil { return nil }
-        return try CredentialReader.read(source, key: "[State] Password", environment: environment)
+        do {
+            return try CredentialReader.read(source, key: "[State] Password", environment: environment)
+        } catch {
+            if error.credentialsDirectoryMissing, credentials == .optional { return nil }
+            throw error
+        }
     }
 }

@@ -54,7 +54,8 @@ struct CommandEnvironment {
     /// The SQLite store, read-only; verbs that only SQLite has (`backup`, `restore`) say so for
     /// a shared store.
     func sqliteStore(verb: String) throws -> SQLiteOrderStore {
-        switch try backend() {
+        // No password needed to say a shared store is not for this verb.
+        switch StoreBackend(configuration, password: nil) {
         case .sqlite(let path):
             return try openSQLite(path)
         case .postgresql(let options):

@@ -3,7 +3,6 @@ import ReconcileFoundation
 /// The daemon's journal events (DESIGN §8): one `MESSAGE_ID` per kind, each catalogued in
 /// `systemd/reconciled.catalog` with what happened and what to do (a test keeps them in step).
 extension MessageID {
-
     public static let started = MessageID("started", "c0d2dbeba957416daeb248260df09379")
     public static let stopping = MessageID("stopping", "f612a2ce778b4b778657784e3797b70f")
     public static let reloaded = MessageID("reloaded", "d5b038f216ab42fb86470f8881c7df75")

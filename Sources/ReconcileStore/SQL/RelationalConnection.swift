@@ -38,5 +38,4 @@ public protocol RelationalConnection: AnyObject {
 
     /// The first row of a query, mapped, or `nil`.
     func fetchOne<T>(_ statement: SQLStatement, _ map: (Row) throws -> T) throws -> T?
-
 }
