@@ -4,6 +4,7 @@ import ReconcileCore
 import ReconcileMock
 import ReconcileStore
 import ReconcileSQLite
+import TestSupport
 import Synchronization
 
 /// **e2e**: the request path, each figure beside its ceiling, in one run.
@@ -49,7 +50,7 @@ enum EndToEndScenario {
         let service = MockService()
         let mock = try MockHTTPServer { service.handle($0) }
         defer { mock.stop() }
-        let nginx: NginxPeer? = NginxPeer.installed == nil ? nil : try NginxPeer(directory: try makeSubdirectory(root, "nginx"))
+        let nginx: NginxPeer? = NginxPeer.installed == nil ? nil : try await NginxPeer(directory: try makeSubdirectory(root, "nginx"))
         defer { nginx?.stop() }
         let plainURL = nginx.map { $0.url($0.plainPort) } ?? "http://127.0.0.1:\(mock.port)/merchant/verify"
 

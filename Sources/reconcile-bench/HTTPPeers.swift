@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ReconcileCore
 import ReconcileFoundation
+import TestSupport
 
 /// The benchmark's outside peers, used when installed (never required): nginx, answering the
 /// merchant protocol at once over plain HTTP and TLS, and `wrk`, the reference load generator.
@@ -119,45 +120,6 @@ final class Child {
     }
 }
 
-/// A throwaway authority and a server certificate for 127.0.0.1 it signed (EC P-256), made with
-/// the `openssl` command line: the TLS endpoint's certificate and the `CAFile=` that trusts it.
-struct BenchCertificates {
-    let authority: String
-    let certificate: String
-    let key: String
-
-    static func make(in directory: String) throws -> BenchCertificates {
-        guard let openssl = HTTPPeers.executable("openssl") else { throw BenchmarkError("openssl is not installed") }
-        try """
-            [authority]
-            basicConstraints = critical, CA:true
-            keyUsage = critical, keyCertSign, cRLSign
-            [server]
-            basicConstraints = critical, CA:false
-            keyUsage = critical, digitalSignature
-            extendedKeyUsage = serverAuth
-            subjectAltName = IP:127.0.0.1
-
-            """.write(toFile: directory + "/extensions.cnf", atomically: true, encoding: .utf8)
-        let file = { (name: String) in directory + "/" + name }
-        for key in ["ca", "server"] {
-            try HTTPPeers.run(openssl, ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", file("\(key).key")], in: directory)
-        }
-        try HTTPPeers.run(openssl, [
-            "req", "-new", "-x509", "-key", file("ca.key"), "-subj", "/O=reconcile-bench/CN=bench CA", "-days", "2",
-            "-config", file("extensions.cnf"), "-extensions", "authority", "-out", file("ca.pem"),
-        ], in: directory)
-        try HTTPPeers.run(openssl, [
-            "req", "-new", "-key", file("server.key"), "-subj", "/CN=127.0.0.1", "-config", file("extensions.cnf"), "-out", file("server.csr"),
-        ], in: directory)
-        try HTTPPeers.run(openssl, [
-            "x509", "-req", "-in", file("server.csr"), "-CA", file("ca.pem"), "-CAkey", file("ca.key"), "-set_serial", "2", "-days", "2",
-            "-extfile", file("extensions.cnf"), "-extensions", "server", "-out", file("server.pem"),
-        ], in: directory)
-        return BenchCertificates(authority: directory + "/ca.pem", certificate: directory + "/server.pem", key: directory + "/server.key")
-    }
-}
-
 /// nginx with one worker, answering every request at once with `{"result":"verified"}` (the
 /// merchant protocol's grant): over plain HTTP, over TLS with kept-alive connections, and over
 /// TLS closing every connection after one answer (`keepalive_timeout 0`), which makes a client
@@ -167,14 +129,14 @@ final class NginxPeer {
     let plainPort: UInt16
     let tlsPort: UInt16
     let tlsFreshPort: UInt16
-    let certificates: BenchCertificates
+    let certificates: TestServerCertificates
     let version: String
 
     static var installed: String? { HTTPPeers.executable("nginx") }
 
-    init(directory: String) throws {
+    init(directory: String) async throws {
         guard let nginx = Self.installed else { throw BenchmarkError("nginx is not installed") }
-        certificates = try BenchCertificates.make(in: directory)
+        certificates = try await TestServerCertificates.make(in: directory, name: "bench")
         plainPort = try HTTPPeers.freePort()
         tlsPort = try HTTPPeers.freePort()
         tlsFreshPort = try HTTPPeers.freePort()
