@@ -53,8 +53,10 @@ public final class Daemon {
     let scheduler: Scheduler
     let control: ControlHandler
     let notifier: SystemdNotifier
+    /// Wall and monotonic time and timers, for every part that waits.
+    let clock: any DaemonClock
     /// Refreshes `STATUS=` after orders moved, at most once a second.
-    let statusTrigger = ThrottledTrigger(interval: .seconds(1))
+    let statusTrigger: ThrottledTrigger
     /// `[Daemon] MetricsFile=`; does nothing when none is set.
     let metrics: MetricsPublisher
     /// Called after anything that the daemon's reports show changed: the scheduler moved orders
@@ -86,8 +88,10 @@ public final class Daemon {
     /// Starts everything short of the loops: configuration, secrets, the spool and its lock, the
     /// store's lock, the store (migrated), scheduler.
     public init(
-        configPath: String, environment: [String: String], logger: Logger, notifier: SystemdNotifier
+        configPath: String, environment: [String: String], logger: Logger, notifier: SystemdNotifier, clock: any DaemonClock = SystemClock()
     ) throws(StartupFailure) {
+        self.clock = clock
+        statusTrigger = ThrottledTrigger(interval: .seconds(1), clock: clock)
         // Absolute, so that a reload reads the same file whatever the working directory is then.
         let configPath = ConfigurationLoader.absolute(configPath)
         self.configPath = configPath
@@ -148,17 +152,17 @@ public final class Daemon {
         let leftovers = Quarantine().removeLeftovers(in: layout)
         if !leftovers.isEmpty { logger.notice("removed \(leftovers.count) half-written reason files from \(layout.rejected)") }
 
-        escalations = EscalationRunner(settings: configuration.escalation, logger: logger)
-        let scheduler = Scheduler(store: store, settings: configured.settings, logger: logger, escalations: escalations)
+        escalations = EscalationRunner(settings: configuration.escalation, logger: logger, clock: clock)
+        let scheduler = Scheduler(store: store, settings: configured.settings, logger: logger, escalations: escalations, clock: clock)
         self.scheduler = scheduler
         let statusTrigger = statusTrigger
         (spoolEventStream, spoolEvents) = AsyncStream<SpoolEvent>.makeStream()
         (eventStream, events) = AsyncStream<Event>.makeStream()
         spoolWatch = SpoolWatchService(
-            layout: layout, rescanInterval: configuration.spool.rescanInterval, logger: logger, spoolEvents: spoolEvents)
-        pruning = PruneService(store: store, keepFinished: configuration.state.keepFinished, logger: logger)
+            layout: layout, rescanInterval: configuration.spool.rescanInterval, logger: logger, spoolEvents: spoolEvents, clock: clock)
+        pruning = PruneService(store: store, keepFinished: configuration.state.keepFinished, logger: logger, clock: clock)
         opened.connect(nudge: { scheduler.nudge() }, storeLost: { [events] why in events.yield(.storeLost(why)) })
-        let metrics = MetricsPublisher(path: configuration.daemon.metricsFile, logger: logger)
+        let metrics = MetricsPublisher(path: configuration.daemon.metricsFile, logger: logger, clock: clock)
         self.metrics = metrics
         let stateChanged: @Sendable () -> Void = {
             statusTrigger.changed()
@@ -166,14 +170,14 @@ public final class Daemon {
         }
         self.stateChanged = stateChanged
         let playPoller = PlayVoidedPurchasePoller(
-            settings: configured.playPolling, store: store, gate: scheduler, logger: logger,
+            settings: configured.playPolling, store: store, gate: scheduler, logger: logger, clock: clock,
             onCommitted: {
                 scheduler.nudge()
                 stateChanged()
             })
         self.playPoller = playPoller
         ingestor = SpoolIngestor(
-            layout: layout, store: store, settings: Self.ingestSettings(configuration, configured.notifications), logger: logger,
+            layout: layout, store: store, settings: Self.ingestSettings(configuration, configured.notifications), logger: logger, clock: clock,
             onCommitted: { summary in
                 // A push of a voided purchase changes nothing until Google's list confirms it.
                 if summary.playVoidedPushes > 0 { playPoller.confirm() }
@@ -181,7 +185,7 @@ public final class Daemon {
                 stateChanged()
             })
         poller = AppStoreNotificationPoller(
-            settings: configured.polling, store: store, transport: transport, gate: scheduler, logger: logger,
+            settings: configured.polling, store: store, transport: transport, gate: scheduler, logger: logger, clock: clock,
             onCommitted: {
                 scheduler.nudge()
                 stateChanged()
@@ -418,7 +422,8 @@ public final class Daemon {
     @discardableResult
     private func promoteWaiting(usableBy verifiers: ConfiguredVerifiers) async -> Int {
         do {
-            let promoted = try await store.writing { [store] in try store.promoteWaiting(usableBy: verifiers, now: Date()) }
+            let now = clock.now()
+            let promoted = try await store.writing { [store] in try store.promoteWaiting(usableBy: verifiers, now: now) }
             if promoted > 0 { logger.notice("\(verifiers) can verify \(Plural.count(promoted, "waiting order")); they are due now") }
             return promoted
         } catch {

@@ -33,6 +33,7 @@ actor MetricsPublisher {
     private let trigger: ThrottledTrigger
     private let logger: Logger
     private let startedAt: Date
+    private let clock: any DaemonClock
     private var writer: MetricsFileWriter?
     /// What the last failure reported was about (the step and errno, not the message, which
     /// names a temporary file of its own each time), so that a failure repeated at every change
@@ -43,11 +44,12 @@ actor MetricsPublisher {
     private(set) var publications = 0
 
     /// - Parameter path: `MetricsFile=`, or `nil` (off).
-    init(path: String?, logger: Logger, startedAt: Date = Date(), interval: Duration = MetricsPublisher.defaultInterval) {
+    init(path: String?, logger: Logger, clock: any DaemonClock, interval: Duration = MetricsPublisher.defaultInterval) {
         self.writer = path.map(MetricsFileWriter.init(path:))
         self.logger = logger
-        self.startedAt = startedAt
-        self.trigger = ThrottledTrigger(interval: interval)
+        self.clock = clock
+        self.startedAt = clock.now()
+        self.trigger = ThrottledTrigger(interval: interval, clock: clock)
     }
 
     /// Something the metrics show changed: the file is written soon (at once, or when the
@@ -90,7 +92,7 @@ actor MetricsPublisher {
             return
         }
         let snapshot = Self.snapshot(
-            summary: summary, status: status, ingest: sources.ingestor.total, startedAt: startedAt, takenAt: Date())
+            summary: summary, status: status, ingest: sources.ingestor.total, startedAt: startedAt, takenAt: clock.now())
         write(PrometheusExposition.render(snapshot.families))
     }
 

@@ -88,7 +88,7 @@ public actor SpoolIngestor {
     /// Batches commit on the store's writer thread, awaited (``SerializedStore``).
     private let store: any OrderIngesting & SerializedStore
     private let logger: Logger
-    private let now: @Sendable () -> Date
+    private let clock: any DaemonClock
     private let onCommitted: @Sendable (Summary) -> Void
     private let parser = OrderFileParser()
     private var settings: Settings
@@ -113,13 +113,13 @@ public actor SpoolIngestor {
     ///   wakes for new due orders, the metrics file is refreshed.
     public init(
         layout: SpoolLayout, store: any OrderIngesting & SerializedStore, settings: Settings, logger: Logger,
-        now: @escaping @Sendable () -> Date = Date.init, onCommitted: @escaping @Sendable (Summary) -> Void = { _ in }
+        clock: any DaemonClock, onCommitted: @escaping @Sendable (Summary) -> Void = { _ in }
     ) {
         self.layout = layout
         self.store = store
         self.settings = settings
         self.logger = logger
-        self.now = now
+        self.clock = clock
         self.onCommitted = onCommitted
         directories = SpoolDirectories(layout: layout)
     }
@@ -195,8 +195,8 @@ public actor SpoolIngestor {
                 if retry == nil && !isStopping {
                     logger.notice(
                         "\(Plural.count(summary.deferred, "spool file")) wait in \(layout.incoming); retrying in \(TimeSpan.format(delay))")
-                    retry = Task { [delay] in
-                        try? await DeadlineTimer.shared.sleep(for: delay)
+                    retry = Task { [delay, clock] in
+                        try? await clock.sleep(for: delay)
                         if !Task.isCancelled { input.yield(.retry) }
                     }
                     delay = min(delay * 2, .seconds(30))
@@ -288,7 +288,7 @@ public actor SpoolIngestor {
             }
         }
 
-        let time = now()
+        let time = clock.now()
         if !reads.isEmpty {
             do {
                 let (candidates, verifiers) = (reads.map(\.candidate), settings.verifiers)
@@ -394,7 +394,7 @@ public actor SpoolIngestor {
                     }
                     if document != .order {
                         do throws(OrderFileProblem) {
-                            let notification = try notifications.read(bytes, kind: document, now: Date())
+                            let notification = try notifications.read(bytes, kind: document, now: clock.now())
                             return .notification(NotificationRead(name: name, notification: notification, identity: identity))
                         } catch {
                             return .problem(name, error)

@@ -6,6 +6,7 @@ import ReconcileFoundation
 import ReconcileHTTP
 import ReconcileMock
 import ReconcileStore
+import ReconcileSystem
 import ReconcileSQLite
 import ReconcilePostgreSQL
 import TestSupport
@@ -119,7 +120,7 @@ enum ClusterScenario {
             stores.append(store)
             var settings = schedulerSettings(url: url, transport: transport, maxInFlight: maxInFlight * nodes)
             settings.leaseTime = leaseTime
-            schedulers.append(Scheduler(store: store, settings: settings, logger: .discarding))
+            schedulers.append(Scheduler(store: store, settings: settings, logger: .discarding, clock: SystemClock()))
         }
         defer { for store in stores { (store.base as? PostgreSQLOrderStore)?.close() } }
         let loops = schedulers.map { scheduler in Task { await scheduler.run() } }
@@ -177,7 +178,7 @@ enum ClusterScenario {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let store = try SQLiteOrderStore(path: root + "/orders.db", mode: .owner)
         try Seeding.insertOrders(into: store, count: count, at: Date().addingTimeInterval(-1))
-        let scheduler = Scheduler(store: store, settings: schedulerSettings(url: url, transport: transport, maxInFlight: maxInFlight), logger: .discarding)
+        let scheduler = Scheduler(store: store, settings: schedulerSettings(url: url, transport: transport, maxInFlight: maxInFlight), logger: .discarding, clock: SystemClock())
         let start = ContinuousClock.now
         let loop = Task { await scheduler.run() }
         while await scheduler.status().counters.finished < count {

@@ -4,6 +4,7 @@ import ReconcileCore
 import ReconcileFoundation
 import ReconcileSpool
 import ReconcileStore
+import ReconcileSystem
 import ReconcileSQLite
 
 /// **ingest**: order files → committed (`synchronous=FULL`) and unlinked, through the daemon's
@@ -59,7 +60,7 @@ enum IngestScenario {
         sync()
 
         let ingestor = SpoolIngestor(
-            layout: layout, store: store, settings: .init(verifierKind: .apple, maxFileSize: 1 << 20), logger: .discarding)
+            layout: layout, store: store, settings: .init(verifierKind: .apple, maxFileSize: 1 << 20), logger: .discarding, clock: SystemClock())
         let start = ContinuousClock.now
         let summary = await ingestor.rescan()
         let elapsed = (ContinuousClock.now - start).inSeconds

@@ -6,6 +6,7 @@ import ReconcileFoundation
 import ReconcileHTTP
 import ReconcileMock
 import ReconcileStore
+import ReconcileSystem
 import ReconcileSQLite
 
 /// **play**: Google Play orders/s through the scheduler, `GooglePlayVerifier` (JWT grant,
@@ -111,7 +112,7 @@ enum PlayScenario {
         settings.googlePlay = GooglePlaySettings(
             verifier: verifier, maxInFlight: inFlight, maxRate: nil, burst: 10, circuitThreshold: 10, circuitCooldown: .seconds(5),
             circuitMaxCooldown: .seconds(300))
-        let scheduler = Scheduler(store: store, settings: settings, logger: .discarding)
+        let scheduler = Scheduler(store: store, settings: settings, logger: .discarding, clock: SystemClock())
         let start = ContinuousClock.now
         let loop = Task { await scheduler.run() }
         var inFlightSamples: [Int] = []

@@ -39,7 +39,7 @@ struct ControlHandlerTests {
             requestTimeout: .seconds(1))
         let logger = Logger(handler: log, minimumLevel: .debug)
         let handler = ControlHandler(
-            store: store, scheduler: Scheduler(store: store, settings: settings, logger: .discarding), configPath: "/x.conf",
+            store: store, scheduler: Scheduler(store: store, settings: settings, logger: .discarding, clock: ManualClock()), configPath: "/x.conf",
             verifiers: ConfiguredVerifiers(kind: .http), logger: logger, requestReload: { .success(1) })
         return (handler, store)
     }

@@ -22,6 +22,14 @@ private struct NoTransport: HTTPTransport {
 struct MetricsPublisherTests {
     let directory = TemporaryDirectory(prefix: "publisher")
     static let started = Date(timeIntervalSince1970: 1_800_000_000)
+    /// The pauses between writes pass when the test moves this clock.
+    let clock = ManualClock(wall: MetricsPublisherTests.started)
+
+    /// Ends the pause after a write: the publisher waits for the next change.
+    func endPause(_ interval: Duration) async {
+        await clock.waitForTimers()
+        clock.advance(by: interval)
+    }
 
     /// A store, a scheduler (not running) and an ingestor (not running) in the directory.
     func sources() throws -> MetricsPublisher.Sources {
@@ -34,8 +42,9 @@ struct MetricsPublisherTests {
             maxInFlight: 4, maxRate: nil, burst: 10, circuitThreshold: 10, circuitCooldown: .seconds(1), circuitMaxCooldown: .seconds(5),
             requestTimeout: .seconds(1))
         return MetricsPublisher.Sources(
-            store: store, scheduler: Scheduler(store: store, settings: settings, logger: .discarding),
-            ingestor: SpoolIngestor(layout: layout, store: store, settings: .init(verifierKind: .http, maxFileSize: 1 << 20), logger: .discarding))
+            store: store, scheduler: Scheduler(store: store, settings: settings, logger: .discarding, clock: clock),
+            ingestor: SpoolIngestor(
+                layout: layout, store: store, settings: .init(verifierKind: .http, maxFileSize: 1 << 20), logger: .discarding, clock: clock))
     }
 
     func ingest(_ store: any OrderStore, _ orderIDs: [String]) throws {
@@ -102,7 +111,7 @@ struct MetricsPublisherTests {
     func lifecycle() async throws {
         let sources = try sources()
         let path = directory.file("reconciled.prom")
-        let publisher = MetricsPublisher(path: path, logger: .discarding, startedAt: Self.started, interval: .milliseconds(200))
+        let publisher = MetricsPublisher(path: path, logger: .discarding, clock: clock, interval: .milliseconds(200))
         let task = Task { await publisher.run(sources) }
         // Each step waits for the run its change caused to be over, so that none is pending
         // when the next begins, however slow the machine.
@@ -117,19 +126,23 @@ struct MetricsPublisherTests {
         #expect(first.value("reconciled_request_duration_seconds_count", ["endpoint": "merchant"]) == 0)
         #expect(first.value("reconciled_circuit_state", ["endpoint": "merchant", "state": "closed"]) == 1)
         let firstInode = inode(path)
+        await endPause(.milliseconds(200))
 
         publisher.changed()  // nothing moved: the same text is not written again
         #expect(await published(2))
         #expect(inode(path) == firstInode)
+        await endPause(.milliseconds(200))
 
         try ingest(sources.store, ["A1", "A2"])
         publisher.changed()
         #expect(await published(3))
         #expect(read(path)?.value("reconciled_orders", ["state": "pending"]) == 2)
         #expect(read(path)?.family("reconciled_oldest_pending_order_received_timestamp_seconds")?.samples.count == 1)
+        await endPause(.milliseconds(200))
 
         try ingest(sources.store, ["A3"])  // nobody says so: no timer notices
-        try await Task.sleep(for: .seconds(1))
+        #expect(clock.pendingDeadlines.isEmpty, "a timer waits: the publisher polls")
+        clock.advance(by: .seconds(3_600))
         #expect(await publisher.publications == 3)
         #expect(read(path)?.value("reconciled_orders", ["state": "pending"]) == 2)
 
@@ -146,10 +159,11 @@ struct MetricsPublisherTests {
         let sources = try sources()
         let path = directory.file("textfile/reconciled.prom")
         let capture = CapturingLogHandler()
-        let publisher = MetricsPublisher(path: path, logger: Logger(handler: capture), interval: .milliseconds(50))
+        let publisher = MetricsPublisher(path: path, logger: Logger(handler: capture), clock: clock, interval: .milliseconds(50))
         let task = Task { await publisher.run(sources) }
         for count in 1...4 {
             #expect(await eventually(timeout: .seconds(20)) { await publisher.publications == count })
+            await endPause(.milliseconds(50))
             publisher.changed()
         }
         #expect(await eventually(timeout: .seconds(20)) { await publisher.publications == 5 })
@@ -158,6 +172,7 @@ struct MetricsPublisherTests {
         #expect(warnings.first?.message.hasPrefix("cannot write the metrics file \(path): open ") == true, "\(warnings)")
         #expect(warnings.first?.message.contains("verification goes on") == true)
         #expect(warnings.first?.fields.contains { $0.0 == .path && $0.1 == path } == true)
+        await endPause(.milliseconds(50))
 
         try FileManager.default.createDirectory(atPath: directory.file("textfile"), withIntermediateDirectories: false)
         try ingest(sources.store, ["A1"])
@@ -181,7 +196,7 @@ struct MetricsPublisherTests {
         }
         point(real)
         let capture = CapturingLogHandler()
-        let publisher = MetricsPublisher(path: link + "/reconciled.prom", logger: Logger(handler: capture))
+        let publisher = MetricsPublisher(path: link + "/reconciled.prom", logger: Logger(handler: capture), clock: clock)
         await publisher.write("a 1\n")
         point(directory.file("absent"))
         await publisher.write("a 2\n")
@@ -197,12 +212,14 @@ struct MetricsPublisherTests {
         let sources = try sources()
         let first = directory.file("one.prom")
         let second = directory.file("two.prom")
-        let publisher = MetricsPublisher(path: first, logger: .discarding, interval: .milliseconds(50))
+        let publisher = MetricsPublisher(path: first, logger: .discarding, clock: clock, interval: .milliseconds(50))
         let task = Task { await publisher.run(sources) }
         #expect(await eventually(timeout: .seconds(10)) { read(first) != nil })
+        await endPause(.milliseconds(50))
 
         await publisher.retarget(second)
         #expect(await eventually(timeout: .seconds(10)) { read(second) != nil })
+        await endPause(.milliseconds(50))
         #expect(!FileSystem.exists(first))
 
         await publisher.retarget(nil)

@@ -45,11 +45,13 @@ struct DiskFull: Error, ClassifiedStoreError {
 @Suite("Spool ingest")
 struct SpoolIngestorTests {
     let fixture = SpoolFixture()
+    /// The retries' delays pass when the test moves this clock.
+    let clock = ManualClock()
 
     func ingestor(_ store: any OrderIngesting & SerializedStore, logger: Logger = .discarding, batchSize: Int = 512) -> SpoolIngestor {
         SpoolIngestor(
             layout: fixture.layout, store: store,
-            settings: .init(verifierKind: .apple, maxFileSize: 1024 * 1024, batchSize: batchSize), logger: logger)
+            settings: .init(verifierKind: .apple, maxFileSize: 1024 * 1024, batchSize: batchSize), logger: logger, clock: clock)
     }
 
     @Test("every kind of bad file goes to rejected/ with the exact reason; good files are committed, then deleted")
@@ -193,11 +195,11 @@ struct SpoolIngestorTests {
         let (events, continuation) = AsyncStream<SpoolEvent>.makeStream()
         let loop = Task { await ingest.run(events: events) }
         continuation.yield(.rescan(reason: "test"))
-        try await Task.sleep(for: .milliseconds(300))
+        await clock.waitForTimers()  // the retry, 1 s away
         #expect(fixture.incoming == ["a.json"])
         spy.failure.withLock { $0 = nil }
-        for _ in 0..<60 where !fixture.incoming.isEmpty { try await Task.sleep(for: .milliseconds(100)) }
-        #expect(fixture.incoming.isEmpty)
+        clock.advance(by: .seconds(1))
+        #expect(await eventually { fixture.incoming.isEmpty })
         #expect(try spy.order(id: "A1") != nil)
         continuation.finish()
         await loop.value
@@ -210,7 +212,7 @@ struct SpoolIngestorTests {
         let box = Mutex<SpoolIngestor?>(nil)
         let ingest = SpoolIngestor(
             layout: fixture.layout, store: store, settings: .init(verifierKind: .apple, maxFileSize: 1024 * 1024, batchSize: 2),
-            logger: .discarding,
+            logger: .discarding, clock: clock,
             onCommitted: { batch in
                 let total = box.withLock { $0 }!.total
                 heard.withLock { $0.append((batch, total)) }
@@ -313,8 +315,9 @@ struct SpoolIngestorTests {
             let spy = SpyStore(try fixture.store())
             spy.failure.withLock { $0 = DiskFull() }
             fixture.drop("a.json", OrderFixtures.orderJSON("A1"))
+            let clock = ManualClock()
             let ingest = SpoolIngestor(
-                layout: fixture.layout, store: spy, settings: .init(verifierKind: .apple, maxFileSize: 1 << 20), logger: .discarding)
+                layout: fixture.layout, store: spy, settings: .init(verifierKind: .apple, maxFileSize: 1 << 20), logger: .discarding, clock: clock)
             let (events, continuation) = AsyncStream<SpoolEvent>.makeStream()
             let ended = Atomic<Bool>(false)
             let loop = Task {
@@ -323,18 +326,20 @@ struct SpoolIngestorTests {
             }
             continuation.yield(.rescan(reason: "test"))
             // Into the retries (after 1 s, then 2 s): the next one is 4 s away.
-            for _ in 0..<500 where spy.batches.withLock({ $0.count }) < 3 { try await Task.sleep(for: .milliseconds(20)) }
-            #expect(spy.batches.withLock { $0.count } >= 3, "no second retry yet")
-            let asked = ContinuousClock.now
-            let batchesAsked = spy.batches.withLock { $0.count }
+            for delay in [1, 2] {
+                await clock.waitForTimers()
+                clock.advance(by: .seconds(delay))
+            }
+            await clock.waitForTimers()
+            #expect(spy.batches.withLock { $0.count } == 3, "not three tries")
+            #expect(clock.pendingDeadlines == [clock.instant() + .seconds(4)])
             if stopping { ingest.stop() } else { continuation.finish() }
-            for _ in 0..<300 where !ended.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(20)) }
-            let done = ended.load(ordering: .relaxed)
+            let done = await eventually { ended.load(ordering: .relaxed) }
             #expect(done, "the loop is still retrying (stop: \(stopping))")
-            // At once, not at the next retry: no further batch was tried, and the loop ended
-            // before the retry's time (4 s after the last; a loaded machine may take a moment).
-            #expect(spy.batches.withLock { $0.count } == batchesAsked, "a retry ran after the stop")
-            #expect(ContinuousClock.now - asked < .seconds(4))
+            // At once, not at the next retry (the clock never got there): no further batch was
+            // tried, and the retry's timer is gone.
+            #expect(spy.batches.withLock { $0.count } == 3, "a retry ran after the stop")
+            #expect(clock.pendingDeadlines.isEmpty, "the retry still waits")
             continuation.finish()
             loop.cancel()
             await loop.value
@@ -353,11 +358,11 @@ struct SpoolIngestorTests {
         let (events, continuation) = AsyncStream<SpoolEvent>.makeStream()
         let loop = Task { await ingest.run(events: events) }
         continuation.yield(.rescan(reason: "test"))
-        try await Task.sleep(for: .milliseconds(300))
+        await clock.waitForTimers()  // the bad file's retry
         fixture.drop("good.json", OrderFixtures.orderJSON("G1"))
         continuation.yield(.arrived([SpoolFileName("good.json")]))
-        for _ in 0..<25 where (try? spy.order(id: "G1")) == nil { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(try spy.order(id: "G1") != nil, "the new file waited for the retry")
+        // The clock stands still: the retry cannot have come.
+        #expect(await eventually { (try? spy.order(id: "G1")) != nil }, "the new file waited for the retry")
         continuation.finish()
         await loop.value
         #expect(fixture.incoming == ["bad.json"])

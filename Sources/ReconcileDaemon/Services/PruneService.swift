@@ -11,10 +11,13 @@ final class PruneService: Service {
     private let store: any OrderStore & SerializedStore
     private let logger: Logger
     private let keep: Mutex<Duration?>
-    private let wake = WakeSignal()
+    private let clock: any DaemonClock
+    private let wake: WakeSignal
     private let stopped = Atomic<Bool>(false)
 
-    init(store: any OrderStore & SerializedStore, keepFinished: Duration?, logger: Logger) {
+    init(store: any OrderStore & SerializedStore, keepFinished: Duration?, logger: Logger, clock: any DaemonClock) {
+        self.clock = clock
+        self.wake = WakeSignal(clock: clock)
         self.store = store
         self.logger = logger
         self.keep = Mutex(keepFinished)
@@ -23,7 +26,7 @@ final class PruneService: Service {
     func run() async throws {
         while !stopped.load(ordering: .acquiring) {
             if let keep = keep.withLock({ $0 }) { await prune(keep) }
-            await wake.wait(until: .now + .seconds(86_400))
+            await wake.wait(until: clock.instant() + .seconds(86_400))
         }
     }
 
@@ -39,7 +42,7 @@ final class PruneService: Service {
     }
 
     private func prune(_ keep: Duration) async {
-        let now = Date()
+        let now = clock.now()
         do {
             let pruned = try await store.writing { [store] in try store.pruneFinished(before: now.addingTimeInterval(-keep.inSeconds), now: now) }
             if pruned > 0 {

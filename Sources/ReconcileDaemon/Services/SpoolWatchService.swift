@@ -17,6 +17,7 @@ final class SpoolWatchService: Service, @unchecked Sendable {
     private let rewatchRequests: AsyncStream<Void>.Continuation
     private let rewatchStream: AsyncStream<Void>
     private let state: Mutex<State>
+    private let clock: any DaemonClock
 
     private struct State {
         var watcher: SpoolWatcher?
@@ -27,7 +28,8 @@ final class SpoolWatchService: Service, @unchecked Sendable {
     /// How often to rescan when inotify is unavailable and `RescanInterval=` is not set.
     static let fallbackRescanInterval: Duration = .seconds(10)
 
-    init(layout: SpoolLayout, rescanInterval: Duration?, logger: Logger, spoolEvents: AsyncStream<SpoolEvent>.Continuation) {
+    init(layout: SpoolLayout, rescanInterval: Duration?, logger: Logger, spoolEvents: AsyncStream<SpoolEvent>.Continuation, clock: any DaemonClock) {
+        self.clock = clock
         self.layout = layout
         self.logger = logger
         self.spoolEvents = spoolEvents
@@ -47,7 +49,7 @@ final class SpoolWatchService: Service, @unchecked Sendable {
     /// Until stopped: a new watch each time the directory went away and came back.
     func run() async throws {
         for await _ in rewatchStream {
-            try? await Task.sleep(for: .milliseconds(50))
+            try? await clock.sleep(for: .milliseconds(50))
             watch()
             spoolEvents.yield(.rescan(reason: "spool watch re-established"))
         }
@@ -105,9 +107,9 @@ final class SpoolWatchService: Service, @unchecked Sendable {
             state.rescanTimer?.cancel()
             state.rescanTimer = nil
             guard let interval = state.rescanInterval ?? (fallback ? Self.fallbackRescanInterval : nil) else { return }
-            state.rescanTimer = Task { [spoolEvents] in
+            state.rescanTimer = Task { [spoolEvents, clock] in
                 while !Task.isCancelled {
-                    try? await DeadlineTimer.shared.sleep(for: interval)
+                    try? await clock.sleep(for: interval)
                     if Task.isCancelled { break }
                     spoolEvents.yield(.rescan(reason: "RescanInterval"))
                 }

@@ -49,14 +49,18 @@ public actor EscalationRunner {
     private var queue: [Notice] = []
     private var running = false
     private var lastStart: ContinuousClock.Instant?
+    private let clock: any DaemonClock
+    /// Callers of ``waitUntilIdle()`` waiting for the queue to empty.
+    private var idleWaiters: [CheckedContinuation<Void, Never>] = []
     /// Notices beyond this many waiting are dropped (logged): the orders stay escalated.
     public let queueLimit = 10_000
     public private(set) var commandsRun = 0
     public private(set) var commandsFailed = 0
 
-    public init(settings: Configuration.EscalationSettings, logger: Logger) {
+    public init(settings: Configuration.EscalationSettings, logger: Logger, clock: any DaemonClock) {
         self.settings = settings
         self.logger = logger
+        self.clock = clock
     }
 
     public func apply(_ settings: Configuration.EscalationSettings) {
@@ -80,7 +84,8 @@ public actor EscalationRunner {
 
     /// Waits until every queued command has run (for tests and shutdown).
     public func waitUntilIdle() async {
-        while running { try? await Task.sleep(for: .milliseconds(20)) }
+        guard running else { return }
+        await withCheckedContinuation { idleWaiters.append($0) }
     }
 
     private func drain() async {
@@ -88,10 +93,10 @@ public actor EscalationRunner {
             let notice = queue.removeFirst()
             guard let command = settings.command else { continue }
             let spacing = Duration.seconds(1 / settings.commandRate)
-            if let lastStart, ContinuousClock.now - lastStart < spacing {
-                try? await DeadlineTimer.shared.sleep(until: lastStart + spacing)
+            if let lastStart, clock.instant() - lastStart < spacing {
+                try? await clock.sleep(until: lastStart + spacing)
             }
-            lastStart = .now
+            lastStart = clock.instant()
             let result = await CommandRunner.run(command, environment: notice.environment, timeout: settings.timeout)
             commandsRun += 1
             let outcome = result.outcome
@@ -114,5 +119,7 @@ public actor EscalationRunner {
             }
         }
         running = false
+        for waiter in idleWaiters { waiter.resume() }
+        idleWaiters.removeAll()
     }
 }

@@ -128,7 +128,7 @@ extension Scheduler {
         let before = cluster.liveNodes
         cluster.liveNodes = liveNodes
         cluster.share = ClusterTiming.share(liveNodes: liveNodes)
-        let mono = clock.uptime()
+        let mono = uptime()
         admission.reconfigure(Self.limits(settings, share: cluster.share), endpoints: Self.endpoints(of: settings), now: mono)
         logger.notice(
             "live nodes on the shared store: \(liveNodes) (were \(before)); this one takes MaxInFlight=\(maxInFlight(.main))\(settings.maxRate.map { ", MaxRate=\(String(format: "%.3g", $0 * cluster.share))" } ?? "")",

@@ -15,7 +15,7 @@ extension Scheduler {
     /// after a 429 end (DESIGN §6), so that the new configuration is tried at once.
     public func apply(_ settings: Settings) {
         self.settings = settings
-        let now = clock.uptime()
+        let now = uptime()
         admission.reconfigure(Self.limits(settings, share: cluster.share), endpoints: Self.endpoints(of: settings), now: now)
         admission.reload(now: now)
         finishUndeliverable()
@@ -61,7 +61,7 @@ extension Scheduler {
     /// The wall clock was set: re-evaluate what is due, and after a step back bring far-off
     /// attempts forward so that the queue does not stall for the length of the step.
     public func clockChanged() {
-        let offset = clock.now().timeIntervalSince1970 - clock.uptime()
+        let offset = clock.now().timeIntervalSince1970 - uptime()
         let step = offset - wallOffset
         wallOffset = offset
         if shared != nil, abs(step) > Self.clockStep {
@@ -95,7 +95,7 @@ extension Scheduler {
     /// outcomes; returns when ``run()`` has ended. Attempts still running after that keep their
     /// leases until the next start.
     public func stop(drainTimeout: Duration) async {
-        drainDeadline = clock.uptime() + drainTimeout.inSeconds
+        drainDeadline = uptime() + drainTimeout.inSeconds
         stopping = true
         wake.signal()
         guard !stopped else { return }
@@ -104,7 +104,7 @@ extension Scheduler {
 
     /// A snapshot for `reconcilectl status` and the metrics file.
     public func status() -> SchedulerStatus {
-        let mono = clock.uptime()
+        let mono = uptime()
         let wall = clock.now()
         func date(_ time: Double) -> Date { wall.addingTimeInterval(time - mono) }
         let endpoints = admission.states(now: mono).map { state in

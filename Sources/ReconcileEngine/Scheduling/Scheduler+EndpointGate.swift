@@ -8,11 +8,11 @@ import ReconcileSystem
 extension Scheduler: EndpointGate {
     public func acquire(_ endpoint: VerificationEndpoint) async -> Bool {
         while !stopping {
-            let mono = clock.uptime()
+            let mono = uptime()
             switch admission.acquire(endpoint, now: mono) {
             case .granted: return true
             case .blocked: return false
-            case .retry(let at): try? await DeadlineTimer.shared.sleep(for: .seconds(at - mono))
+            case .retry(let at): try? await clock.sleep(until: instant(atUptime: at))
             }
         }
         return false
@@ -33,7 +33,7 @@ extension Scheduler: EndpointGate {
     ) async {
         let healthy = if case .healthy = observation { !rateLimited } else { false }
         if healthy && quietEndpoints.skipsHealthy(endpoint) {
-            quietEndpoints.skipped(endpoint, at: clock.uptime())
+            quietEndpoints.skipped(endpoint, at: uptime())
             return
         }
         if !healthy { quietEndpoints.failureQueued(endpoint) }
@@ -47,7 +47,7 @@ extension Scheduler: EndpointGate {
         if queued { quietEndpoints.failureArrived(endpoint) }
         if let skipped = quietEndpoints.lastSkipped(endpoint) { admission.answeredHealthily(endpoint, at: skipped) }
         if rateLimited {
-            let pause = admission.pause(endpoint, retryAfter: retryAfter?.inSeconds, now: clock.uptime())
+            let pause = admission.pause(endpoint, retryAfter: retryAfter?.inSeconds, now: uptime())
             let capped = pause.capped ? " (Retry-After asked for \(TimeSpan.format(retryAfter ?? .zero)); capped at CircuitMaxCooldown)" : ""
             logger.notice(
                 "\(endpoint.rawValue) answered 429; sending nothing there for \(TimeSpan.format(.seconds(pause.seconds)))\(capped)",
@@ -60,7 +60,7 @@ extension Scheduler: EndpointGate {
     /// Feeds the endpoint's circuit; logs and announces an opening or closing. A failure that
     /// follows its order (``FailureAttribution``) is remembered, to be charged to it.
     func observe(_ endpoint: VerificationEndpoint, _ observation: EndpointObservation, order: Int64? = nil) {
-        let (change, blame) = admission.observeAttributed(endpoint, observation, order: order, now: clock.uptime())
+        let (change, blame) = admission.observeAttributed(endpoint, observation, order: order, now: uptime())
         quietEndpoints.update(endpoint, quiet: admission.isQuiet(endpoint))
         if blame == .order, let order {
             blamed.insert(order)

@@ -128,12 +128,12 @@ extension Scheduler {
         do {
             let results = try store.completeActions(batch, owner: owner, now: storeNow())
             reporter.committed(batch, results)
-            wakeTimes.append(clock.uptime())  // a retry may be due at once
+            wakeTimes.append(uptime())  // a retry may be due at once
             changeObserver?()
         } catch {
             pendingActionCompletions = batch + pendingActionCompletions
             let delay = storeFailed(error)
-            wakeTimes.append(clock.uptime() + delay)
+            wakeTimes.append(uptime() + delay)
         }
     }
 

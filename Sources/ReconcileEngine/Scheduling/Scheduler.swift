@@ -16,11 +16,14 @@ public actor Scheduler {
 
     let store: any OrderStore
     let logger: Logger
-    let clock: any SchedulerClock
+    /// Wall and monotonic time, and the timers the loop sleeps on (a manual clock in tests).
+    let clock: any DaemonClock
+    /// The monotonic instant the scheduler's seconds count from.
+    let origin: ContinuousClock.Instant
     /// This daemon's lease owner: host, pid and a random part, unique per start.
     public nonisolated let owner: String
     var settings: Settings
-    let wake = WakeSignal()
+    let wake: WakeSignal
     /// Wall-clock time minus monotonic time, to see the wall clock step.
     var wallOffset: Double
     var random = SystemRandomSource()
@@ -89,18 +92,20 @@ public actor Scheduler {
 
     public init(
         store: any OrderStore, settings: Settings, logger: Logger, escalations: EscalationRunner? = nil,
-        clock: any SchedulerClock = SystemSchedulerClock()
+        clock: any DaemonClock
     ) {
         self.store = store
         self.settings = settings
         self.logger = logger
         self.clock = clock
+        self.origin = clock.instant()
+        self.wake = WakeSignal(clock: clock)
         self.reporter = CompletionReporter(logger: logger, escalations: escalations)
         let host = ProcessInfo.processInfo.hostName
         self.shared = store as? any SharedOrderStore
         self.owner = shared?.leaseOwner ?? "\(host):\(getpid()):\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
-        self.wallOffset = clock.now().timeIntervalSince1970 - clock.uptime()
-        self.admission = EndpointAdmission(limits: Self.limits(settings), endpoints: Self.endpoints(of: settings), now: clock.uptime())
+        self.wallOffset = clock.now().timeIntervalSince1970
+        self.admission = EndpointAdmission(limits: Self.limits(settings), endpoints: Self.endpoints(of: settings), now: 0)
     }
 
     // MARK: - The loop
@@ -120,21 +125,21 @@ public actor Scheduler {
         cluster.startedAt = clock.now()
         // After a stop, the loop goes on committing outcomes (without claiming) until nothing is
         // in flight or the drain time is up.
-        while !stopping || (inFlight > 0 && clock.uptime() < drainDeadline ?? 0) {
-            let began = ContinuousClock.now
+        while !stopping || (inFlight > 0 && uptime() < drainDeadline ?? 0) {
+            let began = clock.instant()
             var deadline = turn()
             if stopping, let drainDeadline { deadline = min(deadline ?? drainDeadline, drainDeadline) }
             if let heartbeat, let interval = heartbeatInterval {
                 heartbeat()
-                let beat = clock.uptime() + interval.inSeconds
+                let beat = uptime() + interval.inSeconds
                 deadline = min(deadline ?? beat, beat)
             }
-            await wake.wait(until: deadline.map(clock.instant(atUptime:)))
+            await wake.wait(until: deadline.map(instant(atUptime:)))
             // Turns no closer together than `turnSpacing` while work flows: the actor is free
             // meanwhile for attempts to report and finish (each refills its slot from the work
             // leased ahead), and the next turn commits their outcomes in one transaction.
-            if !stopping, let spacing = settings.turnSpacing, ContinuousClock.now < began + spacing {
-                try? await Task.sleep(until: began + spacing, clock: .continuous)
+            if !stopping, let spacing = settings.turnSpacing, clock.instant() < began + spacing {
+                try? await clock.sleep(until: began + spacing)
             }
         }
         drain()
@@ -162,9 +167,9 @@ public actor Scheduler {
     func turn() -> Double? {
         // A step the kernel did not announce (no timerfd clock-set notice here, or a clock
         // faked for a process) is seen at the next turn.
-        if abs(clock.now().timeIntervalSince1970 - clock.uptime() - wallOffset) > Self.clockStep { clockChanged() }
+        if abs(clock.now().timeIntervalSince1970 - uptime() - wallOffset) > Self.clockStep { clockChanged() }
         let now = storeNow()
-        let mono = clock.uptime()
+        let mono = uptime()
         var wakeTimes: [Double] = []
         var claims: [Claim] = []
         var actionClaims: [ActionClaim] = []
@@ -374,7 +379,7 @@ public actor Scheduler {
     func startReady() -> Double? {
         // A stopping loop only waits for what is in flight; what was leased ahead goes back.
         guard !stopping else { return nil }
-        let mono = clock.uptime()
+        let mono = uptime()
         var nextToken: Double?
         var index = 0
         // A node that has not heard from the store for a while starts nothing: its leases may
@@ -421,7 +426,7 @@ public actor Scheduler {
 
     /// When an order of `endpoint` may next be tried: its circuit's probe time, or a cool-down.
     func retryTime(_ endpoint: VerificationEndpoint) -> Date {
-        let mono = clock.uptime()
+        let mono = uptime()
         return storeNow().addingTimeInterval(admission.retryTime(endpoint, now: mono) - mono)
     }
 

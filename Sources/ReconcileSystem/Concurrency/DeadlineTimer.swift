@@ -1,10 +1,11 @@
 import CLinux
 import Foundation
 import Glibc
+import ReconcileFoundation
 import Synchronization
 
-/// The daemon's one timer: a thread of its own that sleeps in `poll(2)` until the nearest
-/// deadline anyone asked for, runs what is due, and sleeps again.
+/// The daemon's one timer, behind ``SystemClock``: a thread of its own that sleeps in `poll(2)`
+/// until the nearest deadline anyone asked for, runs what is due, and sleeps again.
 ///
 /// It exists because of a cost `Task.sleep` has on Linux (Swift 6.3): while any sleep is pending,
 /// libdispatch's manager thread re-arms its timer once a second, so a daemon waiting an hour for
@@ -14,11 +15,6 @@ import Synchronization
 public final class DeadlineTimer: Sendable {
     /// The process's timer; its thread starts with the first deadline.
     public static let shared = DeadlineTimer(name: "reconcile.timer")
-
-    /// Names a scheduled action, to cancel it.
-    public struct Token: Hashable, Sendable {
-        fileprivate let id: UInt64
-    }
 
     private struct Entry {
         var deadline: ContinuousClock.Instant
@@ -50,8 +46,8 @@ public final class DeadlineTimer: Sendable {
     /// Runs `action` on the timer's thread at `deadline` (at once if it has passed), unless it is
     /// cancelled first. The action must be quick: resume a continuation, signal something.
     @discardableResult
-    public func schedule(at deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> Token {
-        let (token, wake, start) = state.withLock { state -> (Token, Bool, Bool) in
+    public func schedule(at deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> ClockTimer {
+        let (token, wake, start) = state.withLock { state -> (ClockTimer, Bool, Bool) in
             state.nextID += 1
             state.entries[state.nextID] = Entry(deadline: deadline, action: action)
             var wake = false
@@ -61,7 +57,7 @@ public final class DeadlineTimer: Sendable {
             }
             let start = !state.threadStarted
             state.threadStarted = true
-            return (Token(id: state.nextID), wake, start)
+            return (ClockTimer(id: state.nextID), wake, start)
         }
         if start {
             Thread { [self] in
@@ -77,25 +73,8 @@ public final class DeadlineTimer: Sendable {
     }
 
     /// Forgets a scheduled action; nothing happens if it already ran.
-    public func cancel(_ token: Token) {
-        _ = state.withLock { $0.entries.removeValue(forKey: token.id) }
-    }
-
-    /// Sleeps until `deadline`; throws `CancellationError` at once if the task is cancelled.
-    public func sleep(until deadline: ContinuousClock.Instant) async throws {
-        let sleeper = Sleeper()
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                sleeper.begin(continuation, timer: self, deadline: deadline)
-            }
-        } onCancel: {
-            sleeper.cancel(timer: self)
-        }
-    }
-
-    /// Sleeps for `duration`; throws `CancellationError` at once if the task is cancelled.
-    public func sleep(for duration: Duration) async throws {
-        try await sleep(until: .now + duration)
+    public func cancel(_ timer: ClockTimer) {
+        _ = state.withLock { $0.entries.removeValue(forKey: timer.id) }
     }
 
     private func run() {
@@ -133,53 +112,5 @@ public final class DeadlineTimer: Sendable {
         let (seconds, attoseconds) = (deadline - now).components
         let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
         return Int32(clamping: max(1, milliseconds))
-    }
-}
-
-/// One `sleep`: its continuation and timer token, and whether cancellation came first.
-private final class Sleeper: Sendable {
-    private enum Phase {
-        case starting
-        case waiting(CheckedContinuation<Void, any Error>, DeadlineTimer.Token)
-        case cancelled
-        case finished
-    }
-
-    private let phase = Mutex(Phase.starting)
-
-    func begin(_ continuation: CheckedContinuation<Void, any Error>, timer: DeadlineTimer, deadline: ContinuousClock.Instant) {
-        let cancelled = phase.withLock { phase -> Bool in
-            guard case .starting = phase else { return true }
-            let token = timer.schedule(at: deadline) { [self] in fire() }
-            phase = .waiting(continuation, token)
-            return false
-        }
-        if cancelled { continuation.resume(throwing: CancellationError()) }
-    }
-
-    private func fire() {
-        let continuation = phase.withLock { phase -> CheckedContinuation<Void, any Error>? in
-            guard case .waiting(let continuation, _) = phase else { return nil }
-            phase = .finished
-            return continuation
-        }
-        continuation?.resume()
-    }
-
-    func cancel(timer: DeadlineTimer) {
-        let continuation = phase.withLock { phase -> CheckedContinuation<Void, any Error>? in
-            switch phase {
-            case .starting:
-                phase = .cancelled
-                return nil
-            case .waiting(let continuation, let token):
-                timer.cancel(token)
-                phase = .cancelled
-                return continuation
-            case .cancelled, .finished:
-                return nil
-            }
-        }
-        continuation?.resume(throwing: CancellationError())
     }
 }

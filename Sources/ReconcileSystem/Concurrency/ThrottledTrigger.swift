@@ -1,12 +1,19 @@
+import ReconcileFoundation
+
 /// Runs an action after something changed, at most once per `interval`, and never on a timer:
 /// with no change it sleeps. Changes that arrive while the action runs or during the pause
 /// after it coalesce into one more run. Used for `STATUS=` (once a second) and the metrics file.
 public final class ThrottledTrigger: Sendable {
-    private let signal = WakeSignal()
+    /// Wakes the loop for a change (internal: tests see whether the loop waits for one).
+    let signal: WakeSignal
     private let interval: Duration
+    private let clock: any DaemonClock
 
-    public init(interval: Duration) {
+    /// A trigger that pauses `interval` by `clock` after each run.
+    public init(interval: Duration, clock: any DaemonClock) {
         self.interval = interval
+        self.clock = clock
+        signal = WakeSignal(clock: clock)
     }
 
     /// Something changed: the action runs soon (at once, or when the pause ends).
@@ -27,7 +34,7 @@ public final class ThrottledTrigger: Sendable {
             }
             if Task.isCancelled { break }
             await action()
-            try? await DeadlineTimer.shared.sleep(for: interval)
+            try? await clock.sleep(for: interval)
         }
         await action()
     }

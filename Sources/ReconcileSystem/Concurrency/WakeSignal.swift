@@ -1,19 +1,24 @@
+import ReconcileFoundation
 import Synchronization
 
 /// Wakes a loop that sleeps until a deadline: `signal()` from anywhere ends the current (or the
 /// next) `wait` at once. A signal is never lost; several coalesce into one wake-up. Deadlines are
-/// kept by `DeadlineTimer`, which costs nothing while it waits.
+/// kept by the clock's timers (the daemon's cost nothing while they wait).
 public final class WakeSignal: Sendable {
     private struct State {
         var pending = false
         var waiter: CheckedContinuation<Void, Never>?
-        var timer: DeadlineTimer.Token?
+        var timer: ClockTimer?
         var generation = 0
     }
 
     private let state = Mutex(State())
+    private let clock: any DaemonClock
 
-    public init() {}
+    /// A signal whose timed waits end by `clock`.
+    public init(clock: any DaemonClock) {
+        self.clock = clock
+    }
 
     /// Whether a `wait` is in progress, and which (for tests).
     var hasWaiter: Bool { state.withLock { $0.waiter != nil } }
@@ -21,7 +26,7 @@ public final class WakeSignal: Sendable {
 
     /// Ends the current wait, or the next one if nobody waits.
     public func signal() {
-        let (waiter, timer) = state.withLock { state -> (CheckedContinuation<Void, Never>?, DeadlineTimer.Token?) in
+        let (waiter, timer) = state.withLock { state -> (CheckedContinuation<Void, Never>?, ClockTimer?) in
             guard let waiter = state.waiter else {
                 state.pending = true
                 return (nil, nil)
@@ -30,27 +35,32 @@ public final class WakeSignal: Sendable {
             defer { state.timer = nil }
             return (waiter, state.timer)
         }
-        if let timer { DeadlineTimer.shared.cancel(timer) }
+        if let timer { clock.cancel(timer) }
         waiter?.resume()
     }
 
     /// Sleeps until `deadline` (forever when `nil`) or a signal, whichever comes first.
     public func wait(until deadline: ContinuousClock.Instant?) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumeNow = state.withLock { state -> Bool in
+            let generation = state.withLock { state -> Int? in
                 if state.pending {
                     state.pending = false
-                    return true
+                    return nil
                 }
                 state.generation += 1
                 state.waiter = continuation
-                if let deadline {
-                    let generation = state.generation
-                    state.timer = DeadlineTimer.shared.schedule(at: deadline) { [self] in expire(generation) }
-                }
+                return state.generation
+            }
+            guard let generation else { return continuation.resume() }
+            guard let deadline else { return }
+            // Scheduled outside the lock: a clock may run a passed deadline's action at once.
+            let timer = clock.schedule(at: deadline) { [self] in expire(generation) }
+            let ended = state.withLock { state -> Bool in
+                guard state.generation == generation, state.waiter != nil else { return true }
+                state.timer = timer
                 return false
             }
-            if resumeNow { continuation.resume() }
+            if ended { clock.cancel(timer) }
         }
     }
 

@@ -6,7 +6,7 @@ import Synchronization
 public final class HeldService: Service {
     public let name: String
     private let teardown: @Sendable () async -> Void
-    private let stopped = WakeSignal()
+    private let stopped = WakeSignal(clock: SystemClock())  // waits without a deadline
     private let done = Atomic<Bool>(false)
 
     public init(_ name: String, teardown: @escaping @Sendable () async -> Void) {

@@ -103,7 +103,7 @@ struct SchedulerClusterTests {
             .map(\.orderID) == ["O01"])
 
         // Back: the next turn heart-beats and renews; the attempt in flight ends and frees the slot.
-        clock.advance(by: 10)
+        clock.advance(by: .seconds(10))
         _ = await scheduler.turn()
         await verifier.finish("O00", .granted(Grant(transactionID: "T0"), finishedBy: .merchant), gate: scheduler)
         for _ in 0..<400 where await scheduler.status().inFlight > 0 { try await Task.sleep(for: .milliseconds(5)) }

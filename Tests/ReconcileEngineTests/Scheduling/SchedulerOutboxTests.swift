@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileSystem
 import ReconcileCore
 import ReconcileCrypto
 import Testing
@@ -111,7 +112,7 @@ struct SchedulerOutboxTests {
         var answers = Self.playAnswers("P1")
         answers[Self.revocationURL] = [answer(200, "{}")]
         let transport = ScriptedTransport(answers)
-        let scheduler = Scheduler(store: store, settings: try await settings(transport, revocation: true), logger: .discarding)
+        let scheduler = Scheduler(store: store, settings: try await settings(transport, revocation: true), logger: .discarding, clock: SystemClock())
 
         let planned = try await scheduler.plannedActionClaims()
         #expect(planned.map(\.endpoint) == [.googlePlay, .revocation])
@@ -143,7 +144,7 @@ struct SchedulerOutboxTests {
         // One failure opens a [Verifier]-limited circuit for an hour (a minute ran out under
         // ThreadSanitizer on a loaded machine, and the notice went); Google Play's has its own.
         let scheduler = Scheduler(
-            store: store, settings: try await settings(transport, revocation: true, threshold: 1, cooldown: .seconds(3600)), logger: .discarding)
+            store: store, settings: try await settings(transport, revocation: true, threshold: 1, cooldown: .seconds(3600)), logger: .discarding, clock: SystemClock())
         await scheduler.report(.revocation, .failure(reason: "http_503"), retryAfter: nil, rateLimited: false)
         #expect(await eventually(timeout: .seconds(5)) {
             await scheduler.status().endpoints.first { $0.endpoint == .revocation }?.circuit == "open"
@@ -163,7 +164,7 @@ struct SchedulerOutboxTests {
         let store = try store()
         defer { store.close() }
         let transport = ScriptedTransport(Self.playAnswers("P1"))
-        let scheduler = Scheduler(store: store, settings: try await settings(transport, revocation: false), logger: .discarding)
+        let scheduler = Scheduler(store: store, settings: try await settings(transport, revocation: false), logger: .discarding, clock: SystemClock())
         let planned = try await scheduler.plannedActionClaims()
         #expect(planned.map(\.endpoint) == [.googlePlay, .revocation] && planned.map(\.hasSender) == [true, false])
 
@@ -191,7 +192,7 @@ extension Scheduler {
     func plannedActionClaims() throws -> [PlannedActionClaim] {
         var slots: [Pool: Int] = [.main: freeSlots(.main), .googlePlay: freeSlots(.googlePlay)]
         var wakeTimes: [Double] = []
-        return try planActionClaims(slots: &slots, now: storeNow(), mono: clock.uptime(), wakeTimes: &wakeTimes).map {
+        return try planActionClaims(slots: &slots, now: storeNow(), mono: uptime(), wakeTimes: &wakeTimes).map {
             PlannedActionClaim(endpoint: $0.endpoint, pool: "\($0.pool)", limit: $0.limit, probe: $0.probe, hasSender: $0.sender != nil)
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileSystem
 import ReconcileCore
 import ReconcileFoundation
 import ReconcileStore
@@ -37,23 +38,31 @@ struct SchedulerTests {
         let store = try SQLiteOrderStore(path: directory.file("orders.db"), mode: .owner)
         defer { store.close() }
         // One token every 500 ms, at most one at a time; one failure opens the circuit for 100 ms.
+        let clock = ManualClock()
         let scheduler = Scheduler(
             store: store, settings: settings(ScriptedTransport([:]), maxRate: 2, burst: 1, threshold: 1, cooldown: .milliseconds(100)),
-            logger: .discarding)
-        // Before the first token is taken: a loaded machine may resume this task long after.
-        let first = ContinuousClock.now
+            logger: .discarding, clock: clock)
+        let first = clock.instant()
         #expect(await scheduler.acquire(.sandbox))
         await scheduler.report(.sandbox, .failure(reason: "http_503"), retryAfter: nil, rateLimited: false)
         #expect(await circuit(scheduler, .sandbox) == "open")
-        try await Task.sleep(for: .milliseconds(150))  // the cool-down is over; the next token is not there yet
+        clock.advance(by: .milliseconds(150))  // the cool-down is over; the next token is not there yet
 
         // The probe: sent with the next token, not before and not never.
-        #expect(await scheduler.acquire(.sandbox), "the probe was refused")
-        #expect(ContinuousClock.now - first >= .milliseconds(450), "the probe went without a token")
+        let probe = Task { await scheduler.acquire(.sandbox) }
+        await clock.waitForTimers()
+        #expect(clock.pendingDeadlines == [first + .milliseconds(500)], "the probe does not wait for the next token")
+        clock.advance(by: .milliseconds(350))
+        #expect(await probe.value, "the probe was refused")
         #expect(await circuit(scheduler, .sandbox) == "half-open")
         await scheduler.report(.sandbox, .healthy, retryAfter: nil, rateLimited: false)
         #expect(await circuit(scheduler, .sandbox) == "closed")
-        #expect(await scheduler.acquire(.sandbox))
+        // Closed: the next request waits for its token like any other.
+        let next = Task { await scheduler.acquire(.sandbox) }
+        await clock.waitForTimers()
+        #expect(clock.pendingDeadlines == [first + .seconds(1)])
+        clock.advance(by: .milliseconds(500))
+        #expect(await next.value)
     }
 
     @Test("the scheduler's own probe goes with a token: after an opening, the next request waits for the bucket, however short the cool-down")
@@ -70,7 +79,7 @@ struct SchedulerTests {
             Self.url: [answer(503, "busy"), answer(#"{"result":"verified","transaction_id":"1"}"#), answer(#"{"result":"verified","transaction_id":"2"}"#)]
         ])
         let scheduler = Scheduler(
-            store: store, settings: settings(transport, maxRate: 1, burst: 1, threshold: 1, cooldown: .milliseconds(20)), logger: .discarding)
+            store: store, settings: settings(transport, maxRate: 1, burst: 1, threshold: 1, cooldown: .milliseconds(20)), logger: .discarding, clock: SystemClock())
         let started = ContinuousClock.now
         let running = Task { await scheduler.run() }
         let finished = await eventually(timeout: .seconds(90)) { (try? store.countsByState()[.finished]) == 2 }
@@ -99,7 +108,7 @@ struct SchedulerTests {
         let transport = ScriptedTransport([Self.url: [answer(#"{"result":"verified","transaction_id":"1"}"#)]])
         var settings = settings(transport)
         settings.turnSpacing = .milliseconds(25)
-        let scheduler = Scheduler(store: store, settings: settings, logger: .discarding)
+        let scheduler = Scheduler(store: store, settings: settings, logger: .discarding, clock: SystemClock())
         let commits = Mutex(0)
         await scheduler.setChangeObserver { commits.withLock { $0 += 1 } }
         let started = ContinuousClock.now
@@ -142,7 +151,7 @@ struct SchedulerTests {
     func healthyAnswersAfterAFailureCount() async throws {
         let store = try SQLiteOrderStore(path: directory.file("orders.db"), mode: .owner)
         defer { store.close() }
-        let scheduler = Scheduler(store: store, settings: settings(ScriptedTransport([:]), threshold: 2), logger: .discarding)
+        let scheduler = Scheduler(store: store, settings: settings(ScriptedTransport([:]), threshold: 2), logger: .discarding, clock: ManualClock())
         #expect(!scheduler.quietEndpoints.skipsHealthy(.merchant), "quiet before anything was seen")
         await scheduler.report(.merchant, .healthy, retryAfter: nil, rateLimited: false)
         #expect(scheduler.quietEndpoints.skipsHealthy(.merchant))

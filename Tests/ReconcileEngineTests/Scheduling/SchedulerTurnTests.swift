@@ -48,19 +48,18 @@ struct SchedulerTurnTests {
         /// Ends every attempt still parked, and those the scheduler starts meanwhile, until none
         /// is in flight: a test leaves no task behind (LeakSanitizer counts them at exit).
         func releaseAll(_ scheduler: Scheduler) async {
-            for _ in 0..<1000 {
+            let released = await eventually(every: .milliseconds(5)) {
                 let waiting = parked.withLock { parked in
                     defer { parked.removeAll() }
                     return Array(parked.values)
                 }
                 for continuation in waiting { continuation.resume(returning: VerifierOutcome(records: [], verdict: .notSent("test_over"))) }
-                if waiting.isEmpty, await scheduler.status().inFlight == 0 {
-                    // The gates hold the scheduler, which holds this verifier: let the cycle go.
-                    gates.withLock { $0.removeAll() }
-                    return
-                }
-                try? await Task.sleep(for: .milliseconds(5))
+                guard waiting.isEmpty else { return false }
+                return await scheduler.status().inFlight == 0
             }
+            #expect(released, "attempts still in flight at the end of the test")
+            // The gates hold the scheduler, which holds this verifier: let the cycle go.
+            gates.withLock { $0.removeAll() }
         }
     }
 
@@ -83,16 +82,18 @@ struct SchedulerTurnTests {
         retry.jitter = .none
         if let maxAttempts { retry.maxAttempts = maxAttempts }
         let verifier = HeldVerifier()
-        let settings = Scheduler.Settings(
+        var settings = Scheduler.Settings(
             verifier: verifier, delivery: nil, resolver: AttemptResolver(policy: RetryPolicy(retry), deliveryConfigured: false),
             maxInFlight: maxInFlight, maxRate: maxRate, burst: burst, circuitThreshold: threshold, circuitCooldown: cooldown,
             circuitMaxCooldown: .seconds(60), requestTimeout: .seconds(5))
+        // The spacing between turns would wait on the clock, which only the test moves: the
+        // tests that let `run()` loop step its turns by events alone.
+        settings.turnSpacing = nil
         return (store, Scheduler(store: store, settings: settings, logger: .discarding, clock: clock), verifier)
     }
 
     func waitUntil(_ what: String, _ condition: () async -> Bool) async {
-        for _ in 0..<1000 where !(await condition()) { try? await Task.sleep(for: .milliseconds(5)) }
-        #expect(await condition(), "\(what)")
+        #expect(await eventually(every: .milliseconds(5)) { await condition() }, "\(what)")
     }
 
     @Test("a turn leases a few orders ahead of the free slots; a finished attempt's slot is refilled at once, without a turn")
@@ -131,10 +132,10 @@ struct SchedulerTurnTests {
         #expect(try store.countsByState() == [.pending: 3])
         #expect(try store.order(id: "O01")?.attempts == 0)
         let probeTime = try #require(wake)
-        #expect(abs(probeTime - (clock.uptime() + 10)) < 0.5, "woke for \(probeTime), now \(clock.uptime())")
+        #expect(abs(probeTime - (scheduler.uptime() + 10)) < 0.5, "woke for \(probeTime), now \(scheduler.uptime())")
         #expect(verifier.started.count == 1)
 
-        clock.advance(by: 10)
+        clock.advance(by: .seconds(10))
         _ = await scheduler.turn()
         await waitUntil("the probe started") { verifier.started.count == 2 }
         let probed = try #require(verifier.started.last)
@@ -167,7 +168,7 @@ struct SchedulerTurnTests {
         _ = await scheduler.turn()
         _ = await scheduler.turn()
         #expect(try store.order(id: "O00")?.attempts == 1)
-        clock.advance(by: 60)
+        clock.advance(by: .seconds(60))
         _ = await scheduler.turn()
         await waitUntil("the probe started") { verifier.started.count == 2 }
         #expect(verifier.started.last == "O01", "the probe went with the order that had just failed")
@@ -187,7 +188,7 @@ struct SchedulerTurnTests {
         _ = await scheduler.turn()
         #expect(try store.order(id: "O00")?.attempts == 0, "nothing known yet: not charged")
         // The probe goes with O01, which the endpoint answers: closed.
-        clock.advance(by: 60)
+        clock.advance(by: .seconds(60))
         _ = await scheduler.turn()
         await waitUntil("the probe started") { verifier.started.count == 2 }
         #expect(verifier.started.last == "O01")
@@ -207,7 +208,7 @@ struct SchedulerTurnTests {
             await waitUntil("the attempt ended") { await scheduler.status().inFlight == 0 }
             #expect(await scheduler.status().endpoints.first { $0.endpoint == .merchant }?.circuit == "closed")
             _ = await scheduler.turn()
-            clock.advance(by: 3600)
+            clock.advance(by: .seconds(3600))
             attempts += 1
         }
         let final = try store.order(id: "O00")
@@ -248,8 +249,8 @@ struct SchedulerTurnTests {
         #expect(verifier.started.count == 1, "no token: the order leased ahead waits")
         let wake = await scheduler.turn()
         let tokenTime = try #require(wake, "the loop would sleep until an event: the waiting order is stranded")
-        #expect(tokenTime <= clock.uptime() + 1.01)
-        clock.advance(by: 1)
+        #expect(tokenTime <= scheduler.uptime() + 1.01)
+        clock.advance(by: .seconds(1))
         _ = await scheduler.turn()
         await waitUntil("it goes with the next token") { verifier.started.count == 2 }
         await verifier.releaseAll(scheduler)
@@ -261,7 +262,7 @@ struct SchedulerTurnTests {
         let running = Task { await scheduler.run() }
         await waitUntil("in flight") { verifier.started.count == 1 }
         let stopping = Task { await scheduler.stop(drainTimeout: .seconds(30)) }
-        try await Task.sleep(for: .milliseconds(50))
+        await waitUntil("stopping") { await scheduler.stopping }
         #expect(try store.countsByState() == [.verifying: 1], "the stop waits for the attempt")
         await verifier.finish("O00", .granted(Grant(transactionID: "T"), finishedBy: .merchant), gate: scheduler)
         await stopping.value
@@ -274,15 +275,16 @@ struct SchedulerTurnTests {
     @Test("a stop starts nothing leased ahead, even when a slot frees during the drain: it goes back uncharged")
     func drainingStartsNothing() async throws {
         let (store, scheduler, verifier) = try setUp(orders: 3, maxInFlight: 2)
-        clock.realTime = true
         let running = Task { await scheduler.run() }
         await waitUntil("two in flight, one leased ahead") { verifier.started.count == 2 }
         #expect(try store.countsByState() == [.verifying: 3])
         let stopping = Task { await scheduler.stop(drainTimeout: .seconds(30)) }
-        try await Task.sleep(for: .milliseconds(50))
-        // One slot frees while the other attempt still runs: the drain's turns go on.
+        await waitUntil("stopping") { await scheduler.stopping }
+        // One slot frees while the other attempt still runs: the drain's turns go on. A slot is
+        // refilled as the attempt ends, so by the time its outcome is committed any start would
+        // have happened.
         await verifier.finish("O00", .granted(Grant(transactionID: "T0"), finishedBy: .merchant), gate: scheduler)
-        try await Task.sleep(for: .milliseconds(200))
+        await waitUntil("the outcome committed") { (try? store.countsByState()[.finished]) == 1 }
         #expect(verifier.started == ["O00", "O01"], "an attempt started during the drain")
         await verifier.finish("O01", .granted(Grant(transactionID: "T1"), finishedBy: .merchant), gate: scheduler)
         await stopping.value
@@ -295,51 +297,17 @@ struct SchedulerTurnTests {
     @Test("an attempt still in flight after DrainTimeout keeps its lease for the next start")
     func drainTimeout() async throws {
         let (store, scheduler, verifier) = try setUp(orders: 1, maxInFlight: 1)
-        clock.realTime = true
         let running = Task { await scheduler.run() }
         await waitUntil("in flight") { verifier.started.count == 1 }
-        await scheduler.stop(drainTimeout: .milliseconds(200))
+        let stopping = Task { await scheduler.stop(drainTimeout: .milliseconds(200)) }
+        await waitUntil("stopping") { await scheduler.drainDeadline != nil }
+        clock.advance(by: .milliseconds(199))
+        #expect(!(await scheduler.stopped), "the drain ended before DrainTimeout")
+        clock.advance(by: .milliseconds(1))
+        await stopping.value
         await running.value
         #expect(try store.countsByState() == [.verifying: 1])
         await verifier.finish("O00", .granted(Grant(), finishedBy: .merchant), gate: scheduler)
         await verifier.releaseAll(scheduler)
-    }
-}
-
-/// A clock the test moves: wall and monotonic time advance together. With `realTime`, monotonic
-/// deadlines map to real instants (for tests that let `run()` wait).
-final class ManualClock: SchedulerClock, @unchecked Sendable {
-    // @unchecked: every field behind the lock.
-    private let state = Mutex<(wall: Date, uptime: Double, real: Bool)>((Date(timeIntervalSince1970: 1_900_000_000), 1000, false))
-    private let origin = ContinuousClock.now
-
-    var realTime: Bool {
-        get { state.withLock { $0.real } }
-        set { state.withLock { $0.real = newValue } }
-    }
-
-    func advance(by seconds: Double) {
-        state.withLock {
-            $0.wall.addTimeInterval(seconds)
-            $0.uptime += seconds
-        }
-    }
-
-    /// Steps the wall clock alone (an NTP step, a hand-set date).
-    func stepWall(by seconds: Double) {
-        state.withLock { $0.wall.addTimeInterval(seconds) }
-    }
-
-    func now() -> Date {
-        state.withLock { $0.real ? $0.wall.addingTimeInterval((ContinuousClock.now - origin).inSeconds) : $0.wall }
-    }
-
-    func uptime() -> Double {
-        state.withLock { $0.real ? $0.uptime + (ContinuousClock.now - origin).inSeconds : $0.uptime }
-    }
-
-    func instant(atUptime uptime: Double) -> ContinuousClock.Instant {
-        let base = state.withLock { $0.uptime }
-        return origin + .milliseconds(Int64(max(0, uptime - base) * 1000))
     }
 }

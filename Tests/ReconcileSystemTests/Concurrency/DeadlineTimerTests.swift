@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileFoundation
 import Synchronization
 import Testing
 import TestSupport
@@ -8,11 +9,13 @@ import TestSupport
 struct DeadlineTimerTests {
     /// The tests' own timer, so that other suites' deadlines do not wake its thread.
     static let timer = DeadlineTimer(name: "test.timer")
+    /// The real clock on that timer.
+    static let clock = SystemClock(timer: timer)
 
     @Test("a sleep ends at its deadline, not before")
     func sleepsUntilTheDeadline() async throws {
         let start = ContinuousClock.now
-        try await Self.timer.sleep(for: .milliseconds(150))
+        try await Self.clock.sleep(for: .milliseconds(150))
         let slept = ContinuousClock.now - start
         #expect(slept >= .milliseconds(150))
         // Late only by what a loaded test run takes to resume a task (precision: the benchmark).
@@ -63,7 +66,7 @@ struct DeadlineTimerTests {
 
     @Test("cancelling the sleeping task ends an hour's sleep at once with CancellationError")
     func cancellation() async throws {
-        let sleeping = Task { try await Self.timer.sleep(for: .seconds(3_600)) }
+        let sleeping = Task { try await Self.clock.sleep(for: .seconds(3_600)) }
         try await Task.sleep(for: .milliseconds(100))
         let cancelled = ContinuousClock.now
         sleeping.cancel()
@@ -75,7 +78,7 @@ struct DeadlineTimerTests {
     func cancelledBeforeSleeping() async throws {
         let sleeping = Task {
             while !Task.isCancelled { await Task.yield() }
-            try await Self.timer.sleep(for: .seconds(3_600))
+            try await Self.clock.sleep(for: .seconds(3_600))
         }
         sleeping.cancel()
         await #expect(throws: CancellationError.self) { try await sleeping.value }

@@ -1,80 +1,107 @@
 import Foundation
+import ReconcileFoundation
 import Synchronization
 import Testing
 import TestSupport
 @testable import ReconcileSystem
 
+/// The trigger on a clock the test moves: each step asserts what has run at that clock time.
 @Suite("Throttled trigger")
 struct ThrottledTriggerTests {
-    /// When the action ran, in order.
+    /// When (on the test's clock) the action ran, in order.
     final class Runs: Sendable {
         private let times = Mutex<[ContinuousClock.Instant]>([])
-        func record() { times.withLock { $0.append(.now) } }
+        let clock: ManualClock
+        init(clock: ManualClock) { self.clock = clock }
+        func record() { times.withLock { $0.append(clock.instant()) } }
         var all: [ContinuousClock.Instant] { times.withLock { $0 } }
         var count: Int { all.count }
     }
 
+    /// Returns once the trigger's loop waits for a change (it has finished a run and its pause).
+    func idle(_ trigger: ThrottledTrigger) async -> Bool {
+        await eventually { trigger.signal.hasWaiter }
+    }
+
     @Test("a burst of changes runs the action at once and then once more after the pause; no change, no run")
     func coalesces() async throws {
-        let trigger = ThrottledTrigger(interval: .milliseconds(300))
-        let runs = Atomic<Int>(0)
-        let task = Task { await trigger.run { runs.add(1, ordering: .relaxed) } }
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(runs.load(ordering: .relaxed) == 0, "ran without a change")
+        let clock = ManualClock()
+        let trigger = ThrottledTrigger(interval: .milliseconds(300), clock: clock)
+        let runs = Runs(clock: clock)
+        let task = Task { await trigger.run { runs.record() } }
+        #expect(await idle(trigger))
+        clock.advance(by: .seconds(3_600))
+        #expect(runs.count == 0, "ran without a change")
+
+        let burst = clock.instant()
         for _ in 0..<100 { trigger.changed() }
-        // The burst's first change runs the action at once; the rest coalesce into one more run
-        // after the pause (a poll may come late, so count at least, then settle).
-        #expect(await eventually(timeout: .seconds(30)) { runs.load(ordering: .relaxed) >= 1 })
-        try await Task.sleep(for: .milliseconds(1500))
-        let settled = runs.load(ordering: .relaxed)
-        #expect((1...2).contains(settled), "\(settled) runs for one burst")
-        try await Task.sleep(for: .milliseconds(700))
-        #expect(runs.load(ordering: .relaxed) == settled, "ran again without a change")
-        for _ in 0..<100 { trigger.changed() }
-        #expect(await eventually(timeout: .seconds(30)) { runs.load(ordering: .relaxed) > settled })
-        try await Task.sleep(for: .milliseconds(1500))
-        let afterSecond = runs.load(ordering: .relaxed)
-        #expect(afterSecond - settled <= 2, "\(afterSecond - settled) runs for the second burst")
+        // The first change runs the action at once; it then pauses 300 ms on the clock.
+        await clock.waitForTimers()
+        #expect(runs.all == [burst])
+        clock.advance(by: .milliseconds(299))
+        #expect(runs.count == 1, "ran again before the pause was over")
+        // The rest of the burst coalesced into one more run, when the pause ends.
+        clock.advance(by: .milliseconds(1))
+        await clock.waitForTimers()
+        #expect(runs.all == [burst, burst + .milliseconds(300)])
+        clock.advance(by: .milliseconds(300))
+        #expect(await idle(trigger))
+        clock.advance(by: .seconds(3_600))
+        #expect(runs.count == 2, "ran again without a change")
+
         task.cancel()
         await task.value
-        #expect(runs.load(ordering: .relaxed) == afterSecond + 1, "cancelling runs the action a last time")
+        #expect(runs.count == 3, "cancelling runs the action a last time")
     }
 
     @Test("changes while the action runs, or during the pause, run it once more after the pause")
     func duringPause() async throws {
-        let trigger = ThrottledTrigger(interval: .milliseconds(400))
-        let runs = Runs()
+        let clock = ManualClock()
+        let trigger = ThrottledTrigger(interval: .milliseconds(400), clock: clock)
+        let runs = Runs(clock: clock)
         let task = Task { await trigger.run { runs.record() } }
+        let start = clock.instant()
         trigger.changed()
-        #expect(await eventually(timeout: .seconds(30)) { runs.count == 1 })
+        await clock.waitForTimers()
+        clock.advance(by: .milliseconds(100))
         trigger.changed()
         trigger.changed()
-        #expect(await eventually(timeout: .seconds(30)) { runs.count == 2 })
-        let times = runs.all
-        if times.count >= 2 { #expect(times[1] - times[0] >= .milliseconds(400)) }
+        #expect(runs.count == 1)
+        clock.advance(by: .milliseconds(300))
+        await clock.waitForTimers()
+        #expect(runs.all == [start, start + .milliseconds(400)])
         task.cancel()
         await task.value
     }
 
-    @Test("cancelled while the action runs: it runs once more, after the cancellation, without the pause")
+    /// Were the last run to wait for the pause, it would wait for a clock nobody moves: the
+    /// time limit turns that into a failure.
+    @Test("cancelled while the action runs: it runs once more, after the cancellation, without the pause", .timeLimit(.minutes(1)))
     func cancelDuringAction() async throws {
-        let trigger = ThrottledTrigger(interval: .seconds(30))
-        let runs = Runs()
-        let gate = WakeSignal()
+        let clock = ManualClock()
+        let trigger = ThrottledTrigger(interval: .seconds(30), clock: clock)
+        let runs = Runs(clock: clock)
+        let gate = WakeSignal(clock: clock)
+        let cancelled = Atomic<Bool>(false)
+        let ranAfterCancel = Atomic<Bool>(false)
         let task = Task {
             await trigger.run {
                 runs.record()
-                if runs.count == 1 { await gate.wait(until: nil) }  // a slow first run, deaf to cancellation
+                if runs.count == 1 {
+                    await gate.wait(until: nil)  // a slow first run, deaf to cancellation
+                } else {
+                    ranAfterCancel.store(cancelled.load(ordering: .acquiring), ordering: .releasing)
+                }
             }
         }
         trigger.changed()
-        #expect(await eventually(timeout: .seconds(30)) { runs.count == 1 })
+        #expect(await eventually { gate.hasWaiter })
         task.cancel()
-        let cancelled = ContinuousClock.now
+        cancelled.store(true, ordering: .releasing)
         gate.signal()
         await task.value
-        let times = runs.all
-        #expect(times.count == 2)
-        if times.count == 2 { #expect(times[1] > cancelled) }
+        #expect(runs.count == 2)
+        let lastRunAfterCancel = ranAfterCancel.load(ordering: .acquiring)
+        #expect(lastRunAfterCancel, "the last run started before the cancellation")
     }
 }

@@ -21,7 +21,7 @@ struct ServiceGroupTests {
         // @unchecked: the journal is a Mutex; the signal is Sendable.
         let name: String
         let journal: Journal
-        let stopSignal = WakeSignal()
+        let stopSignal = WakeSignal(clock: SystemClock())  // waits without a deadline
         let stopped = Atomic<Bool>(false)
         let failAfter: Duration?
         let returnEarly: Bool

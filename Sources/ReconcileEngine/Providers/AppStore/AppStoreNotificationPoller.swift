@@ -109,14 +109,17 @@ public final class AppStoreNotificationPoller: Service {
     /// notices they wrote).
     let onCommitted: @Sendable () -> Void
     private let settings: Mutex<Settings?>
-    private let wake = WakeSignal()
+    private let clock: any DaemonClock
+    private let wake: WakeSignal
     private let stopped = Atomic<Bool>(false)
 
     /// `settings` `nil`: polling is off until a reload turns it on.
     public init(
         settings: Settings?, store: any OrderIngesting & CheckpointStore & SerializedStore, transport: any HTTPTransport, gate: any EndpointGate, logger: Logger,
-        onCommitted: @escaping @Sendable () -> Void = {}
+        clock: any DaemonClock, onCommitted: @escaping @Sendable () -> Void = {}
     ) {
+        self.clock = clock
+        self.wake = WakeSignal(clock: clock)
         self.settings = Mutex(settings)
         self.store = store
         self.transport = transport
@@ -132,7 +135,7 @@ public final class AppStoreNotificationPoller: Service {
     }
 
     public func run() async throws {
-        let started = ContinuousClock.now
+        let started = clock.instant()
         var last: ContinuousClock.Instant?
         while !stopped.load(ordering: .acquiring) {
             guard let current = settings.withLock({ $0 }) else {
@@ -140,12 +143,12 @@ public final class AppStoreNotificationPoller: Service {
                 continue
             }
             let due = last.map { $0 + current.interval } ?? started + min(current.interval, current.firstDelay)
-            if ContinuousClock.now < due {
+            if clock.instant() < due {
                 await wake.wait(until: due)
                 continue
             }
-            _ = await poll(current, now: Date())
-            last = ContinuousClock.now
+            _ = await poll(current, now: clock.now())
+            last = clock.instant()
         }
     }
 

@@ -77,13 +77,16 @@ public final class PlayVoidedPurchasePoller: Service {
     private let settings: Mutex<Settings?>
     /// A push asked for the lists to be read.
     private let confirmRequested = Atomic<Bool>(false)
-    private let wake = WakeSignal()
+    private let clock: any DaemonClock
+    private let wake: WakeSignal
     private let stopped = Atomic<Bool>(false)
 
     public init(
         settings: Settings?, store: any OrderIngesting & CheckpointStore & SerializedStore, gate: any EndpointGate, logger: Logger,
-        onCommitted: @escaping @Sendable () -> Void = {}
+        clock: any DaemonClock, onCommitted: @escaping @Sendable () -> Void = {}
     ) {
+        self.clock = clock
+        self.wake = WakeSignal(clock: clock)
         self.settings = Mutex(settings)
         self.store = store
         self.gate = gate
@@ -103,7 +106,7 @@ public final class PlayVoidedPurchasePoller: Service {
     }
 
     public func run() async throws {
-        let started = ContinuousClock.now
+        let started = clock.instant()
         var lastPoll: ContinuousClock.Instant?
         var lastRead: ContinuousClock.Instant?
         // The second read after a confirmation (Google's list may lag its push).
@@ -114,25 +117,25 @@ public final class PlayVoidedPurchasePoller: Service {
                 continue
             }
             let regularDue = current.interval.map { interval in lastPoll.map { $0 + interval } ?? started + min(interval, current.firstDelay) }
-            let confirmDue = confirmRequested.load(ordering: .acquiring) ? (lastRead.map { $0 + current.minimumSpacing } ?? .now) : nil
+            let confirmDue = confirmRequested.load(ordering: .acquiring) ? (lastRead.map { $0 + current.minimumSpacing } ?? clock.instant()) : nil
             guard let due = [regularDue, confirmDue, recheck].compactMap({ $0 }).min() else {
                 await wake.wait(until: nil)
                 continue
             }
-            if ContinuousClock.now < due {
+            if clock.instant() < due {
                 await wake.wait(until: due)
                 continue
             }
-            let now = Date()
-            if let regularDue, regularDue <= ContinuousClock.now {
+            let now = clock.now()
+            if let regularDue, regularDue <= clock.instant() {
                 _ = await poll(current, now: now, confirming: false)
-                lastPoll = ContinuousClock.now
+                lastPoll = clock.instant()
             } else {
-                let pushed = confirmDue.map { $0 <= ContinuousClock.now } ?? false
+                let pushed = confirmDue.map { $0 <= clock.instant() } ?? false
                 _ = await poll(current, now: now, confirming: true)
-                recheck = pushed ? ContinuousClock.now + current.recheckDelay : nil
+                recheck = pushed ? clock.instant() + current.recheckDelay : nil
             }
-            lastRead = ContinuousClock.now
+            lastRead = clock.instant()
         }
     }
 

@@ -66,7 +66,7 @@ struct AppStoreNotificationPollerTests {
             interval: .seconds(3600), environments: [.init(endpoint: .production, settings: EndpointSettings(url: Self.base, timeout: .seconds(1)))],
             tokens: try await Self.tokens(), verify: Self.verify)
         let poller = AppStoreNotificationPoller(
-            settings: settings, store: store, transport: transport, gate: gate, logger: Logger(handler: log, minimumLevel: .debug))
+            settings: settings, store: store, transport: transport, gate: gate, logger: Logger(handler: log, minimumLevel: .debug), clock: ManualClock())
         return Fixture(directory: directory, store: store, transport: transport, gate: gate, log: log, poller: poller)
     }
 
@@ -176,7 +176,7 @@ struct AppStoreNotificationPollerTests {
         let settings = AppStoreNotificationPoller.Settings(
             interval: .seconds(3600), environments: [.init(endpoint: .production, settings: EndpointSettings(url: Self.base, timeout: .seconds(1)))],
             tokens: try await Self.tokens(), verify: Self.verify)
-        let poller = AppStoreNotificationPoller(settings: settings, store: failing, transport: f.transport, gate: f.gate, logger: Logger(handler: f.log))
+        let poller = AppStoreNotificationPoller(settings: settings, store: failing, transport: f.transport, gate: f.gate, logger: Logger(handler: f.log), clock: ManualClock())
         let summary = try #require(await poller.pollNow(now: Self.now).first)
         #expect(!summary.completed && summary.stoppedBecause == "store_unavailable")
         #expect(try f.store.checkpoint("appstore.production") == nil)
@@ -191,8 +191,8 @@ extension AppStoreNotificationPollerTests {
             interval: .seconds(100), environments: [.init(endpoint: .production, settings: EndpointSettings(url: Self.base, timeout: .seconds(1)))],
             tokens: try await Self.tokens(), verify: Self.verify)
         settings.sharedTurns = true
-        let nodeA = AppStoreNotificationPoller(settings: settings, store: f.store, transport: f.transport, gate: f.gate, logger: Logger(handler: f.log))
-        let nodeB = AppStoreNotificationPoller(settings: settings, store: f.store, transport: f.transport, gate: f.gate, logger: Logger(handler: f.log))
+        let nodeA = AppStoreNotificationPoller(settings: settings, store: f.store, transport: f.transport, gate: f.gate, logger: Logger(handler: f.log), clock: ManualClock())
+        let nodeB = AppStoreNotificationPoller(settings: settings, store: f.store, transport: f.transport, gate: f.gate, logger: Logger(handler: f.log), clock: ManualClock())
         #expect(try #require(await nodeA.pollNow(now: Self.now).first).completed)
         let skipped = try #require(await nodeB.pollNow(now: Self.now + 50).first)
         #expect(!skipped.completed && skipped.stoppedBecause == "another_node_polls")

@@ -56,7 +56,7 @@ struct PlayVoidedPurchasePollerTests {
         let gate = RecordingGate()
         let poller = PlayVoidedPurchasePoller(
             settings: .init(interval: .seconds(3600), packageNames: packages, verifier: verifier), store: store, gate: gate,
-            logger: Logger(handler: log, minimumLevel: .debug))
+            logger: Logger(handler: log, minimumLevel: .debug), clock: ManualClock())
         return Fixture(directory: directory, store: store, transport: transport, log: log, gate: gate, poller: poller)
     }
 
