@@ -34,7 +34,8 @@ public enum DaemonMain {
 
         let level = commandLine.logLevel ?? environment["RECONCILE_LOG_LEVEL"].flatMap(LogLevel.init(name:)) ?? .info
         let (handler, journalMissing) = logHandler(environment: environment)
-        let rateLimiter = RateLimitingLogHandler(wrapping: handler)
+        let clock = SystemClock()
+        let rateLimiter = RateLimitingLogHandler(wrapping: handler, clock: clock)
         let logger = Logger(handler: rateLimiter, minimumLevel: level)
         defer { rateLimiter.flush() }
         if journalMissing {
@@ -45,7 +46,7 @@ public enum DaemonMain {
         let configPath = ConfigurationLoader.path(commandLine: commandLine.configPath, environment: environment)
         let daemon: Daemon
         do {
-            daemon = try Daemon(configPath: configPath, environment: environment, logger: logger, notifier: notifier)
+            daemon = try Daemon(configPath: configPath, environment: environment, logger: logger, notifier: notifier, clock: clock)
         } catch {
             logger.critical("cannot start: \(error.message)", id: .startFailed, [.errno: error.errno.map(String.init)])
             notifier.failed(status: "cannot start: \(error.message)", errno: error.errno)

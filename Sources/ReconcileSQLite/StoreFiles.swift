@@ -81,7 +81,7 @@ public struct StoreFiles: Sendable, Hashable {
 ///
 /// Between two of the daemon's commits none of these may change: only its own checkpoints write
 /// the database file. The modification time is not used: it also changes for a `touch`, and a
-/// preloaded libfaketime shifts what `stat` reports after a clock step.
+/// step of the wall clock shifts what it means.
 public struct FileIdentity: Sendable, Hashable {
     public var device: UInt64
     public var inode: UInt64

@@ -124,8 +124,8 @@ struct IngestEndToEndTests {
     @Test("a second daemon on the same state (another spool) exits non-zero, naming the lock")
     func secondDaemon() async throws {
         let first = try start()
-        #expect(await eventually { FileManager.default.fileExists(atPath: directory.file("state/orders.db.lock")) })
-        try await Task.sleep(for: .milliseconds(200))
+        // Started: its store's lock is held (the file alone may be there a moment before).
+        #expect(await eventually { first.standardError.contains("started:") }, "\(first.standardError)")
         // Its own spool, so that the store's lock refuses it (the spool's lock is taken first:
         // the same configuration would be refused by that one, SpoolHardeningEndToEndTests).
         directory.write(

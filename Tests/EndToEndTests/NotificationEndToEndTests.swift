@@ -117,10 +117,15 @@ struct NotificationEndToEndTests {
         harness.drop("n.json", try Self.notificationFile(setup.signer, id: "pppp-1", type: "REFUND", transactionID: "4001"))
         #expect(await eventually(timeout: .seconds(20)) { (try? harness.store().order(id: "P1")?.state) == .rejected })
         try await harness.configureMock(#"{"reset":true}"#)
-        try await Task.sleep(for: .seconds(2))
+        // A sentinel order, verified and delivered once the App Store answers again: the turns
+        // that took it would have taken P1 too, were it still to be verified.
+        try await AppStoreEndToEndTests.register(harness, environment: "Production", [("4002", "gems", "")])
+        harness.drop("p2.json", OrderFixtures.orderJSON("P2", product: "gems", receipt: nil, transactionID: "4002"))
+        #expect(await harness.waitFor(.finished, count: 1, timeout: .seconds(30)), "\(harness.counts())")
         daemon.send(SIGTERM)
         #expect(await daemon.wait() == 0)
         #expect(try harness.store().order(id: "P1")?.reason == "refunded")
+        #expect(try await harness.mockStats().deliveries["P2"] != nil, "the sentinel was not delivered")
         #expect(try await harness.mockStats().deliveries["P1"] == nil, "a refunded order was delivered")
     }
 

@@ -96,7 +96,8 @@ struct PlayVoidedEndToEndTests {
         #expect(try harness.store().order(id: "V3")?.reason == "chargeback")
         #expect(await eventually(timeout: .seconds(20)) { ((try? await harness.mockStats())?.revocationsSucceeded.filter { $0.key.hasPrefix("V3:revoked:voided:") }.values.reduce(0, +) ?? 0) == 1 })
         // The polls list V1 again: taken in once, told once.
-        try await Task.sleep(for: .seconds(3))
+        let listedAgainFrom = try await harness.playStats().voidedListRequests
+        #expect(await eventually(timeout: .seconds(30)) { ((try? await harness.playStats().voidedListRequests) ?? 0) >= listedAgainFrom + 2 })
         daemon.send(SIGTERM)
         #expect(await daemon.wait() == 0)
         let after = try await harness.mockStats()

@@ -79,8 +79,8 @@ struct ServerFaultEndToEndTests {
         let notify = try DatagramListener(path: harness.directory.file("notify.sock"))
         defer { notify.close() }
         let daemon = try harness.startDaemon(environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "2000000"])
-        #expect(await eventually(timeout: .seconds(20)) { (try? harness.scalar("SELECT count(*) FROM attempts")) ?? 0 >= 3 })
-        try await Task.sleep(for: .seconds(2))
+        // Well into the faults: a few rounds of attempts on the three orders.
+        #expect(await eventually(timeout: .seconds(30)) { (try? harness.scalar("SELECT count(*) FROM attempts")) ?? 0 >= 9 })
 
         // The control socket answers promptly while the faults go on (timed on the socket itself:
         // starting reconcilectl under a sanitizer on CI's loaded machine alone took 5.6 s once),
@@ -157,7 +157,7 @@ struct ServerFaultEndToEndTests {
         server.standardError = FileHandle.nullDevice
         try server.run()
         // Listening once a connection is accepted (bounded: 10 s).
-        for _ in 0..<200 where !Self.accepts(port) { try await Task.sleep(for: .milliseconds(50)) }
+        _ = await eventually(timeout: .seconds(10), every: .milliseconds(50)) { Self.accepts(port) }
         return server
     }
 }

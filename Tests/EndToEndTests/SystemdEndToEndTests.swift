@@ -65,7 +65,9 @@ struct SystemdEndToEndTests {
         #expect(reload.status == 0, "\(reload.error)")
         daemon.send(SIGHUP)
         #expect(await eventually(timeout: .seconds(10)) { notify.datagrams.filter { Self.lifecycle($0) == "READY" }.count == 3 })
-        try await Task.sleep(for: .milliseconds(3500))  // long enough for two more watchdog pings
+        // Two more watchdog pings after the last reload.
+        let pingsBefore = notify.datagrams.filter { $0.text == "WATCHDOG=1" }.count
+        #expect(await eventually(timeout: .seconds(10)) { notify.datagrams.filter { $0.text == "WATCHDOG=1" }.count >= pingsBefore + 2 })
         daemon.send(SIGTERM)
         #expect(await daemon.wait() == 0)
 

@@ -22,12 +22,14 @@ struct BackupRestoreCommandTests {
         let database = fixture.directory.file("state/orders.db")
         // A writer commits orders without pause while the backups run, as the daemon would.
         let stop = Atomic<Bool>(false)
+        let writing = DispatchSemaphore(value: 0)
         let writer = Thread {
             guard let connection = try? SQLiteConnection(path: database, mode: .readWrite(create: false)) else { return }
             try? connection.execute("PRAGMA synchronous = OFF")
             var index = 0
             while !stop.load(ordering: .relaxed) {
                 index += 1
+                if index == 10 { writing.signal() }
                 try? connection.run(
                     "INSERT INTO orders (order_id, product_id, state, content_hash, received_at, updated_at) VALUES (?, 'gems', 'pending', 'x', 0, 0)",
                     [.text("W\(index)")])
@@ -35,7 +37,7 @@ struct BackupRestoreCommandTests {
         }
         writer.start()
         defer { stop.store(true, ordering: .relaxed) }
-        usleep(50_000)
+        #expect(writing.wait(timeout: .now() + 10) == .success, "the writer did not get going")
         for round in 0..<30 {
             let target = fixture.directory.file("copy\(round).db")
             let result = fixture.run(["backup", target])

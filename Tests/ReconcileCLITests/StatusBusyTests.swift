@@ -9,7 +9,7 @@ import TestSupport
 @Suite("reconcilectl status when the daemon is busy", .serialized)
 struct StatusBusyTests {
     @Test("every connection taken: status says the daemon runs but is busy, shows the store's counts, and exits 0, not 3")
-    func busyIsNotDown() throws {
+    func busyIsNotDown() async throws {
         let fixture = try CLIFixture()
         let socket = fixture.directory.file("run/control.sock")
         // The held connections send nothing: a request time-out longer than any slow run of the
@@ -19,7 +19,7 @@ struct StatusBusyTests {
         var held: [Int32] = []
         defer { held.forEach { close($0) } }
         for _ in 0..<ControlSocketServer.maximumConnections { held.append(try ControlSocketClient.connect(socket)) }
-        while server.connectionCount < ControlSocketServer.maximumConnections { usleep(1_000) }
+        try #require(await eventually(every: .milliseconds(1)) { server.connectionCount == ControlSocketServer.maximumConnections })
 
         let text = fixture.run(["status"])
         #expect(text.status == 0, "\(text.err)")

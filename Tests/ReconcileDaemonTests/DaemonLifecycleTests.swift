@@ -38,8 +38,10 @@ struct DaemonLifecycleTests {
         let capture = CapturingLogHandler()
         do {
             let daemon = try daemon(capture)
+            // It fails once the daemon is up (its control socket is there): the others have started.
+            let socket = directory.file("run/control.sock")
             let failing = TaskService("test part") {
-                try await Task.sleep(for: .milliseconds(300))
+                _ = await eventually { FileManager.default.fileExists(atPath: socket) }
                 throw Broken()
             }
             let status = await daemon.run(signals: SignalStream([]), alongside: [failing])
@@ -51,7 +53,7 @@ struct DaemonLifecycleTests {
         // The control socket was closed; a new daemon (its locks released with the old one) starts.
         #expect(!FileManager.default.fileExists(atPath: directory.file("run/control.sock")))
         let next = try self.daemon(CapturingLogHandler())
-        let ending = TaskService("test part") { try await Task.sleep(for: .milliseconds(100)) }
+        let ending = TaskService("test part") {}
         #expect(await next.run(signals: SignalStream([]), alongside: [ending]) == ExitStatus.failure, "a part that just ends is a failure too")
     }
 }

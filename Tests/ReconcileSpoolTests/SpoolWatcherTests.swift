@@ -14,10 +14,7 @@ struct SpoolWatcherTests {
         let watcher = try SpoolWatcher(directory: fixture.layout.incoming) { event in events.withLock { $0.append(event) } }
         defer { watcher.cancel() }
         try body(watcher)
-        for _ in 0..<100 {
-            if done(events.withLock { $0 }) { break }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        _ = await eventually(timeout: .seconds(2), every: .milliseconds(20)) { done(events.withLock { $0 }) }
         return events.withLock { $0 }
     }
 
@@ -115,7 +112,7 @@ struct SpoolWatcherTests {
         #expect(events.withLock { $0 }.isEmpty, "a file in the link's target was reported")
         #expect(unlink(incoming) == 0)
         #expect(rename(incoming + ".real", incoming) == 0)
-        for _ in 0..<100 where !events.withLock({ $0 }).contains(.directoryGone) { try await Task.sleep(for: .milliseconds(20)) }
+        _ = await eventually(timeout: .seconds(2), every: .milliseconds(20)) { events.withLock { $0 }.contains(.directoryGone) }
         #expect(events.withLock { $0 }.contains(.directoryGone))
     }
 

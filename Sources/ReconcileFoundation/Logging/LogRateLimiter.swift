@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Synchronization
 
@@ -35,28 +34,16 @@ public final class RateLimitingLogHandler: LogHandler {
     private let downstream: any LogHandler
     private let interval: TimeInterval
     private let burst: Int
-    private let now: @Sendable () -> Date
-    private let schedule: (@Sendable (TimeInterval, @escaping @Sendable () -> Void) -> Void)?
+    private let clock: any DaemonClock
     private let windows = Mutex<[Key: Window]>([:])
 
-    /// - Parameter schedule: runs a closure after a delay, so that a summary comes when its
-    ///   window ends even if nothing else is logged; `nil` reports only at the next record or
-    ///   ``flush()`` (tests with a fake clock).
-    public init(
-        wrapping downstream: any LogHandler, interval: TimeInterval = 10, burst: Int = 200,
-        now: @escaping @Sendable () -> Date = Date.init,
-        schedule: (@Sendable (TimeInterval, @escaping @Sendable () -> Void) -> Void)? = RateLimitingLogHandler.afterDelay
-    ) {
+    /// - Parameter clock: the windows' time, and the timer that reports a window when it ends
+    ///   even if nothing else is logged.
+    public init(wrapping downstream: any LogHandler, interval: TimeInterval = 10, burst: Int = 200, clock: any DaemonClock) {
         self.downstream = downstream
         self.interval = interval
         self.burst = burst
-        self.now = now
-        self.schedule = schedule
-    }
-
-    /// Runs `work` on a global queue after `delay` seconds.
-    public static let afterDelay: @Sendable (TimeInterval, @escaping @Sendable () -> Void) -> Void = { delay, work in
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + max(0, delay), execute: work)
+        self.clock = clock
     }
 
     static func key(of record: LogRecord) -> Key? {
@@ -66,7 +53,7 @@ public final class RateLimitingLogHandler: LogHandler {
     }
 
     public func log(_ record: LogRecord) {
-        let time = now()
+        let time = clock.now()
         var scheduleIn: TimeInterval?
         let (summaries, pass): ([LogRecord], Bool) = windows.withLock { windows in
             let summaries = Self.takeEnded(&windows, interval: interval, time: time)
@@ -91,22 +78,22 @@ public final class RateLimitingLogHandler: LogHandler {
         }
         for summary in summaries { downstream.log(summary) }
         if pass { downstream.log(record) }
-        if let scheduleIn, let schedule {
-            // A little after the end, so that the window has surely ended by `now()`.
-            schedule(scheduleIn + 0.05) { [weak self] in self?.reportEnded() }
+        if let scheduleIn {
+            // A little after the end, so that the window has surely ended by then.
+            clock.schedule(at: clock.instant() + .seconds(max(0, scheduleIn) + 0.05)) { [weak self] in self?.reportEnded() }
         }
     }
 
     /// Reports the windows that have ended with something held back.
     func reportEnded() {
-        let time = now()
+        let time = clock.now()
         let summaries = windows.withLock { Self.takeEnded(&$0, interval: interval, time: time) }
         for summary in summaries { downstream.log(summary) }
     }
 
     /// Reports everything still held back (at shutdown).
     public func flush() {
-        let time = now()
+        let time = clock.now()
         let summaries: [LogRecord] = windows.withLock { windows in
             defer { windows.removeAll() }
             return windows.filter { $0.value.suppressed > 0 }.sorted { $0.value.start < $1.value.start }.map {

@@ -55,9 +55,9 @@ struct LoggingTests {
 
     @Test("rate limiting per message id, with a suppressed summary")
     func rateLimit() {
-        let clock = Mutex(Date(timeIntervalSince1970: 1000))
+        let clock = ManualClock(wall: Date(timeIntervalSince1970: 1000))
         let capture = CapturingLogHandler()
-        let limiter = RateLimitingLogHandler(wrapping: capture, interval: 10, burst: 3, now: { clock.withLock { $0 } }, schedule: nil)
+        let limiter = RateLimitingLogHandler(wrapping: capture, interval: 10, burst: 3, clock: clock)
         let logger = Logger(handler: limiter)
         for index in 0..<10 { logger.info("file \(index)", id: .fileRejected) }
         for index in 0..<2 { logger.info("other \(index)", id: .finished) }
@@ -65,7 +65,7 @@ struct LoggingTests {
         #expect(capture.records(with: .finished).count == 2)
         #expect(capture.records(with: .suppressed).isEmpty)
 
-        clock.withLock { $0 += 11 }
+        clock.advance(by: .seconds(11))
         logger.info("after the window", id: .finished)
         let summaries = capture.records(with: .suppressed)
         #expect(summaries.count == 1)
@@ -79,15 +79,15 @@ struct LoggingTests {
 
     @Test("err lines are limited too (a flood of bad spool files), and the summary keeps their level")
     func errorsAreLimited() {
-        let clock = Mutex(Date(timeIntervalSince1970: 1000))
+        let clock = ManualClock(wall: Date(timeIntervalSince1970: 1000))
         let capture = CapturingLogHandler()
-        let limiter = RateLimitingLogHandler(wrapping: capture, interval: 10, burst: 3, now: { clock.withLock { $0 } }, schedule: nil)
+        let limiter = RateLimitingLogHandler(wrapping: capture, interval: 10, burst: 3, clock: clock)
         let logger = Logger(handler: limiter)
         for index in 0..<1000 { logger.error("rejected spool file \(index)", id: .fileRejected) }
         logger.warning("order A1 escalated", id: .escalated)
         #expect(capture.records(with: .fileRejected).count == 3)
         #expect(capture.records(with: .escalated).count == 1, "another kind keeps its own budget")
-        clock.withLock { $0 += 10 }
+        clock.advance(by: .seconds(10))
         limiter.flush()
         let summary = capture.records(with: .suppressed)
         #expect(summary.map { $0[.count] } == ["997"])
@@ -96,9 +96,9 @@ struct LoggingTests {
 
     @Test("lines without a message id are limited per place in the code; crit and debug never")
     func linesWithoutID() {
-        let clock = Mutex(Date(timeIntervalSince1970: 1000))
+        let clock = ManualClock(wall: Date(timeIntervalSince1970: 1000))
         let capture = CapturingLogHandler()
-        let limiter = RateLimitingLogHandler(wrapping: capture, interval: 10, burst: 2, now: { clock.withLock { $0 } }, schedule: nil)
+        let limiter = RateLimitingLogHandler(wrapping: capture, interval: 10, burst: 2, clock: clock)
         let logger = Logger(handler: limiter, minimumLevel: .debug)
         for index in 0..<5 { logger.info("new proof for order A\(index)") }
         for index in 0..<5 { logger.error("cannot move f\(index)") }
@@ -110,7 +110,7 @@ struct LoggingTests {
         #expect(messages.filter { $0.hasPrefix("read f") }.count == 5)
         #expect(messages.filter { $0.hasPrefix("cannot start") }.count == 3)
 
-        clock.withLock { $0 += 10 }
+        clock.advance(by: .seconds(10))
         logger.info("later")
         let summaries = capture.records(with: .suppressedLines)
         #expect(summaries.count == 2)
@@ -123,19 +123,23 @@ struct LoggingTests {
     }
 
     @Test("the summary comes when the window ends, even if nothing else is logged")
-    func timedSummary() async throws {
+    func timedSummary() {
+        let clock = ManualClock()
         let capture = CapturingLogHandler()
-        let limiter = RateLimitingLogHandler(wrapping: capture, interval: 0.2, burst: 1)
+        let limiter = RateLimitingLogHandler(wrapping: capture, interval: 0.2, burst: 1, clock: clock)
         let logger = Logger(handler: limiter)
         for index in 0..<5 { logger.error("rejected \(index)", id: .fileRejected) }
-        for _ in 0..<100 where capture.records(with: .suppressed).isEmpty { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(clock.pendingDeadlines.count == 1, "one timer for the window")
+        clock.advance(by: .milliseconds(200))
+        #expect(capture.records(with: .suppressed).isEmpty, "reported before the window ended")
+        clock.advance(by: .milliseconds(60))  // the timer is set a little after the window's end
         #expect(capture.records(with: .suppressed).map { $0[.count] } == ["4"])
     }
 
     @Test("flush reports what is still held back")
     func flush() {
         let capture = CapturingLogHandler()
-        let limiter = RateLimitingLogHandler(wrapping: capture, interval: 3600, burst: 1)
+        let limiter = RateLimitingLogHandler(wrapping: capture, interval: 3600, burst: 1, clock: ManualClock())
         let logger = Logger(handler: limiter)
         logger.info("one", id: .escalated)
         logger.info("two", id: .escalated)

@@ -89,7 +89,7 @@ struct SchedulerClusterTests {
 
         // One attempt in flight, one order leased ahead of the slot.
         _ = await scheduler.turn()
-        for _ in 0..<400 where verifier.started.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        _ = await eventually(every: .milliseconds(5)) { !verifier.started.isEmpty }
         #expect(verifier.started == ["O00"])
         #expect(try a.countsByState() == [.verifying: 2])
 
@@ -106,7 +106,7 @@ struct SchedulerClusterTests {
         clock.advance(by: .seconds(10))
         _ = await scheduler.turn()
         await verifier.finish("O00", .granted(Grant(transactionID: "T0"), finishedBy: .merchant), gate: scheduler)
-        for _ in 0..<400 where await scheduler.status().inFlight > 0 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(await eventually(every: .milliseconds(5)) { await scheduler.status().inFlight == 0 })
         _ = await scheduler.turn()
         #expect(verifier.started == ["O00"], "O01 is node b's now: sending it here would send it twice")
         #expect(try a.order(id: "O01")?.leaseOwner == b.leaseOwner)

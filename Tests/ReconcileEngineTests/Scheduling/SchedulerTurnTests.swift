@@ -65,7 +65,7 @@ struct SchedulerTurnTests {
 
     func setUp(
         orders: Int, maxInFlight: Int, threshold: Int = 10, cooldown: Duration = .seconds(10), maxRate: Double? = nil, burst: Int = 10,
-        maxAttempts: Int? = nil
+        maxAttempts: Int? = nil, initialDelay: Duration = .seconds(30), logger: Logger = .discarding
     ) throws
         -> (SQLiteOrderStore, Scheduler, HeldVerifier)
     {
@@ -78,7 +78,7 @@ struct SchedulerTurnTests {
                 verifierKind: .http, now: clock.now().addingTimeInterval(Double(index) / 1000 - 60))
         }
         var retry = Configuration.RetrySettings()
-        retry.initialDelay = .seconds(30)
+        retry.initialDelay = initialDelay
         retry.jitter = .none
         if let maxAttempts { retry.maxAttempts = maxAttempts }
         let verifier = HeldVerifier()
@@ -89,7 +89,7 @@ struct SchedulerTurnTests {
         // The spacing between turns would wait on the clock, which only the test moves: the
         // tests that let `run()` loop step its turns by events alone.
         settings.turnSpacing = nil
-        return (store, Scheduler(store: store, settings: settings, logger: .discarding, clock: clock), verifier)
+        return (store, Scheduler(store: store, settings: settings, logger: logger, clock: clock), verifier)
     }
 
     func waitUntil(_ what: String, _ condition: () async -> Bool) async {
@@ -309,5 +309,27 @@ struct SchedulerTurnTests {
         #expect(try store.countsByState() == [.verifying: 1])
         await verifier.finish("O00", .granted(Grant(), finishedBy: .merchant), gate: scheduler)
         await verifier.releaseAll(scheduler)
+    }
+
+    /// A step the kernel did not announce (no timerfd clock-set notice, or a clock set under a
+    /// process): the loop sleeps towards the retry's monotonic deadline, an hour away, and sees
+    /// the step at its next turn, the watchdog's heartbeat.
+    @Test("the wall clock stepped forward by hours: what became due is attempted at the loop's next turn (here the heartbeat's); the step is logged")
+    func clockStepsForward() async throws {
+        let capture = CapturingLogHandler()
+        let (store, scheduler, verifier) = try setUp(orders: 1, maxInFlight: 1, initialDelay: .seconds(3_600), logger: Logger(handler: capture))
+        await scheduler.setHeartbeat(every: .seconds(2)) {}
+        let running = Task { await scheduler.run() }
+        await waitUntil("first attempt") { verifier.started.count == 1 }
+        await verifier.finish("O00", .transient("http_503"), gate: scheduler)
+        await waitUntil("its retry an hour ahead") { (try? store.order(id: "O00"))?.attempts == 1 && (try? store.countsByState()) == [.pending: 1] }
+        await clock.waitForTimers()
+        clock.stepWall(by: 2 * 3_600)  // the retry an hour ahead is now an hour overdue
+        clock.advance(by: .seconds(2))
+        await waitUntil("attempted at the heartbeat's turn") { verifier.started.count == 2 }
+        #expect(capture.records.contains { $0.message.contains("the wall clock stepped forward by 2h") }, "\(capture.records.map(\.message))")
+        await scheduler.stop(drainTimeout: .zero)
+        await verifier.releaseAll(scheduler)
+        await running.value
     }
 }

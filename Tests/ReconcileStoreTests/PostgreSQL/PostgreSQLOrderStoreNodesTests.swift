@@ -155,7 +155,7 @@ struct PostgreSQLOrderStoreNodesTests {
         rescue.start()
         try await Task.sleep(for: .milliseconds(300))
         try completing.execute("COMMIT")
-        for _ in 0..<100 where rescued.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(50)) }
+        _ = await eventually(timeout: .seconds(5), every: .milliseconds(50)) { rescued.withLock { $0 } != nil }
         #expect(rescued.withLock { $0 }?.isEmpty == true)
         let order = try #require(try rescuer.order(id: "A1"))
         #expect(order.state == .finished && order.leaseOwner == nil && order.nextAttemptAt == nil)

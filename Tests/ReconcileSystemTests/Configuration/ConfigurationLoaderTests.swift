@@ -52,10 +52,7 @@ struct ConfigurationLoaderTests {
             result.withLock { $0 = loaded }
         }
         thread.start()
-        let deadline = ContinuousClock.now + TestTime.scaled(timeout)
-        while ContinuousClock.now < deadline, result.withLock({ $0 == nil }) {
-            try? await Task.sleep(for: .milliseconds(10))
-        }
+        _ = await eventually(timeout: timeout, every: .milliseconds(10)) { result.withLock { $0 != nil } }
         let seen = result.withLock { $0 }
         if seen == nil, let fifo {
             let writer = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)

@@ -49,10 +49,7 @@ struct CredentialReaderTests {
             result.withLock { $0 = read }
         }
         thread.start()
-        let deadline = ContinuousClock.now + TestTime.scaled(.seconds(5))
-        while ContinuousClock.now < deadline, result.withLock({ $0 == nil }) {
-            try? await Task.sleep(for: .milliseconds(10))
-        }
+        _ = await eventually(timeout: .seconds(5), every: .milliseconds(10)) { result.withLock { $0 != nil } }
         let seen = result.withLock { $0 }
         if seen == nil {
             let writer = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC)

@@ -79,11 +79,40 @@ final class RawConnection: Sendable {
 }
 
 /// A flag a test opens once.
-final class Gate: Sendable {
-    private let flag: Atomic<Bool>
-    init(open: Bool = false) { flag = Atomic(open) }
-    func open() { flag.store(true, ordering: .sequentiallyConsistent) }
-    var isOpen: Bool { flag.load(ordering: .sequentiallyConsistent) }
+final class Gate: @unchecked Sendable {
+    // @unchecked: both fields only under `condition`'s lock.
+    private let condition = NSCondition()
+    private var isOpen: Bool
+    private var waiting = 0
+
+    init(open: Bool = false) { isOpen = open }
+
+    func open() {
+        condition.withLock {
+            isOpen = true
+            condition.broadcast()
+        }
+    }
+
+    /// Blocks the calling thread until the gate opens (at most `limit` seconds).
+    func pass(within limit: TimeInterval = 10) {
+        condition.withLock {
+            waiting += 1
+            condition.broadcast()
+            let deadline = Date(timeIntervalSinceNow: limit)
+            while !isOpen && condition.wait(until: deadline) {}
+        }
+    }
+
+    /// Blocks the calling thread until someone waits at the gate (at most `limit` seconds).
+    @discardableResult
+    func awaitWaiter(within limit: TimeInterval = 10) -> Bool {
+        condition.withLock {
+            let deadline = Date(timeIntervalSinceNow: limit)
+            while waiting == 0 && condition.wait(until: deadline) {}
+            return waiting > 0
+        }
+    }
 }
 
 /// Counts the requests a handler saw.
@@ -103,9 +132,7 @@ struct ControlSocketServerTests {
     static func echo(_ seen: Counter, gate: Gate = Gate(open: true)) -> ControlSocketServer.Handler {
         { line, peer in
             seen.add()
-            if line == Array("slow".utf8) {
-                for _ in 0..<1000 where !gate.isOpen { usleep(10_000) }
-            }
+            if line == Array("slow".utf8) { gate.pass() }
             return "uid=\(peer.uid) write=\(peer.mayWrite) line=\(String(decoding: line, as: UTF8.self))"
         }
     }
@@ -221,7 +248,7 @@ struct ControlSocketServerTests {
         let slow = try RawConnection(path, receiveTimeout: 20)
         let (quick, slowAnswer) = try await offPool {
             slow.send("slow\n")
-            usleep(50_000)
+            gate.awaitWaiter()
             let quick = try? ControlSocketClient.request("quick", path: path, timeout: .seconds(8))
             gate.open()
             return (quick, slow.readLine())
@@ -258,7 +285,7 @@ struct ControlSocketServerTests {
         let connection = try RawConnection(path, receiveTimeout: 10)
         let (answer, closed, stopTook, leftOpen) = try await offPool {
             connection.send("slow\n")
-            usleep(100_000)  // the handler is now waiting at the gate
+            gate.awaitWaiter()
             let opener = Thread {
                 usleep(300_000)
                 gate.open()

@@ -104,8 +104,7 @@ struct ServiceGroupTests {
     }
 
     func waitUntil(_ condition: () -> Bool) async throws {
-        for _ in 0..<500 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(condition())
+        #expect(await eventually(every: .milliseconds(10)) { condition() })
     }
 }
 
