@@ -89,18 +89,18 @@ enum ConfigurationTarget {
         }
     }
 
-    /// TokenBucket as the scheduler uses it (MaxRate, Burst): drained, the wait for the next
-    /// token becomes a Duration to sleep for (Scheduler, `Task.sleep(for: .seconds(wait))`).
+    /// TokenBucket as the scheduler uses it (MaxRate, Burst): drained, the next token's time is
+    /// an instant the scheduler sleeps until, never in the past, its wait a printable Duration.
     static func checkRate(maxRate: Double?, burst: Int) {
-        var bucket = TokenBucket(rate: maxRate, burst: burst, now: 0)
-        var now = 0.0
+        let start = ContinuousClock.now
+        var bucket = TokenBucket(rate: maxRate, burst: burst, now: start)
+        var now = start
         for _ in 0..<min(burst + 1, 64) { _ = bucket.take(now: now) }
         for step in 0..<3 {
             let next = bucket.nextTokenTime(now: now)
             invariant(next >= now, "the next token is in the past")
-            let wait = Duration.seconds(max(0.001, next - now))
-            _ = TimeSpan.format(wait)
-            now = next + Double(step)
+            _ = TimeSpan.format(max(.milliseconds(1), next - now))
+            now = next + .seconds(step)
             _ = bucket.take(now: now)
         }
     }
@@ -108,12 +108,11 @@ enum ConfigurationTarget {
     /// CircuitBreaker as the scheduler builds it: opened, its cool-down becomes a Duration.
     static func checkCircuit(_ verifier: Configuration.VerifierSettings) {
         var circuit = CircuitBreaker(
-            threshold: verifier.circuitThreshold, cooldown: verifier.circuitCooldown.inSeconds,
-            maxCooldown: verifier.circuitMaxCooldown.inSeconds)
-        var now = 0.0
+            threshold: verifier.circuitThreshold, cooldown: verifier.circuitCooldown, maxCooldown: verifier.circuitMaxCooldown)
+        var now = ContinuousClock.now
         for _ in 0..<4 {
             circuit.recordFailure(reason: "fuzz", configurationError: true, now: now)
-            _ = TimeSpan.format(.seconds(circuit.currentCooldown))
+            _ = TimeSpan.format(circuit.currentCooldown)
             if case .blocked(let until?) = circuit.permission(now: now) { now = until }
             _ = circuit.permission(now: now)
             circuit.probeSent()

@@ -6,13 +6,13 @@
 /// once); while open nothing is sent; after the cool-down one probe is let through, which closes
 /// the circuit or re-opens it with a doubled cool-down (up to `maxCooldown`).
 ///
-/// Pure: the caller passes the time (monotonic seconds).
+/// Pure: the caller passes the time (a monotonic instant).
 public struct CircuitBreaker: Sendable, Hashable {
     /// Where the circuit is.
     public enum State: Sendable, Hashable, CustomStringConvertible {
         case closed
         /// Nothing is sent before `until`.
-        case open(until: Double)
+        case open(until: ContinuousClock.Instant)
         /// One probe may go (or has gone and is awaited).
         case halfOpen(probeInFlight: Bool)
 
@@ -32,30 +32,30 @@ public struct CircuitBreaker: Sendable, Hashable {
         /// Send exactly one request: the probe (not charged to its order).
         case probe
         /// Send nothing before this time (or, with a probe in flight, until it completes).
-        case blocked(until: Double?)
+        case blocked(until: ContinuousClock.Instant?)
     }
 
     /// What a completion did to the circuit, for logging.
     public enum Change: Sendable, Hashable {
         case none
-        case opened(cooldown: Double, reason: String)
-        case reopened(cooldown: Double, reason: String)
+        case opened(cooldown: Duration, reason: String)
+        case reopened(cooldown: Duration, reason: String)
         case closed
     }
 
     public private(set) var state: State = .closed
     public private(set) var consecutiveFailures = 0
     public var threshold: Int
-    public var cooldown: Double
-    public var maxCooldown: Double
+    public var cooldown: Duration
+    public var maxCooldown: Duration
     /// The cool-down the next opening will use.
-    public private(set) var currentCooldown: Double
+    public private(set) var currentCooldown: Duration
     /// Why the circuit last opened.
     public private(set) var lastReason: String?
     /// How many times it opened since start.
     public private(set) var openings = 0
 
-    public init(threshold: Int, cooldown: Double, maxCooldown: Double) {
+    public init(threshold: Int, cooldown: Duration, maxCooldown: Duration) {
         self.threshold = max(1, threshold)
         self.cooldown = cooldown
         self.maxCooldown = max(cooldown, maxCooldown)
@@ -65,7 +65,7 @@ public struct CircuitBreaker: Sendable, Hashable {
     public var isClosed: Bool { state == .closed }
 
     /// May a request go now?
-    public mutating func permission(now: Double) -> Permission {
+    public mutating func permission(now: ContinuousClock.Instant) -> Permission {
         switch state {
         case .closed:
             return .allowed
@@ -106,7 +106,7 @@ public struct CircuitBreaker: Sendable, Hashable {
     /// the orders that were sent rather than the endpoint (the probe, if it fails too, re-opens
     /// it with the cool-down).
     @discardableResult
-    public mutating func recordFailure(reason: String, configurationError: Bool = false, probeAtOnce: Bool = false, now: Double) -> Change {
+    public mutating func recordFailure(reason: String, configurationError: Bool = false, probeAtOnce: Bool = false, now: ContinuousClock.Instant) -> Change {
         consecutiveFailures += 1
         switch state {
         case .closed:
@@ -115,7 +115,7 @@ public struct CircuitBreaker: Sendable, Hashable {
                 state = .open(until: now)
                 lastReason = reason
                 openings += 1
-                return .opened(cooldown: 0, reason: reason)
+                return .opened(cooldown: .zero, reason: reason)
             }
             return open(reason: reason, now: now, reopening: false)
         case .halfOpen:
@@ -137,7 +137,7 @@ public struct CircuitBreaker: Sendable, Hashable {
         currentCooldown = cooldown
     }
 
-    private mutating func open(reason: String, now: Double, reopening: Bool) -> Change {
+    private mutating func open(reason: String, now: ContinuousClock.Instant, reopening: Bool) -> Change {
         let cooldown = currentCooldown
         state = .open(until: now + cooldown)
         currentCooldown = min(maxCooldown, currentCooldown * 2)

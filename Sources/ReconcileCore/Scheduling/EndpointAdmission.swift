@@ -3,15 +3,14 @@
 /// lease, whether a leased order may start, and whether a verifier's further request (a bounce)
 /// may go; it tells it what each exchange said about its endpoint.
 ///
-/// Pure: every method takes the time (monotonic seconds), so tests drive it exactly.
+/// Pure: every method takes the time (a monotonic instant), so tests drive it exactly.
 public struct EndpointAdmission: Sendable {
     /// The limits of the configuration (replaced on reload).
     public struct Limits: Sendable, Hashable {
         public var circuitThreshold: Int
-        /// Seconds.
-        public var circuitCooldown: Double
-        /// Seconds; also the longest pause a 429 may impose.
-        public var circuitMaxCooldown: Double
+        public var circuitCooldown: Duration
+        /// Also the longest pause a 429 may impose.
+        public var circuitMaxCooldown: Duration
         public var burst: Int
         /// Requests per second per endpoint; `nil` (or absent) is unlimited.
         public var rates: [VerificationEndpoint: Double]
@@ -20,7 +19,7 @@ public struct EndpointAdmission: Sendable {
         public var perEndpoint: [VerificationEndpoint: EndpointLimits]
 
         public init(
-            circuitThreshold: Int, circuitCooldown: Double, circuitMaxCooldown: Double, burst: Int, rates: [VerificationEndpoint: Double],
+            circuitThreshold: Int, circuitCooldown: Duration, circuitMaxCooldown: Duration, burst: Int, rates: [VerificationEndpoint: Double],
             perEndpoint: [VerificationEndpoint: EndpointLimits] = [:]
         ) {
             self.circuitThreshold = circuitThreshold
@@ -63,14 +62,14 @@ public struct EndpointAdmission: Sendable {
         }
     }
 
-    /// One endpoint's circuit and burst limits (seconds).
+    /// One endpoint's circuit and burst limits.
     public struct EndpointLimits: Sendable, Hashable {
         public var circuitThreshold: Int
-        public var circuitCooldown: Double
-        public var circuitMaxCooldown: Double
+        public var circuitCooldown: Duration
+        public var circuitMaxCooldown: Duration
         public var burst: Int
 
-        public init(circuitThreshold: Int, circuitCooldown: Double, circuitMaxCooldown: Double, burst: Int) {
+        public init(circuitThreshold: Int, circuitCooldown: Duration, circuitMaxCooldown: Duration, burst: Int) {
             self.circuitThreshold = circuitThreshold
             self.circuitCooldown = circuitCooldown
             self.circuitMaxCooldown = circuitMaxCooldown
@@ -86,7 +85,7 @@ public struct EndpointAdmission: Sendable {
         /// Half-open (or due to be): lease one order, whose request will be the probe.
         case probeOnly
         /// Open until this time (`nil`: a probe is in flight; its completion wakes the loop).
-        case blocked(until: Double?)
+        case blocked(until: ContinuousClock.Instant?)
     }
 
     /// What a turn may lease for an endpoint.
@@ -94,7 +93,7 @@ public struct EndpointAdmission: Sendable {
         /// Up to `limit` orders; `probe`: exactly one, not charged, to test an open circuit.
         case claim(limit: Int, probe: Bool)
         /// Nothing now; look again at `until` (`nil`: when an event comes).
-        case wait(until: Double?)
+        case wait(until: ContinuousClock.Instant?)
     }
 
     /// Whether an order leased ahead may start now.
@@ -103,7 +102,7 @@ public struct EndpointAdmission: Sendable {
         case go
         /// No token yet: keep it leased and try again at `until` (the next token) or at the next
         /// chance before.
-        case waitForToken(until: Double)
+        case waitForToken(until: ContinuousClock.Instant)
         /// The endpoint's circuit opened since the lease was taken: hand it back, uncharged.
         case giveBack
     }
@@ -115,24 +114,24 @@ public struct EndpointAdmission: Sendable {
         /// The circuit is open: send nothing.
         case blocked
         /// Ask again at this time (the next token).
-        case retry(at: Double)
+        case retry(at: ContinuousClock.Instant)
     }
 
     /// How a 429 paused an endpoint.
     public struct Pause: Sendable, Hashable {
-        /// Seconds from now.
-        public var seconds: Double
+        /// From now.
+        public var duration: Duration
         /// Whether the server asked for longer than `CircuitMaxCooldown`.
         public var capped: Bool
     }
 
-    /// One endpoint as `reconcilectl status` shows it (times monotonic).
+    /// One endpoint as `reconcilectl status` shows it.
     public struct EndpointState: Sendable, Hashable {
         public var endpoint: VerificationEndpoint
         public var circuit: CircuitBreaker.State
         public var lastReason: String?
         public var openings: Int
-        public var pausedUntil: Double?
+        public var pausedUntil: ContinuousClock.Instant?
     }
 
     /// The most a turn leases for one endpoint at once.
@@ -150,7 +149,7 @@ public struct EndpointAdmission: Sendable {
     public static let probeCandidates = maximumClaim
 
     /// - Parameter endpoints: the endpoints the configuration talks to (others are added when first used).
-    public init(limits: Limits, endpoints: [VerificationEndpoint], now: Double) {
+    public init(limits: Limits, endpoints: [VerificationEndpoint], now: ContinuousClock.Instant) {
         self.limits = limits
         for endpoint in endpoints { add(endpoint, now: now) }
     }
@@ -159,7 +158,7 @@ public struct EndpointAdmission: Sendable {
     public var endpoints: [VerificationEndpoint] { VerificationEndpoint.allCases.filter { circuits[$0] != nil } }
 
     /// New limits (a reload): circuits and buckets keep their state.
-    public mutating func reconfigure(_ limits: Limits, endpoints: [VerificationEndpoint], now: Double) {
+    public mutating func reconfigure(_ limits: Limits, endpoints: [VerificationEndpoint], now: ContinuousClock.Instant) {
         self.limits = limits
         for endpoint in circuits.keys {
             let own = limits.of(endpoint)
@@ -173,7 +172,7 @@ public struct EndpointAdmission: Sendable {
 
     /// After a reload (DESIGN §6): open circuits become half-open and 429 pauses end, so that
     /// the new configuration is tried at once.
-    public mutating func reload(now: Double) {
+    public mutating func reload(now: ContinuousClock.Instant) {
         for endpoint in circuits.keys {
             circuits[endpoint]!.reset()
             buckets[endpoint]!.endPause(now: now)
@@ -183,7 +182,7 @@ public struct EndpointAdmission: Sendable {
     // MARK: - A turn's claims
 
     /// How many due orders of `endpoint` the turn may lease, given `slots` free ones.
-    public mutating func admit(_ endpoint: VerificationEndpoint, slots: Int, now: Double) -> Admission {
+    public mutating func admit(_ endpoint: VerificationEndpoint, slots: Int, now: ContinuousClock.Instant) -> Admission {
         add(endpoint, now: now)
         let probe: Bool
         switch circuits[endpoint]!.permission(now: now) {
@@ -202,7 +201,7 @@ public struct EndpointAdmission: Sendable {
     /// The probe the turn leased is about to go: it takes a token like any request, and counts as
     /// sent only with it. Returns false when there is none (the probe is abandoned; the order
     /// goes back).
-    public mutating func sendProbe(_ endpoint: VerificationEndpoint, now: Double) -> Bool {
+    public mutating func sendProbe(_ endpoint: VerificationEndpoint, now: ContinuousClock.Instant) -> Bool {
         add(endpoint, now: now)
         guard buckets[endpoint]!.take(now: now) else {
             circuits[endpoint]!.probeAbandoned()
@@ -218,7 +217,7 @@ public struct EndpointAdmission: Sendable {
     }
 
     /// Whether an order leased ahead of a slot may start now.
-    public mutating func start(_ endpoint: VerificationEndpoint, now: Double) -> Start {
+    public mutating func start(_ endpoint: VerificationEndpoint, now: ContinuousClock.Instant) -> Start {
         add(endpoint, now: now)
         switch circuits[endpoint]!.permission(now: now) {
         case .allowed:
@@ -230,7 +229,7 @@ public struct EndpointAdmission: Sendable {
     }
 
     /// A verifier's further request within an attempt (a bounce to the sandbox, another page).
-    public mutating func acquire(_ endpoint: VerificationEndpoint, now: Double) -> Acquisition {
+    public mutating func acquire(_ endpoint: VerificationEndpoint, now: ContinuousClock.Instant) -> Acquisition {
         add(endpoint, now: now)
         let permission = circuits[endpoint]!.permission(now: now)
         if case .blocked = permission { return .blocked }
@@ -241,7 +240,7 @@ public struct EndpointAdmission: Sendable {
             if case .probe = permission { circuits[endpoint]!.probeSent() }
             return .granted
         }
-        return .retry(at: max(now + 0.001, buckets[endpoint]!.nextTokenTime(now: now)))
+        return .retry(at: max(now + .milliseconds(1), buckets[endpoint]!.nextTokenTime(now: now)))
     }
 
     // MARK: - What exchanges said
@@ -249,7 +248,7 @@ public struct EndpointAdmission: Sendable {
     /// Feeds an exchange's observation to the endpoint's circuit.
     @discardableResult
     public mutating func observe(
-        _ endpoint: VerificationEndpoint, _ observation: EndpointObservation, order: Int64? = nil, now: Double
+        _ endpoint: VerificationEndpoint, _ observation: EndpointObservation, order: Int64? = nil, now: ContinuousClock.Instant
     ) -> CircuitBreaker.Change {
         observeAttributed(endpoint, observation, order: order, now: now).change
     }
@@ -261,7 +260,7 @@ public struct EndpointAdmission: Sendable {
     /// endpoint answered healthily within `CircuitMaxCooldown`, an opening sends its probe at
     /// once.
     public mutating func observeAttributed(
-        _ endpoint: VerificationEndpoint, _ observation: EndpointObservation, order: Int64?, now: Double
+        _ endpoint: VerificationEndpoint, _ observation: EndpointObservation, order: Int64?, now: ContinuousClock.Instant
     ) -> (change: CircuitBreaker.Change, blame: FailureAttribution.Blame) {
         add(endpoint, now: now)
         let reason: String
@@ -289,7 +288,7 @@ public struct EndpointAdmission: Sendable {
 
     /// A healthy answer that changed nothing on the circuit and was not carried to it (see the
     /// scheduler's quiet endpoints): it still says the endpoint answers.
-    public mutating func answeredHealthily(_ endpoint: VerificationEndpoint, at time: Double) {
+    public mutating func answeredHealthily(_ endpoint: VerificationEndpoint, at time: ContinuousClock.Instant) {
         attributions[endpoint, default: FailureAttribution()].healthy(order: nil, now: time)
     }
 
@@ -300,13 +299,13 @@ public struct EndpointAdmission: Sendable {
 
     /// A 429: the endpoint's whole bucket pauses for `retryAfter` (at least a second), capped at
     /// `CircuitMaxCooldown` — a Retry-After of centuries must not stall the endpoint for good.
-    public mutating func pause(_ endpoint: VerificationEndpoint, retryAfter: Double?, now: Double) -> Pause {
+    public mutating func pause(_ endpoint: VerificationEndpoint, retryAfter: Duration?, now: ContinuousClock.Instant) -> Pause {
         add(endpoint, now: now)
-        let cap = max(1, limits.of(endpoint).circuitMaxCooldown)
-        let asked = max(retryAfter ?? 1, 1)
-        let seconds = min(asked, cap)
-        buckets[endpoint]!.pause(until: now + seconds, now: now)
-        return Pause(seconds: seconds, capped: asked > cap)
+        let cap = max(.seconds(1), limits.of(endpoint).circuitMaxCooldown)
+        let asked = max(retryAfter ?? .seconds(1), .seconds(1))
+        let duration = min(asked, cap)
+        buckets[endpoint]!.pause(until: now + duration, now: now)
+        return Pause(duration: duration, capped: asked > cap)
     }
 
     // MARK: - Reading
@@ -314,7 +313,7 @@ public struct EndpointAdmission: Sendable {
     /// What `endpoint`'s circuit allows a verifier that depends on it (it is not charged or
     /// changed here: the dependent request itself takes the token and, when half-open, is the
     /// probe).
-    public func dependency(_ endpoint: VerificationEndpoint, now: Double) -> Dependency {
+    public func dependency(_ endpoint: VerificationEndpoint, now: ContinuousClock.Instant) -> Dependency {
         switch circuits[endpoint]?.state {
         case nil, .closed?: return .allowed
         case .open(let until)?: return now >= until ? .probeOnly : .blocked(until: until)
@@ -335,13 +334,13 @@ public struct EndpointAdmission: Sendable {
 
     /// When an order handed back for `endpoint` may be tried again: its circuit's probe time
     /// while open, else after the first cool-down.
-    public func retryTime(_ endpoint: VerificationEndpoint, now: Double) -> Double {
+    public func retryTime(_ endpoint: VerificationEndpoint, now: ContinuousClock.Instant) -> ContinuousClock.Instant {
         if case .open(let until)? = circuits[endpoint]?.state { return max(now, until) }
         return now + limits.of(endpoint).circuitCooldown
     }
 
     /// Every known endpoint, in declaration order.
-    public func states(now: Double) -> [EndpointState] {
+    public func states(now: ContinuousClock.Instant) -> [EndpointState] {
         endpoints.map { endpoint in
             let circuit = circuits[endpoint]!
             return EndpointState(
@@ -350,7 +349,7 @@ public struct EndpointAdmission: Sendable {
         }
     }
 
-    private mutating func add(_ endpoint: VerificationEndpoint, now: Double) {
+    private mutating func add(_ endpoint: VerificationEndpoint, now: ContinuousClock.Instant) {
         guard circuits[endpoint] == nil else { return }
         let own = limits.of(endpoint)
         circuits[endpoint] = CircuitBreaker(threshold: own.circuitThreshold, cooldown: own.circuitCooldown, maxCooldown: own.circuitMaxCooldown)

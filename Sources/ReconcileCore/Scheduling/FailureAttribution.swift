@@ -6,7 +6,7 @@
 ///
 /// Remembers when each order last failed at the endpoint (at most ``capacity`` orders; the
 /// oldest are forgotten first, which only makes the rule more cautious). Pure: the caller passes
-/// the time (monotonic seconds).
+/// the time (a monotonic instant).
 public struct FailureAttribution: Sendable, Hashable {
     /// Whom a failure is counted against.
     public enum Blame: Sendable, Hashable {
@@ -20,19 +20,19 @@ public struct FailureAttribution: Sendable, Hashable {
     public static let capacity = 65_536
 
     /// When the endpoint last answered healthily.
-    public private(set) var lastHealthy: Double?
+    public private(set) var lastHealthy: ContinuousClock.Instant?
     /// Per order failing here: its first failure since it last passed, and its last.
     private var failedAt: [Int64: Failures] = [:]
 
     private struct Failures: Sendable, Hashable {
-        var first: Double
-        var last: Double
+        var first: ContinuousClock.Instant
+        var last: ContinuousClock.Instant
     }
 
     public init() {}
 
     /// A failure of a request for `order` (`nil`: a request for no order, always the endpoint's).
-    public mutating func failure(order: Int64?, now: Double) -> Blame {
+    public mutating func failure(order: Int64?, now: ContinuousClock.Instant) -> Blame {
         guard let order else { return .endpoint }
         let previous = failedAt[order]
         if previous == nil && failedAt.count >= Self.capacity { forgetOldest() }
@@ -42,16 +42,16 @@ public struct FailureAttribution: Sendable, Hashable {
     }
 
     /// The endpoint answered a request (for `order`) healthily.
-    public mutating func healthy(order: Int64?, now: Double) {
+    public mutating func healthy(order: Int64?, now: ContinuousClock.Instant) {
         lastHealthy = max(lastHealthy ?? now, now)
         if let order { failedAt[order] = nil }
     }
 
     /// When `order` last failed at the endpoint (`nil`: not that we know).
-    public func lastFailure(_ order: Int64) -> Double? { failedAt[order]?.last }
+    public func lastFailure(_ order: Int64) -> ContinuousClock.Instant? { failedAt[order]?.last }
 
-    /// Whether the endpoint answered healthily within `window` seconds before `now`.
-    public func answeredHealthily(within window: Double, now: Double) -> Bool {
+    /// Whether the endpoint answered healthily within `window` before `now`.
+    public func answeredHealthily(within window: Duration, now: ContinuousClock.Instant) -> Bool {
         lastHealthy.map { now - $0 <= window } ?? false
     }
 

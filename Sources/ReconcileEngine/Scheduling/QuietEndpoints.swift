@@ -11,8 +11,8 @@ final class QuietEndpoints: Sendable {
         var quiet = false
         /// Failures reported and not yet observed by the scheduler.
         var queued = 0
-        /// The last healthy answer that skipped the scheduler (monotonic seconds).
-        var lastSkipped: Double?
+        /// The last healthy answer that skipped the scheduler.
+        var lastSkipped: ContinuousClock.Instant?
     }
 
     private let entries = Mutex<[VerificationEndpoint: Entry]>([:])
@@ -23,12 +23,12 @@ final class QuietEndpoints: Sendable {
     }
 
     /// A healthy answer of `endpoint` at `time` skipped the scheduler.
-    func skipped(_ endpoint: VerificationEndpoint, at time: Double) {
+    func skipped(_ endpoint: VerificationEndpoint, at time: ContinuousClock.Instant) {
         entries.withLock { $0[endpoint, default: Entry()].lastSkipped = max($0[endpoint]?.lastSkipped ?? time, time) }
     }
 
     /// When a healthy answer of `endpoint` last skipped the scheduler.
-    func lastSkipped(_ endpoint: VerificationEndpoint) -> Double? {
+    func lastSkipped(_ endpoint: VerificationEndpoint) -> ContinuousClock.Instant? {
         entries.withLock { $0[endpoint]?.lastSkipped }
     }
 

@@ -8,21 +8,21 @@ import ReconcileSystem
 /// keeps out of the way while it is not sure it counts as live. And, for every store, it backs
 /// off while the store fails.
 extension Scheduler {
-    /// What the scheduler knows of the cluster (monotonic seconds unless said otherwise).
+    /// What the scheduler knows of the cluster.
     struct ClusterState {
         var startedAt = Date()
         var liveNodes = 1
         var share = 1.0
-        /// The next heartbeat (and renewal, and rescue look-out).
-        var nextHeartbeat = 0.0
+        /// The next heartbeat (and renewal, and rescue look-out); `nil`: now.
+        var nextHeartbeat: ContinuousClock.Instant?
         /// When another node's lease ends: look for expired leases then.
-        var nextRescue: Double?
+        var nextRescue: ContinuousClock.Instant?
         /// When the last heartbeat succeeded; `nil` before the first.
-        var lastHeartbeat: Double?
+        var lastHeartbeat: ContinuousClock.Instant?
         var lastHeartbeatAt: Date?
         /// Claims wait until then: after this node joined (or came back), until every other
         /// node has heart-beaten since and so counts it in their shares.
-        var holdUntil: Double?
+        var holdUntil: ContinuousClock.Instant?
         /// The database's clock minus this host's (seconds): due times are read and written on
         /// the database's clock.
         var clockOffset = 0.0
@@ -34,8 +34,8 @@ extension Scheduler {
         var since: Date
         var unreachable: Bool
         var message: String
-        /// Seconds the next retry waits.
-        var delay: Double
+        /// How long the next retry waits.
+        var delay: Duration
         var failures: Int
     }
 
@@ -46,11 +46,11 @@ extension Scheduler {
 
     var timing: ClusterTiming { ClusterTiming(leaseTime: settings.leaseTime ?? .seconds(120)) }
 
-    /// Heart-beats, renews and rescues when due; returns when next to (monotonic seconds).
-    func coordinate(mono: Double) throws -> Double? {
+    /// Heart-beats, renews and rescues when due; returns when next to.
+    func coordinate(mono: ContinuousClock.Instant) throws -> ContinuousClock.Instant? {
         guard let shared else { return nil }
         let timing = timing
-        if mono >= cluster.nextHeartbeat {
+        if cluster.nextHeartbeat.map({ mono >= $0 }) ?? true {
             let circuits = Dictionary(
                 admission.states(now: mono).map { ($0.endpoint.rawValue, $0.circuit.description) }, uniquingKeysWith: { first, _ in first })
             let sent = clock.now()
@@ -62,17 +62,17 @@ extension Scheduler {
             cluster.clockOffset = view.databaseNow.timeIntervalSince(sent.addingTimeInterval(received.timeIntervalSince(sent) / 2))
             cluster.lastHeartbeat = mono
             cluster.lastHeartbeatAt = received
-            cluster.nextHeartbeat = mono + timing.heartbeatInterval.inSeconds
+            cluster.nextHeartbeat = mono + timing.heartbeatInterval
             if !view.wasLive && view.liveNodes > 1 {
                 // The others count this node only from their next heartbeat on: until then
                 // their shares leave no room for it.
-                cluster.holdUntil = mono + timing.heartbeatInterval.inSeconds
+                cluster.holdUntil = mono + timing.heartbeatInterval
                 logger.notice(
                     "joined \(Plural.count(view.liveNodes - 1, "other live node")) on the shared store; taking a 1/\(view.liveNodes) share of the limits in \(TimeSpan.format(timing.heartbeatInterval))",
                     [.reason: "cluster_join"])
             }
             setLiveNodes(view.liveNodes)
-            cluster.nextRescue = view.nextForeignLeaseEnd.map { mono + max(0, $0.timeIntervalSince(view.databaseNow)) + 0.05 }
+            cluster.nextRescue = view.nextForeignLeaseEnd.map { mono + .seconds(max(0, $0.timeIntervalSince(view.databaseNow))) + .milliseconds(50) }
             // Leases of attempts still running (and of outcomes not yet committed) last another
             // LeaseTime: renewed every interval, well before half of it has passed.
             let leases = held.union(ready.compactMap(\.orderReference))
@@ -128,7 +128,7 @@ extension Scheduler {
         let before = cluster.liveNodes
         cluster.liveNodes = liveNodes
         cluster.share = ClusterTiming.share(liveNodes: liveNodes)
-        let mono = uptime()
+        let mono = clock.instant()
         admission.reconfigure(Self.limits(settings, share: cluster.share), endpoints: Self.endpoints(of: settings), now: mono)
         logger.notice(
             "live nodes on the shared store: \(liveNodes) (were \(before)); this one takes MaxInFlight=\(maxInFlight(.main))\(settings.maxRate.map { ", MaxRate=\(String(format: "%.3g", $0 * cluster.share))" } ?? "")",
@@ -138,7 +138,7 @@ extension Scheduler {
 
     /// Whether the turn may claim: not while holding back after joining, nor while this node's
     /// own heartbeat is stale.
-    func clusterAllowsWork(mono: Double, wakeTimes: inout [Double]) -> Bool {
+    func clusterAllowsWork(mono: ContinuousClock.Instant, wakeTimes: inout [ContinuousClock.Instant]) -> Bool {
         guard shared != nil else { return true }
         if let hold = cluster.holdUntil {
             if mono < hold {
@@ -152,10 +152,10 @@ extension Scheduler {
 
     /// Whether leased orders may start: only while this node's last heartbeat is recent enough
     /// that it still counts as live (a node cut off from the store fences itself).
-    func clusterAllowsStarts(mono: Double) -> Bool {
+    func clusterAllowsStarts(mono: ContinuousClock.Instant) -> Bool {
         guard shared != nil else { return true }
         guard let last = cluster.lastHeartbeat else { return false }
-        return mono - last < timing.liveWindow.inSeconds / 2
+        return mono - last < timing.liveWindow / 2
     }
 
     /// A clean stop: the other nodes take this one's share at their next heartbeat.
@@ -171,13 +171,13 @@ extension Scheduler {
     // MARK: - Store failures
 
     /// The longest wait between two tries of a failing store.
-    static let maximumStoreRetry = 30.0
+    static let maximumStoreRetry: Duration = .seconds(30)
 
     /// Records a store failure and returns how long to wait before the next try: 0.5 s, doubled
     /// at each failure in a row, at most 30 s.
-    func storeFailed(_ error: any Error) -> Double {
+    func storeFailed(_ error: any Error) -> Duration {
         let failure = StoreFailure.of(error)
-        var trouble = storeTrouble ?? StoreTrouble(since: clock.now(), unreachable: false, message: "", delay: 0.25, failures: 0)
+        var trouble = storeTrouble ?? StoreTrouble(since: clock.now(), unreachable: false, message: "", delay: .milliseconds(250), failures: 0)
         trouble.delay = min(Self.maximumStoreRetry, trouble.delay * 2)
         trouble.failures += 1
         trouble.unreachable = failure == .unavailable
@@ -185,7 +185,7 @@ extension Scheduler {
         storeTrouble = trouble
         let what = failure == .unavailable ? "the store is unreachable" : "the store failed while scheduling"
         logger.error(
-            "\(what): \(error); retrying in \(TimeSpan.format(.milliseconds(Int64(trouble.delay * 1000)))) (failure \(trouble.failures) in a row)",
+            "\(what): \(error); retrying in \(TimeSpan.format(trouble.delay)) (failure \(trouble.failures) in a row)",
             id: .storeUnavailable, [.reason: failure.rawValue])
         if trouble.failures == 1 { changeObserver?() }
         return trouble.delay

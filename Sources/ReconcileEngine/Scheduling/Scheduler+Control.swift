@@ -15,7 +15,7 @@ extension Scheduler {
     /// after a 429 end (DESIGN §6), so that the new configuration is tried at once.
     public func apply(_ settings: Settings) {
         self.settings = settings
-        let now = uptime()
+        let now = clock.instant()
         admission.reconfigure(Self.limits(settings, share: cluster.share), endpoints: Self.endpoints(of: settings), now: now)
         admission.reload(now: now)
         finishUndeliverable()
@@ -58,10 +58,16 @@ extension Scheduler {
     /// How far the wall clock must move against the monotonic one to count as a step (seconds).
     static let clockStep = 60.0
 
+    /// Wall-clock seconds minus monotonic seconds since the scheduler was made: constant until
+    /// the wall clock steps.
+    func wallClockOffset() -> Double {
+        clock.now().timeIntervalSince1970 - (clock.instant() - madeAt).inSeconds
+    }
+
     /// The wall clock was set: re-evaluate what is due, and after a step back bring far-off
     /// attempts forward so that the queue does not stall for the length of the step.
     public func clockChanged() {
-        let offset = clock.now().timeIntervalSince1970 - uptime()
+        let offset = wallClockOffset()
         let step = offset - wallOffset
         wallOffset = offset
         if shared != nil, abs(step) > Self.clockStep {
@@ -69,7 +75,7 @@ extension Scheduler {
             // (clamping would make every node's backed-off orders due at once). Only the offset
             // to the database's clock changes; the next heartbeat measures it again.
             cluster.clockOffset -= step
-            cluster.nextHeartbeat = 0
+            cluster.nextHeartbeat = nil
             logger.notice(
                 "the wall clock stepped \(step < 0 ? "back" : "forward") by \(TimeSpan.format(.seconds(abs(step).rounded()))); due times are the shared store's, nothing moved",
                 [.reason: "clock_step"])
@@ -95,7 +101,7 @@ extension Scheduler {
     /// outcomes; returns when ``run()`` has ended. Attempts still running after that keep their
     /// leases until the next start.
     public func stop(drainTimeout: Duration) async {
-        drainDeadline = uptime() + drainTimeout.inSeconds
+        drainDeadline = clock.instant() + drainTimeout
         stopping = true
         wake.signal()
         guard !stopped else { return }
@@ -104,9 +110,9 @@ extension Scheduler {
 
     /// A snapshot for `reconcilectl status` and the metrics file.
     public func status() -> SchedulerStatus {
-        let mono = uptime()
+        let mono = clock.instant()
         let wall = clock.now()
-        func date(_ time: Double) -> Date { wall.addingTimeInterval(time - mono) }
+        func date(_ time: ContinuousClock.Instant) -> Date { wall.addingTimeInterval((time - mono).inSeconds) }
         let endpoints = admission.states(now: mono).map { state in
             var until: Date?
             if case .open(let time) = state.circuit { until = date(time) }

@@ -8,11 +8,11 @@ import ReconcileSystem
 extension Scheduler: EndpointGate {
     public func acquire(_ endpoint: VerificationEndpoint) async -> Bool {
         while !stopping {
-            let mono = uptime()
+            let mono = clock.instant()
             switch admission.acquire(endpoint, now: mono) {
             case .granted: return true
             case .blocked: return false
-            case .retry(let at): try? await clock.sleep(until: instant(atUptime: at))
+            case .retry(let at): try? await clock.sleep(until: at)
             }
         }
         return false
@@ -33,7 +33,7 @@ extension Scheduler: EndpointGate {
     ) async {
         let healthy = if case .healthy = observation { !rateLimited } else { false }
         if healthy && quietEndpoints.skipsHealthy(endpoint) {
-            quietEndpoints.skipped(endpoint, at: uptime())
+            quietEndpoints.skipped(endpoint, at: clock.instant())
             return
         }
         if !healthy { quietEndpoints.failureQueued(endpoint) }
@@ -47,10 +47,10 @@ extension Scheduler: EndpointGate {
         if queued { quietEndpoints.failureArrived(endpoint) }
         if let skipped = quietEndpoints.lastSkipped(endpoint) { admission.answeredHealthily(endpoint, at: skipped) }
         if rateLimited {
-            let pause = admission.pause(endpoint, retryAfter: retryAfter?.inSeconds, now: uptime())
+            let pause = admission.pause(endpoint, retryAfter: retryAfter, now: clock.instant())
             let capped = pause.capped ? " (Retry-After asked for \(TimeSpan.format(retryAfter ?? .zero)); capped at CircuitMaxCooldown)" : ""
             logger.notice(
-                "\(endpoint.rawValue) answered 429; sending nothing there for \(TimeSpan.format(.seconds(pause.seconds)))\(capped)",
+                "\(endpoint.rawValue) answered 429; sending nothing there for \(TimeSpan.format(pause.duration))\(capped)",
                 [.endpoint: endpoint.rawValue, .reason: "http_429"])
             changeObserver?()
         }
@@ -60,7 +60,7 @@ extension Scheduler: EndpointGate {
     /// Feeds the endpoint's circuit; logs and announces an opening or closing. A failure that
     /// follows its order (``FailureAttribution``) is remembered, to be charged to it.
     func observe(_ endpoint: VerificationEndpoint, _ observation: EndpointObservation, order: Int64? = nil) {
-        let (change, blame) = admission.observeAttributed(endpoint, observation, order: order, now: uptime())
+        let (change, blame) = admission.observeAttributed(endpoint, observation, order: order, now: clock.instant())
         quietEndpoints.update(endpoint, quiet: admission.isQuiet(endpoint))
         if blame == .order, let order {
             blamed.insert(order)
@@ -71,8 +71,8 @@ extension Scheduler: EndpointGate {
         case .opened(let cooldown, let reason), .reopened(let cooldown, let reason):
             let fields: KeyValuePairs<LogField, String?> = [.endpoint: endpoint.rawValue, .reason: reason]
             let verb = { if case .reopened = change { "re-opened" } else { "opened" } }()
-            let message = cooldown > 0
-                ? "circuit for \(endpoint.rawValue) \(verb) (\(reason)); nothing is sent there for \(TimeSpan.format(.seconds(cooldown))), then one probe"
+            let message = cooldown > .zero
+                ? "circuit for \(endpoint.rawValue) \(verb) (\(reason)); nothing is sent there for \(TimeSpan.format(cooldown)), then one probe"
                 : "circuit for \(endpoint.rawValue) \(verb) (\(reason)); it answered other orders a moment ago, so one probe with another order goes at once"
             if case .configuration = observation {
                 logger.error(message + " — fix the configuration, then `reconcilectl reload`", id: .circuitOpened, fields)

@@ -54,14 +54,14 @@ extension Scheduler {
     /// What the outbox may lease now, per endpoint, from `slots` (each pool's share is taken):
     /// each sender's due actions as its own endpoint's circuit and bucket admit them (one probe
     /// per endpoint at a time), and the actions of an endpoint without a sender to skip.
-    func planActionClaims(slots: inout [Pool: Int], now: Date, mono: Double, wakeTimes: inout [Double]) throws -> [ActionClaim] {
+    func planActionClaims(slots: inout [Pool: Int], now: Date, mono: ContinuousClock.Instant, wakeTimes: inout [ContinuousClock.Instant]) throws -> [ActionClaim] {
         var claims: [ActionClaim] = []
         for route in outboxRoutes {
             let endpoint = route.sender.endpoint
             guard slots[route.pool, default: 0] > 0 else { continue }  // a completion wakes the loop
             guard let due = try store.nextActionDueTime(endpoint: endpoint) else { continue }
             if due > now {
-                wakeTimes.append(mono + due.timeIntervalSince(now))
+                wakeTimes.append(mono + .seconds(due.timeIntervalSince(now)))
                 continue
             }
             guard let cap = dependencyCap(route.gating, mono: mono, wakeTimes: &wakeTimes) else { continue }
@@ -76,7 +76,7 @@ extension Scheduler {
         for endpoint in skippedOutboxEndpoints {
             guard let due = try store.nextActionDueTime(endpoint: endpoint) else { continue }
             if due > now {
-                wakeTimes.append(mono + due.timeIntervalSince(now))
+                wakeTimes.append(mono + .seconds(due.timeIntervalSince(now)))
                 continue
             }
             claims.append(ActionClaim(endpoint: endpoint, sender: nil, limit: EndpointAdmission.maximumClaim, probe: false, pool: .main))
@@ -86,7 +86,7 @@ extension Scheduler {
 
     /// Leases what `claim` asks for and queues (or probes with) it; actions without a sender are
     /// resolved at once, committed by the next turn.
-    func claimActions(_ claim: ActionClaim, now: Date, mono: Double, wakeTimes: inout [Double]) throws {
+    func claimActions(_ claim: ActionClaim, now: Date, mono: ContinuousClock.Instant, wakeTimes: inout [ContinuousClock.Instant]) throws {
         let lease = now.addingTimeInterval(settings.requestTimeout.inSeconds * 4 + 60)
         let claimed = try store.claimActions(
             endpoint: claim.endpoint, now: now, limit: claim.limit, owner: owner, leaseUntil: lease, charge: !claim.probe && claim.sender != nil)
@@ -119,7 +119,7 @@ extension Scheduler {
 
     /// Commits the outbox outcomes that came in (their own transaction); on a store failure
     /// they wait for the next turn.
-    func commitActions(wakeTimes: inout [Double], atStop: Bool = false) {
+    func commitActions(wakeTimes: inout [ContinuousClock.Instant], atStop: Bool = false) {
         // While the store fails, the turn's own calls find out when it answers again (with the
         // store's backoff); trying here as well would only hasten the retries and the log lines.
         guard !pendingActionCompletions.isEmpty, storeTrouble == nil || atStop else { return }
@@ -128,18 +128,18 @@ extension Scheduler {
         do {
             let results = try store.completeActions(batch, owner: owner, now: storeNow())
             reporter.committed(batch, results)
-            wakeTimes.append(uptime())  // a retry may be due at once
+            wakeTimes.append(clock.instant())  // a retry may be due at once
             changeObserver?()
         } catch {
             pendingActionCompletions = batch + pendingActionCompletions
             let delay = storeFailed(error)
-            wakeTimes.append(uptime() + delay)
+            wakeTimes.append(clock.instant() + delay)
         }
     }
 
     /// Commits every pending outbox outcome (at stop, after the loop has ended).
     func flushActions() {
-        var ignored: [Double] = []
+        var ignored: [ContinuousClock.Instant] = []
         commitActions(wakeTimes: &ignored, atStop: true)
         if !pendingActionCompletions.isEmpty {
             logger.error(

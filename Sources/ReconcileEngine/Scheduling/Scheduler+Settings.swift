@@ -85,13 +85,13 @@ extension Scheduler {
         if let play = settings.googlePlay {
             for endpoint in [VerificationEndpoint.googlePlay, .googlePlayToken] {
                 perEndpoint[endpoint] = EndpointAdmission.EndpointLimits(
-                    circuitThreshold: play.circuitThreshold, circuitCooldown: play.circuitCooldown.inSeconds,
-                    circuitMaxCooldown: play.circuitMaxCooldown.inSeconds, burst: play.burst)
+                    circuitThreshold: play.circuitThreshold, circuitCooldown: play.circuitCooldown,
+                    circuitMaxCooldown: play.circuitMaxCooldown, burst: play.burst)
             }
         }
         return EndpointAdmission.Limits(
-            circuitThreshold: settings.circuitThreshold, circuitCooldown: settings.circuitCooldown.inSeconds,
-            circuitMaxCooldown: settings.circuitMaxCooldown.inSeconds, burst: settings.burst, rates: rates, perEndpoint: perEndpoint
+            circuitThreshold: settings.circuitThreshold, circuitCooldown: settings.circuitCooldown,
+            circuitMaxCooldown: settings.circuitMaxCooldown, burst: settings.burst, rates: rates, perEndpoint: perEndpoint
         ).shared(share)
     }
 

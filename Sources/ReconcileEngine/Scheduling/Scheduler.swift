@@ -18,14 +18,15 @@ public actor Scheduler {
     let logger: Logger
     /// Wall and monotonic time, and the timers the loop sleeps on (a manual clock in tests).
     let clock: any DaemonClock
-    /// The monotonic instant the scheduler's seconds count from.
-    let origin: ContinuousClock.Instant
     /// This daemon's lease owner: host, pid and a random part, unique per start.
     public nonisolated let owner: String
     var settings: Settings
     let wake: WakeSignal
-    /// Wall-clock time minus monotonic time, to see the wall clock step.
+    /// Wall-clock time minus monotonic time (seconds since the scheduler was made), to see the
+    /// wall clock step.
     var wallOffset: Double
+    /// The monotonic instant the wall-clock offset counts from.
+    let madeAt: ContinuousClock.Instant
     var random = SystemRandomSource()
 
     var admission: EndpointAdmission
@@ -47,8 +48,7 @@ public actor Scheduler {
     var stopping = false
     var stopped = false
     var stopWaiters: [CheckedContinuation<Void, Never>] = []
-    /// Monotonic seconds.
-    var drainDeadline: Double?
+    var drainDeadline: ContinuousClock.Instant?
     var heartbeat: (@Sendable () -> Void)?
     var heartbeatInterval: Duration?
     var changeObserver: (@Sendable () -> Void)?
@@ -98,14 +98,14 @@ public actor Scheduler {
         self.settings = settings
         self.logger = logger
         self.clock = clock
-        self.origin = clock.instant()
         self.wake = WakeSignal(clock: clock)
         self.reporter = CompletionReporter(logger: logger, escalations: escalations)
         let host = ProcessInfo.processInfo.hostName
         self.shared = store as? any SharedOrderStore
         self.owner = shared?.leaseOwner ?? "\(host):\(getpid()):\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
+        self.madeAt = clock.instant()
         self.wallOffset = clock.now().timeIntervalSince1970
-        self.admission = EndpointAdmission(limits: Self.limits(settings), endpoints: Self.endpoints(of: settings), now: 0)
+        self.admission = EndpointAdmission(limits: Self.limits(settings), endpoints: Self.endpoints(of: settings), now: madeAt)
     }
 
     // MARK: - The loop
@@ -125,16 +125,16 @@ public actor Scheduler {
         cluster.startedAt = clock.now()
         // After a stop, the loop goes on committing outcomes (without claiming) until nothing is
         // in flight or the drain time is up.
-        while !stopping || (inFlight > 0 && uptime() < drainDeadline ?? 0) {
+        while !stopping || (inFlight > 0 && drainDeadline.map { clock.instant() < $0 } ?? false) {
             let began = clock.instant()
             var deadline = turn()
             if stopping, let drainDeadline { deadline = min(deadline ?? drainDeadline, drainDeadline) }
             if let heartbeat, let interval = heartbeatInterval {
                 heartbeat()
-                let beat = uptime() + interval.inSeconds
+                let beat = clock.instant() + interval
                 deadline = min(deadline ?? beat, beat)
             }
-            await wake.wait(until: deadline.map(instant(atUptime:)))
+            await wake.wait(until: deadline)
             // Turns no closer together than `turnSpacing` while work flows: the actor is free
             // meanwhile for attempts to report and finish (each refills its slot from the work
             // leased ahead), and the next turn commits their outcomes in one transaction.
@@ -162,15 +162,15 @@ public actor Scheduler {
     }
 
     /// One turn: expire, then in one transaction commit the outcomes of finished attempts and
-    /// lease what is due and allowed; start those attempts. Returns when to look again, in
-    /// monotonic seconds (`nil`: only an event can bring work).
-    func turn() -> Double? {
+    /// lease what is due and allowed; start those attempts. Returns when to look again (`nil`:
+    /// only an event can bring work).
+    func turn() -> ContinuousClock.Instant? {
         // A step the kernel did not announce (no timerfd clock-set notice here, or a clock
         // faked for a process) is seen at the next turn.
-        if abs(clock.now().timeIntervalSince1970 - uptime() - wallOffset) > Self.clockStep { clockChanged() }
+        if abs(wallClockOffset() - wallOffset) > Self.clockStep { clockChanged() }
         let now = storeNow()
-        let mono = uptime()
-        var wakeTimes: [Double] = []
+        let mono = clock.instant()
+        var wakeTimes: [ContinuousClock.Instant] = []
         var claims: [Claim] = []
         var actionClaims: [ActionClaim] = []
         commitActions(wakeTimes: &wakeTimes)
@@ -178,7 +178,7 @@ public actor Scheduler {
         pendingCompletions.removeAll()
         do {
             if shared != nil, let next = try coordinate(mono: mono) { wakeTimes.append(next) }
-            if let time = try expireWaitingOrders(now: now) { wakeTimes.append(mono + time.timeIntervalSince(now)) }
+            if let time = try expireWaitingOrders(now: now) { wakeTimes.append(mono + .seconds(time.timeIntervalSince(now))) }
             if !stopping && clusterAllowsWork(mono: mono, wakeTimes: &wakeTimes) {
                 (claims, actionClaims) = try planClaims(now: now, mono: mono, wakeTimes: &wakeTimes)
             }
@@ -244,7 +244,7 @@ public actor Scheduler {
 
     /// Starts (a probe), queues (leased ahead) or finishes at once (no delivery URL) the orders
     /// one claim leased.
-    func dispatch(_ claimed: [ClaimedOrder], for claim: Claim, mono: Double) {
+    func dispatch(_ claimed: [ClaimedOrder], for claim: Claim, mono: ContinuousClock.Instant) {
         var claimed = claimed
         if claim.probe && claimed.count > 1, claim.verifier != nil {
             // The probe is the first candidate that has not failed at the endpoint, else the one
@@ -269,7 +269,7 @@ public actor Scheduler {
 
     /// Queues leased work for a slot, or sends a circuit's probe at once (with a token, or not
     /// at all).
-    func dispatch(_ item: ReadyItem, probe: Bool, mono: Double) {
+    func dispatch(_ item: ReadyItem, probe: Bool, mono: ContinuousClock.Instant) {
         guard probe else {
             ready.append(item)
             return
@@ -298,7 +298,7 @@ public actor Scheduler {
     /// how many due outbox actions of each endpoint (before Google Play verifications: an
     /// acknowledgement owed has a deadline; before the orders of `[Verifier]`'s pool: a
     /// revocation notice tells of money already returned).
-    func planClaims(now: Date, mono: Double, wakeTimes: inout [Double]) throws -> (orders: [Claim], actions: [ActionClaim]) {
+    func planClaims(now: Date, mono: ContinuousClock.Instant, wakeTimes: inout [ContinuousClock.Instant]) throws -> (orders: [Claim], actions: [ActionClaim]) {
         var claims: [Claim] = []
         var slots: [Pool: Int] = [.main: freeSlots(.main), .googlePlay: freeSlots(.googlePlay)]
         let lease = now.addingTimeInterval(settings.leaseTime?.inSeconds ?? (settings.requestTimeout.inSeconds * 2 + 60))
@@ -315,7 +315,7 @@ public actor Scheduler {
             if candidate != nil && slots[pool, default: 0] <= 0 { continue }  // a completion wakes the loop
             guard let due = try store.nextDueTime(kind) else { continue }
             if due > now {
-                wakeTimes.append(mono + due.timeIntervalSince(now))
+                wakeTimes.append(mono + .seconds(due.timeIntervalSince(now)))
                 continue
             }
             guard let verifier = candidate else {
@@ -346,7 +346,7 @@ public actor Scheduler {
     /// How many orders a verifier whose requests need `endpoints` first (Google's token
     /// endpoint) may be given now: unlimited, one (that endpoint's probe), or none (`nil`; its
     /// probe time is a wake time).
-    func dependencyCap(_ endpoints: [VerificationEndpoint], mono: Double, wakeTimes: inout [Double]) -> Int? {
+    func dependencyCap(_ endpoints: [VerificationEndpoint], mono: ContinuousClock.Instant, wakeTimes: inout [ContinuousClock.Instant]) -> Int? {
         var cap = Int.max
         for endpoint in endpoints {
             switch admission.dependency(endpoint, now: mono) {
@@ -376,11 +376,11 @@ public actor Scheduler {
     /// meanwhile goes back uncharged. Returns when the next token comes for work left waiting for
     /// one (the loop must wake then: nothing else may be due).
     @discardableResult
-    func startReady() -> Double? {
+    func startReady() -> ContinuousClock.Instant? {
         // A stopping loop only waits for what is in flight; what was leased ahead goes back.
         guard !stopping else { return nil }
-        let mono = uptime()
-        var nextToken: Double?
+        let mono = clock.instant()
+        var nextToken: ContinuousClock.Instant?
         var index = 0
         // A node that has not heard from the store for a while starts nothing: its leases may
         // be rescued by now.
@@ -426,8 +426,8 @@ public actor Scheduler {
 
     /// When an order of `endpoint` may next be tried: its circuit's probe time, or a cool-down.
     func retryTime(_ endpoint: VerificationEndpoint) -> Date {
-        let mono = uptime()
-        return storeNow().addingTimeInterval(admission.retryTime(endpoint, now: mono) - mono)
+        let mono = clock.instant()
+        return storeNow().addingTimeInterval((admission.retryTime(endpoint, now: mono) - mono).inSeconds)
     }
 
     func start(_ item: ReadyItem) {

@@ -123,7 +123,7 @@ struct FuzzRegressionTests {
             path: "/etc/reconciled/reconciled.conf", text: "[Verifier]\nKind=http\nURL=https://merchant.example/verify\nMaxRate=0.001\n")])
         var bucket = TokenBucket(rate: lowest.verifier.maxRate, burst: lowest.verifier.burst, now: 0)
         while bucket.take(now: 0) {}
-        let wait = Duration.seconds(max(0.001, bucket.nextTokenTime(now: 0)))
+        let wait = max(.milliseconds(1), bucket.nextTokenTime(now: 0) - 0)
         #expect(wait == .seconds(1000))
     }
 }

@@ -31,14 +31,14 @@ struct CircuitBreakerTests {
         #expect(change == .reopened(cooldown: 10, reason: "timeout"))
         permission = circuit.permission(now: 15)
         #expect(permission == .blocked(until: 16))
-        var cooldowns: [Double] = []
-        var now = 16.0
+        var cooldowns: [Duration] = []
+        var now: ContinuousClock.Instant = 16
         for _ in 0..<4 {
             permission = circuit.permission(now: now)
             #expect(permission == .probe)
             circuit.probeSent()
             if case .reopened(let cooldown, _) = circuit.recordFailure(reason: "timeout", now: now) { cooldowns.append(cooldown) }
-            now += 100
+            now += .seconds(100)
         }
         #expect(cooldowns == [20, 30, 30, 30])
         permission = circuit.permission(now: now)
@@ -49,7 +49,7 @@ struct CircuitBreakerTests {
         permission = circuit.permission(now: now)
         #expect(permission == .allowed)
         circuit.recordFailure(reason: "timeout", now: now)
-        permission = circuit.permission(now: now + 5)
+        permission = circuit.permission(now: now + .seconds(5))
         #expect(permission == .probe)  // the cool-down starts over
     }
 

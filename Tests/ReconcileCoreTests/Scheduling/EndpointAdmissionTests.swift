@@ -57,11 +57,11 @@ struct EndpointAdmissionTests {
     @Test("a 429 pauses the bucket for Retry-After, at least a second, at most CircuitMaxCooldown; a reload ends pauses and opens circuits")
     func pauses() {
         var admission = EndpointAdmission(limits: limits, endpoints: [.merchant], now: 0)
-        #expect(admission.pause(.merchant, retryAfter: 30, now: 0) == .init(seconds: 30, capped: false))
+        #expect(admission.pause(.merchant, retryAfter: 30, now: 0) == .init(duration: 30, capped: false))
         #expect(admission.admit(.merchant, slots: 10, now: 10) == .wait(until: 30))
         #expect(admission.states(now: 10).first?.pausedUntil == 30)
-        #expect(admission.pause(.merchant, retryAfter: 99_999_999_999, now: 10) == .init(seconds: 60, capped: true))
-        #expect(admission.pause(.merchant, retryAfter: nil, now: 10).seconds == 1)
+        #expect(admission.pause(.merchant, retryAfter: 99_999_999_999, now: 10) == .init(duration: 60, capped: true))
+        #expect(admission.pause(.merchant, retryAfter: nil, now: 10).duration == 1)
         admission.observe(.merchant, .configuration(reason: "http_401"), now: 10)
         admission.reload(now: 11)
         #expect(admission.states(now: 11).first?.pausedUntil == nil)
@@ -107,7 +107,7 @@ extension EndpointAdmissionTests {
         #expect(admission.observeAttributed(.googlePlay, .healthy, order: 8, now: 6).change == .closed)
         // The order fails again, and again: its failure, the circuit stays closed however often.
         for time in 7...20 {
-            let (change, blame) = admission.observeAttributed(.googlePlay, .configuration(reason: "http_404"), order: 7, now: Double(time))
+            let (change, blame) = admission.observeAttributed(.googlePlay, .configuration(reason: "http_404"), order: 7, now: ContinuousClock.Instant(integerLiteral: time))
             #expect(change == CircuitBreaker.Change.none)
             #expect(blame == .order)
         }

@@ -39,7 +39,7 @@ struct FailureAttributionTests {
     @Test("memory is bounded: past the capacity the oldest failures are forgotten")
     func bounded() {
         var attribution = FailureAttribution()
-        for order in 0..<Int64(FailureAttribution.capacity + 10) { _ = attribution.failure(order: order, now: Double(order)) }
+        for order in 0..<Int64(FailureAttribution.capacity + 10) { _ = attribution.failure(order: order, now: ContinuousClock.Instant(integerLiteral: Int(order))) }
         #expect(attribution.lastFailure(0) == nil)
         #expect(attribution.lastFailure(Int64(FailureAttribution.capacity + 9)) != nil)
     }

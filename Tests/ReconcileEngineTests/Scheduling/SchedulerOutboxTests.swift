@@ -191,8 +191,8 @@ extension Scheduler {
 
     func plannedActionClaims() throws -> [PlannedActionClaim] {
         var slots: [Pool: Int] = [.main: freeSlots(.main), .googlePlay: freeSlots(.googlePlay)]
-        var wakeTimes: [Double] = []
-        return try planActionClaims(slots: &slots, now: storeNow(), mono: uptime(), wakeTimes: &wakeTimes).map {
+        var wakeTimes: [ContinuousClock.Instant] = []
+        return try planActionClaims(slots: &slots, now: storeNow(), mono: clock.instant(), wakeTimes: &wakeTimes).map {
             PlannedActionClaim(endpoint: $0.endpoint, pool: "\($0.pool)", limit: $0.limit, probe: $0.probe, hasSender: $0.sender != nil)
         }
     }
