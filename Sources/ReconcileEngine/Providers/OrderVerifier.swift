@@ -12,11 +12,17 @@ public protocol OrderVerifier: Sendable {
     /// one's circuit is open, the scheduler leases nothing for this verifier.
     var gatingEndpoints: [VerificationEndpoint] { get }
 
+    /// The work this verifier takes (``WorkKind``): the scheduler gives each kind to the
+    /// verifier that says so, never by its type.
+    var work: Set<WorkKind> { get }
+
     func verify(_ order: ClaimedOrder, gate: any EndpointGate) async -> VerifierOutcome
 }
 
 extension OrderVerifier {
     public var gatingEndpoints: [VerificationEndpoint] { [] }
+    /// A verifier of orders without a purchase token, by default.
+    public var work: Set<WorkKind> { [.verify] }
 }
 
 /// What a verifier asks of the scheduler between requests of one attempt.

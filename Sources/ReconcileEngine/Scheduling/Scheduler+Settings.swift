@@ -47,15 +47,13 @@ extension Scheduler {
             return endpoint == .sandbox ? maxRate.map { max(0.001, $0 * sandboxRateFactor) } : maxRate
         }
 
-        /// What verifies orders of `kind`: `[Verifier]`'s verifier, the delivery client, or for
-        /// Google Play orders `[GooglePlay]` — or, without it, a `Kind=http` merchant endpoint.
-        /// `nil`: nothing configured can (deliveries: none is needed).
+        /// What verifies orders of `kind`: the first configured verifier that takes that work —
+        /// for Google Play orders `[GooglePlay]`'s before `[Verifier]`'s (a `Kind=http` merchant
+        /// takes them too), for deliveries the delivery client. `nil`: nothing configured can
+        /// (deliveries: none is needed).
         public func verifier(for kind: WorkKind) -> (any OrderVerifier)? {
-            switch kind {
-            case .verify: verifier
-            case .deliver: delivery
-            case .verifyPlay: googlePlay?.verifier ?? (verifier is MerchantVerifier ? verifier : nil)
-            }
+            let candidates: [(any OrderVerifier)?] = [googlePlay?.verifier, verifier, delivery]
+            return candidates.lazy.compactMap { $0 }.first { $0.work.contains(kind) }
         }
 
         public init(

@@ -11,6 +11,7 @@ import ReconcileCrypto
 /// Every request carries an access token from ``PlayAccessTokenCache``; a 401 drops it and the
 /// request is sent once more with a fresh one, then it is a configuration error.
 public struct GooglePlayVerifier: OrderVerifier, OutboxSender {
+    public var work: Set<WorkKind> { [.verifyPlay] }
     /// `[GooglePlay] URL=`: the API's base URL.
     public var api: EndpointSettings
     /// `[GooglePlay] PackageName=`'s first package: for orders that name none.

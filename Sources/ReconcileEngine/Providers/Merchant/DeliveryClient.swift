@@ -7,6 +7,7 @@ import ReconcileFoundation
 /// client's amount, and which store it was (`app_store`, `google_play`; for Google Play the
 /// purchase's `package_name`). 2xx or 409 (already delivered) finish the order.
 public struct DeliveryClient: OrderVerifier {
+    public var work: Set<WorkKind> { [.deliver] }
     public var endpoint: EndpointSettings
     public var transport: any HTTPTransport
     /// `[GooglePlay] PackageName=`: a Google Play grant of another package (verified by an

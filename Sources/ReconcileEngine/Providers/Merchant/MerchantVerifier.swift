@@ -6,6 +6,9 @@ import ReconcileFoundation
 /// Every request carries `Idempotency-Key: <order_id>`, so the merchant deduplicates however
 /// often the daemon has to ask.
 public struct MerchantVerifier: OrderVerifier {
+    /// The merchant's endpoint verifies whatever it is sent: Google Play orders too, when no
+    /// `[GooglePlay]` section takes them.
+    public var work: Set<WorkKind> { [.verify, .verifyPlay] }
     public var endpoint: EndpointSettings
     public var transport: any HTTPTransport
 
