@@ -79,7 +79,8 @@ enum SpoolNameTarget {
     static let store = RecordingStore()
     static let log = RecordingLog()
     static let ingestor = SpoolIngestor(
-        layout: layout, store: store, settings: .init(verifierKind: .http, maxFileSize: 4096), logger: Logger(handler: log, minimumLevel: .debug))
+        layout: layout, store: store, settings: .init(verifierKind: .http, maxFileSize: 4096), logger: Logger(handler: log, minimumLevel: .debug),
+        clock: SystemClock())
 
     static func run(_ input: [UInt8]) {
         let entries = create(parse(input))
