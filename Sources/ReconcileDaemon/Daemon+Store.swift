@@ -1,6 +1,7 @@
 import Foundation
 import ReconcileCore
 import ReconcileCredentials
+import ReconcileEngine
 import ReconcileFoundation
 import ReconcileStore
 import ReconcileSQLite
@@ -33,6 +34,14 @@ extension Daemon {
             switch self {
             case .sqlite(let store, _): store.onLoss { error in storeLost(error.description) }
             case .shared(_, _, let wake): wake.set(nudge)
+            }
+        }
+
+        /// How the scheduler takes part in a cluster: a node of the shared store, or alone.
+        func coordinator(logger: Logger, clock: any DaemonClock) -> any ClusterCoordinator {
+            switch self {
+            case .sqlite: SoloCoordinator()
+            case .shared(let store, _, _): SharedStoreCoordinator(store: store, logger: logger, clock: clock)
             }
         }
 

@@ -153,7 +153,9 @@ public final class Daemon {
         if !leftovers.isEmpty { logger.notice("removed \(leftovers.count) half-written reason files from \(layout.rejected)") }
 
         escalations = EscalationRunner(settings: configuration.escalation, logger: logger, clock: clock)
-        let scheduler = Scheduler(store: store, settings: configured.settings, logger: logger, escalations: escalations, clock: clock)
+        let scheduler = Scheduler(
+            store: store, settings: configured.settings, logger: logger, escalations: escalations, clock: clock,
+            coordinator: opened.coordinator(logger: logger, clock: clock))
         self.scheduler = scheduler
         let statusTrigger = statusTrigger
         (spoolEventStream, spoolEvents) = AsyncStream<SpoolEvent>.makeStream()

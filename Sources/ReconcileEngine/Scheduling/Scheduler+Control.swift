@@ -16,7 +16,7 @@ extension Scheduler {
     public func apply(_ settings: Settings) {
         self.settings = settings
         let now = clock.instant()
-        admission.reconfigure(Self.limits(settings, share: cluster.share), endpoints: Self.endpoints(of: settings), now: now)
+        admission.reconfigure(Self.limits(settings, share: coordinator.share), endpoints: Self.endpoints(of: settings), now: now)
         admission.reload(now: now)
         finishUndeliverable()
         wake.signal()
@@ -28,7 +28,7 @@ extension Scheduler {
     func finishUndeliverable() {
         // On a shared store the deliveries are every node's: one node's configuration (a
         // rollout half done) must not finish the others' paid deliveries undelivered.
-        guard settings.delivery == nil, shared == nil else { return }
+        guard settings.delivery == nil, !coordinator.leavesUnconfiguredWorkToOthers else { return }
         do {
             let moved = try store.clampNextAttempts(of: [.deliver], notAfter: storeNow())
             if moved > 0 {
@@ -70,12 +70,8 @@ extension Scheduler {
         let offset = wallClockOffset()
         let step = offset - wallOffset
         wallOffset = offset
-        if shared != nil, abs(step) > Self.clockStep {
-            // Due times are on the shared store's clock: this host's step moves nothing there
-            // (clamping would make every node's backed-off orders due at once). Only the offset
-            // to the database's clock changes; the next heartbeat measures it again.
-            cluster.clockOffset -= step
-            cluster.nextHeartbeat = nil
+        if abs(step) > Self.clockStep, coordinator.hostClockStepped(by: step) {
+            // Due times are on the shared store's clock: this host's step moves nothing there.
             logger.notice(
                 "the wall clock stepped \(step < 0 ? "back" : "forward") by \(TimeSpan.format(.seconds(abs(step).rounded()))); due times are the shared store's, nothing moved",
                 [.reason: "clock_step"])
@@ -125,11 +121,7 @@ extension Scheduler {
         var status = SchedulerStatus(inFlight: inFlight, endpoints: endpoints, counters: counters, requestDurations: durations)
         status.storeUnreachableSince = storeTrouble.flatMap { $0.unreachable ? $0.since : nil }
         status.storeProblem = storeTrouble?.message
-        if shared != nil {
-            status.cluster = SchedulerStatus.Cluster(
-                node: shared?.node ?? "", liveNodes: cluster.liveNodes, share: cluster.share, maxInFlight: maxInFlight(.main),
-                rescued: cluster.rescued, lastHeartbeat: cluster.lastHeartbeatAt)
-        }
+        status.cluster = coordinator.status(maxInFlight: maxInFlight(.main))
         return status
     }
 

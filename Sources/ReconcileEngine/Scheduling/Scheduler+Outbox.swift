@@ -43,7 +43,7 @@ extension Scheduler {
     /// without `[Revocation] URL=`). On a shared store a node without the URL leaves them to the
     /// nodes that have one, as it does deliveries (DESIGN §7).
     var skippedOutboxEndpoints: [VerificationEndpoint] {
-        guard shared == nil else { return [] }
+        guard !coordinator.leavesUnconfiguredWorkToOthers else { return [] }
         let routed = Set(outboxRoutes.map(\.sender.endpoint))
         return VerificationEndpoint.allCases.filter { !routed.contains($0) && OutboxResolver.skipReasonWithoutSender($0) != nil }
     }

@@ -51,7 +51,7 @@ extension Scheduler {
             case .main: settings.maxInFlight
             case .googlePlay: settings.googlePlay?.maxInFlight ?? settings.maxInFlight
             }
-        return EndpointAdmission.Limits.sharedInFlight(configured, share: cluster.share)
+        return EndpointAdmission.Limits.sharedInFlight(configured, share: coordinator.share)
     }
 
     /// How many orders of `pool` may wait leased for a slot: enough to refill the slots that

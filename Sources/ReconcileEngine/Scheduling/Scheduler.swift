@@ -54,10 +54,11 @@ public actor Scheduler {
     var changeObserver: (@Sendable () -> Void)?
     /// How long the requests to each endpoint took, since start (for metrics).
     var requestDurations: [VerificationEndpoint: LatencyHistogram] = [:]
-    /// The store when several nodes share it; `nil` for SQLite.
-    let shared: (any SharedOrderStore)?
-    /// This node's part in the cluster: share, heartbeats, renewals, rescues.
-    var cluster = ClusterState()
+    /// This node's part in a cluster of daemons sharing the store (heartbeats, shares,
+    /// renewals, rescues), or a daemon alone.
+    var coordinator: any ClusterCoordinator
+    /// When the loop began (reported with each heartbeat).
+    var startedAt: Date
     /// Orders this scheduler holds leases on, by reference: started, or finished and not yet
     /// committed (renewed while the store is shared).
     var held: Set<Int64> = []
@@ -92,7 +93,7 @@ public actor Scheduler {
 
     public init(
         store: any OrderStore, settings: Settings, logger: Logger, escalations: EscalationRunner? = nil,
-        clock: any DaemonClock
+        clock: any DaemonClock, coordinator: (any ClusterCoordinator)? = nil
     ) {
         self.store = store
         self.settings = settings
@@ -101,10 +102,12 @@ public actor Scheduler {
         self.wake = WakeSignal(clock: clock)
         self.reporter = CompletionReporter(logger: logger, escalations: escalations)
         let host = ProcessInfo.processInfo.hostName
-        self.shared = store as? any SharedOrderStore
-        self.owner = shared?.leaseOwner ?? "\(host):\(getpid()):\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
+        let coordinator = coordinator ?? Self.defaultCoordinator(for: store, logger: logger, clock: clock)
+        self.coordinator = coordinator
+        self.owner = coordinator.leaseOwner ?? "\(host):\(getpid()):\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
         self.madeAt = clock.instant()
         self.wallOffset = clock.now().timeIntervalSince1970
+        self.startedAt = clock.now()
         self.admission = EndpointAdmission(limits: Self.limits(settings), endpoints: Self.endpoints(of: settings), now: madeAt)
     }
 
@@ -122,7 +125,7 @@ public actor Scheduler {
         }
         finishUndeliverable()
         applyWaitingNotifications(now: storeNow())
-        cluster.startedAt = clock.now()
+        startedAt = clock.now()
         // After a stop, the loop goes on committing outcomes (without claiming) until nothing is
         // in flight or the drain time is up.
         while !stopping || (inFlight > 0 && drainDeadline.map { clock.instant() < $0 } ?? false) {
@@ -143,7 +146,7 @@ public actor Scheduler {
             }
         }
         drain()
-        leaveCluster()
+        coordinator.leave()
         stopped = true
         for waiter in stopWaiters { waiter.resume() }
         stopWaiters.removeAll()
@@ -177,9 +180,9 @@ public actor Scheduler {
         let completions = pendingCompletions
         pendingCompletions.removeAll()
         do {
-            if shared != nil, let next = try coordinate(mono: mono) { wakeTimes.append(next) }
+            if let next = try coordinate(mono: mono) { wakeTimes.append(next) }
             if let time = try expireWaitingOrders(now: now) { wakeTimes.append(mono + .seconds(time.timeIntervalSince(now))) }
-            if !stopping && clusterAllowsWork(mono: mono, wakeTimes: &wakeTimes) {
+            if !stopping && coordinator.allowsClaims(mono: mono, timing: timing, wakeTimes: &wakeTimes) {
                 (claims, actionClaims) = try planClaims(now: now, mono: mono, wakeTimes: &wakeTimes)
             }
             while let claim = actionClaims.first {
@@ -198,8 +201,8 @@ public actor Scheduler {
             reporter.committed(completions, turn.results)
             reportNotifications(turn.notifications)
             // Those that waited for an attempt another node ended (this node's were applied in
-            // the commit; on SQLite there is no other node, so the pass at start is enough).
-            if shared != nil && !completions.isEmpty { applyWaitingNotifications(now: now) }
+            // the commit; alone on its store, the pass at start is enough).
+            if coordinator.othersEndAttempts && !completions.isEmpty { applyWaitingNotifications(now: now) }
             if !completions.isEmpty { wakeTimes.append(mono) }  // outcomes may have made orders due
             for (claim, claimed) in zip(claims, turn.claimed) {
                 dispatch(claimed, for: claim, mono: mono)
@@ -310,7 +313,7 @@ public actor Scheduler {
             if candidate == nil && kind != .deliver { continue }
             // On a shared store a node without a delivery URL leaves deliveries to the nodes
             // that have one, instead of finishing them undelivered (DESIGN §7).
-            if candidate == nil && shared != nil { continue }
+            if candidate == nil && coordinator.leavesUnconfiguredWorkToOthers { continue }
             let pool = pool(for: kind)
             if candidate != nil && slots[pool, default: 0] <= 0 { continue }  // a completion wakes the loop
             guard let due = try store.nextDueTime(kind) else { continue }
@@ -384,7 +387,7 @@ public actor Scheduler {
         var index = 0
         // A node that has not heard from the store for a while starts nothing: its leases may
         // be rescued by now.
-        guard clusterAllowsStarts(mono: mono) else { return nil }
+        guard coordinator.allowsStarts(mono: mono, timing: timing) else { return nil }
         while index < ready.count {
             let next = ready[index]
             guard inFlightByPool[next.pool, default: 0] < maxInFlight(next.pool) else {

@@ -65,7 +65,8 @@ struct SchedulerTurnTests {
 
     func setUp(
         orders: Int, maxInFlight: Int, threshold: Int = 10, cooldown: Duration = .seconds(10), maxRate: Double? = nil, burst: Int = 10,
-        maxAttempts: Int? = nil, initialDelay: Duration = .seconds(30), logger: Logger = .discarding
+        maxAttempts: Int? = nil, initialDelay: Duration = .seconds(30), logger: Logger = .discarding,
+        coordinator: (any ClusterCoordinator)? = nil
     ) throws
         -> (SQLiteOrderStore, Scheduler, HeldVerifier)
     {
@@ -89,7 +90,7 @@ struct SchedulerTurnTests {
         // The spacing between turns would wait on the clock, which only the test moves: the
         // tests that let `run()` loop step its turns by events alone.
         settings.turnSpacing = nil
-        return (store, Scheduler(store: store, settings: settings, logger: logger, clock: clock), verifier)
+        return (store, Scheduler(store: store, settings: settings, logger: logger, clock: clock, coordinator: coordinator), verifier)
     }
 
     func waitUntil(_ what: String, _ condition: () async -> Bool) async {
