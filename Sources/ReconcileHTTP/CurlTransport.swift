@@ -13,7 +13,8 @@ import ReconcileFoundation
 /// `https` are spoken; a proxy is used only when the request names one (`[Daemon] Proxy=`),
 /// never from the environment (`http_proxy` and friends); a request never takes longer than its
 /// time-out; an answer larger than the request's cap is cut off and reported as
-/// `bodyTooLarge`. Every failure is a value.
+/// `bodyTooLarge`; a request whose task is cancelled is dropped at once and reported as
+/// `cancelled` (it may have reached the server). Every failure is a value.
 public final class CurlTransport: HTTPTransport {
     private let loop: CurlMultiLoop
 
@@ -29,8 +30,13 @@ public final class CurlTransport: HTTPTransport {
     }
 
     public func send(_ request: HTTPRequest) async -> HTTPExchangeResult {
-        await withCheckedContinuation { continuation in
-            loop.submit(CurlTransfer(request: request, continuation: continuation))
+        let cancellation = CurlCancellation()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                loop.submit(CurlTransfer(request: request, continuation: continuation, cancellation: cancellation))
+            }
+        } onCancel: { [loop] in
+            loop.cancel(cancellation)
         }
     }
 
@@ -110,12 +116,18 @@ final class CertificateBundle: @unchecked Sendable {
     }
 }
 
+/// Set when the task waiting for a transfer is cancelled; the loop's thread looks at it.
+final class CurlCancellation: Sendable {
+    let requested = Atomic<Bool>(false)
+}
+
 /// One request on its way through libcurl. Touched only on the loop's thread, except for the
 /// continuation, which is resumed exactly once.
 final class CurlTransfer: @unchecked Sendable {
     // @unchecked: after `submit` hands it over, only the loop's thread touches it.
     let request: HTTPRequest
     let continuation: CheckedContinuation<HTTPExchangeResult, Never>
+    let cancellation: CurlCancellation
     var body: [UInt8] = []
     var headers: [HTTPHeader] = []
     var tooLarge = false
@@ -130,9 +142,10 @@ final class CurlTransfer: @unchecked Sendable {
     var bundle: CertificateBundle?
     var started = ContinuousClock.now
 
-    init(request: HTTPRequest, continuation: CheckedContinuation<HTTPExchangeResult, Never>) {
+    init(request: HTTPRequest, continuation: CheckedContinuation<HTTPExchangeResult, Never>, cancellation: CurlCancellation) {
         self.request = request
         self.continuation = continuation
+        self.cancellation = cancellation
     }
 
     deinit {
@@ -162,6 +175,10 @@ final class CurlMultiLoop: @unchecked Sendable {
     private var idleHandles: [UnsafeMutableRawPointer] = []
     /// The system bundle's generation: one more at each reload.
     private let generation = Atomic<Int>(0)
+    /// How many cancellations were asked for: the loop looks for cancelled transfers only when
+    /// it moved.
+    private let cancellations = Atomic<Int>(0)
+    private var cancellationsSeen = 0
 
     private static let globalInit: Void = {
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
@@ -179,6 +196,14 @@ final class CurlMultiLoop: @unchecked Sendable {
 
     func submit(_ transfer: CurlTransfer) {
         submissions.withLock { $0.append(transfer) }
+        curl_multi_wakeup(multi)
+    }
+
+    /// Drops the transfer `cancellation` belongs to at the loop's next turn (or when it is
+    /// submitted, if it is not yet).
+    func cancel(_ cancellation: CurlCancellation) {
+        cancellation.requested.store(true, ordering: .releasing)
+        cancellations.add(1, ordering: .releasing)
         curl_multi_wakeup(multi)
     }
 
@@ -215,6 +240,13 @@ final class CurlMultiLoop: @unchecked Sendable {
                 return pending
             }
             for transfer in new { start(transfer) }
+            let asked = cancellations.load(ordering: .acquiring)
+            if asked != cancellationsSeen {
+                cancellationsSeen = asked
+                for (easy, transfer) in active where transfer.cancellation.requested.load(ordering: .acquiring) {
+                    drop(easy, transfer)
+                }
+            }
             var running: Int32 = 0
             curl_multi_perform(multi, &running)
             var queued: Int32 = 0
@@ -230,6 +262,10 @@ final class CurlMultiLoop: @unchecked Sendable {
     }
 
     private func start(_ transfer: CurlTransfer) {
+        guard !transfer.cancellation.requested.load(ordering: .acquiring) else {
+            transfer.continuation.resume(returning: HTTPExchangeResult(.failure(Self.cancelled), latency: .zero))
+            return
+        }
         guard let easy = idleHandles.popLast() ?? curl_easy_init() else {
             transfer.continuation.resume(returning: HTTPExchangeResult(.failure(HTTPFailure(.other, "curl_easy_init failed")), latency: .zero))
             return
@@ -320,6 +356,17 @@ final class CurlMultiLoop: @unchecked Sendable {
         }
         curl_easy_reset(easy)
         idleHandles.append(easy)
+    }
+
+    /// What a cancelled transfer reports.
+    static let cancelled = HTTPFailure(.cancelled, "the request was cancelled (the daemon is stopping); it may have reached the server")
+
+    /// Ends a transfer whose task was cancelled, without waiting for libcurl.
+    private func drop(_ easy: UnsafeMutableRawPointer, _ transfer: CurlTransfer) {
+        curl_multi_remove_handle(multi, easy)
+        active.removeValue(forKey: easy)
+        recycle(easy)
+        transfer.continuation.resume(returning: HTTPExchangeResult(.failure(Self.cancelled), latency: ContinuousClock.now - transfer.started))
     }
 
     private func finish(_ easy: UnsafeMutableRawPointer, code: CURLcode) {

@@ -72,8 +72,32 @@ struct CurlTransportTests {
         guard case .failure(let failure) = result.outcome else { Issue.record("got an answer"); return }
         #expect(failure.kind == .timeout)
         // As the transport's own thread measured it: not before the time-out, and long before
-        // the answer.
-        #expect(result.latency >= .milliseconds(300) && result.latency < .seconds(60), "\(result.latency)")
+        // the answer. (libcurl times the request on its own clock, rounded to milliseconds: it
+        // may end a fraction of a millisecond before Swift's clock says 300 ms, 0.29985 s seen.)
+        #expect(result.latency >= .milliseconds(299) && result.latency < .seconds(60), "\(result.latency)")
+    }
+
+    @Test("a cancelled request ends at once as cancelled; a request of a task cancelled before it was sent is not sent")
+    func cancellation() async throws {
+        // The server would answer after two minutes, past the request's own 60 s time-out: only
+        // the cancellation can end the request within the bound.
+        let (server, seen) = try server { _ in ServerReply(status: 200, delay: .seconds(120)) }
+        defer { server.stop() }
+        let sending = Task { await transport.send(request(server.port, timeout: .seconds(60))) }
+        #expect(await eventually(every: .milliseconds(5)) { seen.count == 1 }, "the request never reached the server")
+        sending.cancel()
+        let result = await sending.value
+        guard case .failure(let failure) = result.outcome else { Issue.record("got an answer"); return }
+        #expect(failure.kind == .cancelled)
+        #expect(result.latency < .seconds(60), "\(result.latency)")
+
+        let early = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await transport.send(request(server.port, path: "/never", timeout: .seconds(60)))
+        }
+        guard case .failure(let earlyFailure) = await early.value.outcome else { Issue.record("got an answer"); return }
+        #expect(earlyFailure.kind == .cancelled)
+        #expect(!seen.requests.withLock { $0.contains { $0.path == "/never" } })
     }
 
     @Test("nothing listening is connection refused")

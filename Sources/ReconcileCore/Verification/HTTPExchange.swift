@@ -79,6 +79,8 @@ public struct HTTPFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case bodyTooLarge = "body_too_large"
         case protocolError = "protocol_error"
         case other = "transport_error"
+        /// The attempt's task was cancelled (the daemon stopped it after `DrainTimeout`).
+        case cancelled
     }
 
     public var kind: Kind

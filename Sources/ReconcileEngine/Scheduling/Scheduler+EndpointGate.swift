@@ -44,6 +44,8 @@ extension Scheduler: EndpointGate {
         _ endpoint: VerificationEndpoint, _ observation: EndpointObservation, retryAfter: Duration?, rateLimited: Bool, queued: Bool,
         order: Int64? = nil
     ) {
+        // A cancelled attempt's failure is the cancellation's, not the endpoint's.
+        guard !attemptsCancelled else { return }
         if queued { quietEndpoints.failureArrived(endpoint) }
         if let skipped = quietEndpoints.lastSkipped(endpoint) { admission.answeredHealthily(endpoint, at: skipped) }
         if rateLimited {

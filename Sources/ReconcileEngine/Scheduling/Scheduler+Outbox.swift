@@ -108,6 +108,7 @@ extension Scheduler {
     /// An outbox attempt ended: resolved now, committed by the next turn.
     func finished(_ claimed: ClaimedAction, _ outcome: OutboxOutcome, endpoint: VerificationEndpoint, pool: Pool) {
         inFlightByPool[pool, default: 0] -= 1
+        guard !attemptsCancelled else { return }  // as an order's (``Scheduler/finished(_:_:endpoint:pool:)``)
         reporter.requestsSent(outcome.records.count)
         for record in outcome.records {
             requestDurations[record.endpoint, default: LatencyHistogram()].record(record.latency)

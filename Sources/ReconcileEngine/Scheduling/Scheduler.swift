@@ -47,6 +47,12 @@ public actor Scheduler {
     var pendingActionCompletions: [OutboxCompletion] = []
     var stopping = false
     var stopped = false
+    /// Set once the attempts still running after the drain were cancelled: what they report
+    /// then says nothing of their endpoints.
+    var attemptsCancelled = false
+    /// The attempts ``start(_:)`` hands to the task group ``run()`` owns.
+    let attemptStarts: AsyncStream<Attempt>
+    let attemptStarter: AsyncStream<Attempt>.Continuation
     var stopWaiters: [CheckedContinuation<Void, Never>] = []
     var drainDeadline: ContinuousClock.Instant?
     var heartbeat: (@Sendable () -> Void)?
@@ -109,12 +115,51 @@ public actor Scheduler {
         self.wallOffset = clock.now().timeIntervalSince1970
         self.startedAt = clock.now()
         self.admission = EndpointAdmission(limits: Self.limits(settings), endpoints: Self.endpoints(of: settings), now: madeAt)
+        (attemptStarts, attemptStarter) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
     // MARK: - The loop
 
+    /// An attempt to run as a child task of ``run()``'s group, off the scheduler's executor.
+    typealias Attempt = @Sendable () async -> Void
+
     /// Runs until ``stop(drainTimeout:)``. Releases the leases a crash left first.
+    ///
+    /// Attempts run in a task group this call owns: when the loop has ended (after the drain),
+    /// those still running are cancelled and awaited before it returns (their outcomes are not
+    /// committed; their orders keep their leases until the next start releases them). The
+    /// task running this call being cancelled cancels them too.
     public func run() async {
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.loop() }
+            await runAttempts()
+        }
+        stopped = true
+        for waiter in stopWaiters { waiter.resume() }
+        stopWaiters.removeAll()
+    }
+
+    /// Runs each attempt ``start(_:)`` hands over as a child task, until the loop ends; then
+    /// cancels and awaits those still running. (``run()`` calls it; tests that drive
+    /// ``turn()`` themselves run it beside, and end it with ``endAttempts()``.)
+    func runAttempts() async {
+        await withDiscardingTaskGroup { group in
+            for await attempt in attemptStarts {
+                group.addTask { await attempt() }
+            }
+            attemptsCancelled = true
+            group.cancelAll()
+        }
+    }
+
+    /// No more attempts start: ``runAttempts()`` cancels those still running and returns.
+    func endAttempts() {
+        attemptStarter.finish()
+    }
+
+    /// The turns, from start to the end of the drain; then no more attempts start.
+    func loop() async {
+        defer { endAttempts() }
         do {
             let released = try store.releaseLeases(now: storeNow())
             if !released.isEmpty {
@@ -147,9 +192,6 @@ public actor Scheduler {
         }
         drain()
         coordinator.leave()
-        stopped = true
-        for waiter in stopWaiters { waiter.resume() }
-        stopWaiters.removeAll()
     }
 
     /// After the loop: says what is left in flight, hands back what was leased ahead, commits
@@ -438,15 +480,16 @@ public actor Scheduler {
         if case .order(let order, _) = item.work { held.insert(order.reference) }
         reporter.attemptStarted()
         let pool = item.pool
-        // Off the scheduler's queue: building bodies and parsing answers run in parallel.
+        // In run()'s task group, off the scheduler's executor: building bodies and parsing
+        // answers run in parallel.
         switch item.work {
         case .order(let order, let verifier):
-            Task.detached { [self] in
+            attemptStarter.yield { [self] in
                 let outcome = await verifier.verify(order, gate: OrderGate(scheduler: self, order: order.reference))
                 await self.finished(order, outcome, endpoint: verifier.firstEndpoint, pool: pool)
             }
         case .action(let action, let sender):
-            Task.detached { [self] in
+            attemptStarter.yield { [self] in
                 let outcome = await sender.send(action, gate: self)
                 await self.finished(action, outcome, endpoint: sender.endpoint, pool: pool)
             }
@@ -455,6 +498,9 @@ public actor Scheduler {
 
     func finished(_ order: ClaimedOrder, _ outcome: VerifierOutcome, endpoint: VerificationEndpoint, pool: Pool) {
         inFlightByPool[pool, default: 0] -= 1
+        // Cancelled after the drain: not committed; the order keeps its lease until the next
+        // start, which releases it (the request may have gone out).
+        guard !attemptsCancelled else { return }
         reporter.requestsSent(outcome.records.count)
         for record in outcome.records {
             requestDurations[record.endpoint, default: LatencyHistogram()].record(record.latency)

@@ -15,22 +15,41 @@ struct SchedulerTurnTests {
     let directory = TemporaryDirectory(prefix: "turns")
     let clock = ManualClock()
 
-    /// Attempts that wait for the test: each `verify` parks until ``finish(_:_:observation:)``.
+    /// Attempts that wait for the test: each `verify` parks until ``finish(_:_:observation:)``,
+    /// or until its task is cancelled.
     final class HeldVerifier: OrderVerifier, Sendable {
         private let parked = Mutex<[String: CheckedContinuation<VerifierOutcome, Never>]>([:])
         private let startedOrders = Mutex<[String]>([])
+        /// Orders whose attempt's task was cancelled (a cancellation before it parked included).
+        private let cancelledOrders = Mutex<[String]>([])
         /// The gate each attempt was given (it reports with its order).
         private let gates = Mutex<[String: any EndpointGate]>([:])
         var firstEndpoint: VerificationEndpoint { .merchant }
 
         func verify(_ order: ClaimedOrder, gate: any EndpointGate) async -> VerifierOutcome {
-            let outcome = await withCheckedContinuation { continuation in
-                gates.withLock { $0[order.orderID] = gate }
-                parked.withLock { $0[order.orderID] = continuation }
-                startedOrders.withLock { $0.append(order.orderID) }
+            let orderID = order.orderID
+            return await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    gates.withLock { $0[orderID] = gate }
+                    startedOrders.withLock { $0.append(orderID) }
+                    let cancelled = parked.withLock { parked in
+                        guard !cancelledOrders.withLock({ $0.contains(orderID) }) else { return true }
+                        parked[orderID] = continuation
+                        return false
+                    }
+                    if cancelled { continuation.resume(returning: VerifierOutcome(records: [], verdict: .notSent("cancelled"))) }
+                }
+            } onCancel: {
+                let continuation = parked.withLock { parked in
+                    cancelledOrders.withLock { $0.append(orderID) }
+                    return parked.removeValue(forKey: orderID)
+                }
+                continuation?.resume(returning: VerifierOutcome(records: [], verdict: .notSent("cancelled")))
             }
-            return outcome
         }
+
+        /// The orders whose attempt was cancelled, in order.
+        var cancelled: [String] { cancelledOrders.withLock { $0 } }
 
         /// The orders whose attempt began, in order.
         var started: [String] { startedOrders.withLock { $0 } }
@@ -58,6 +77,8 @@ struct SchedulerTurnTests {
                 return await scheduler.status().inFlight == 0
             }
             #expect(released, "attempts still in flight at the end of the test")
+            // Tests that drive the turns themselves run the attempts beside: that ends too.
+            await scheduler.endAttempts()
             // The gates hold the scheduler, which holds this verifier: let the cycle go.
             gates.withLock { $0.removeAll() }
         }
@@ -66,7 +87,7 @@ struct SchedulerTurnTests {
     func setUp(
         orders: Int, maxInFlight: Int, threshold: Int = 10, cooldown: Duration = .seconds(10), maxRate: Double? = nil, burst: Int = 10,
         maxAttempts: Int? = nil, initialDelay: Duration = .seconds(30), logger: Logger = .discarding,
-        coordinator: (any ClusterCoordinator)? = nil
+        coordinator: (any ClusterCoordinator)? = nil, loop: Bool = false
     ) throws
         -> (SQLiteOrderStore, Scheduler, HeldVerifier)
     {
@@ -90,7 +111,15 @@ struct SchedulerTurnTests {
         // The spacing between turns would wait on the clock, which only the test moves: the
         // tests that let `run()` loop step its turns by events alone.
         settings.turnSpacing = nil
-        return (store, Scheduler(store: store, settings: settings, logger: logger, clock: clock, coordinator: coordinator), verifier)
+        let scheduler = Scheduler(store: store, settings: settings, logger: logger, clock: clock, coordinator: coordinator)
+        // A test that calls turn() itself runs the attempts beside; run() runs its own.
+        if !loop { Self.runAttempts(of: scheduler) }
+        return (store, scheduler, verifier)
+    }
+
+    /// Runs the attempts `scheduler` starts while a test drives its turns (``HeldVerifier/releaseAll(_:)`` ends it).
+    static func runAttempts(of scheduler: Scheduler) {
+        Task { await scheduler.runAttempts() }
     }
 
     func waitUntil(_ what: String, _ condition: () async -> Bool) async {
@@ -259,7 +288,7 @@ struct SchedulerTurnTests {
 
     @Test("stop drains: in-flight attempts finish and are committed; stop() returns once run() has ended")
     func draining() async throws {
-        let (store, scheduler, verifier) = try setUp(orders: 1, maxInFlight: 2)
+        let (store, scheduler, verifier) = try setUp(orders: 1, maxInFlight: 2, loop: true)
         let running = Task { await scheduler.run() }
         await waitUntil("in flight") { verifier.started.count == 1 }
         let stopping = Task { await scheduler.stop(drainTimeout: .seconds(30)) }
@@ -275,7 +304,7 @@ struct SchedulerTurnTests {
 
     @Test("a stop starts nothing leased ahead, even when a slot frees during the drain: it goes back uncharged")
     func drainingStartsNothing() async throws {
-        let (store, scheduler, verifier) = try setUp(orders: 3, maxInFlight: 2)
+        let (store, scheduler, verifier) = try setUp(orders: 3, maxInFlight: 2, loop: true)
         let running = Task { await scheduler.run() }
         await waitUntil("two in flight, one leased ahead") { verifier.started.count == 2 }
         #expect(try store.countsByState() == [.verifying: 3])
@@ -295,9 +324,9 @@ struct SchedulerTurnTests {
         await verifier.releaseAll(scheduler)
     }
 
-    @Test("an attempt still in flight after DrainTimeout keeps its lease for the next start")
+    @Test("an attempt still in flight after DrainTimeout is cancelled and awaited; it keeps its lease for the next start")
     func drainTimeout() async throws {
-        let (store, scheduler, verifier) = try setUp(orders: 1, maxInFlight: 1)
+        let (store, scheduler, verifier) = try setUp(orders: 1, maxInFlight: 1, loop: true)
         let running = Task { await scheduler.run() }
         await waitUntil("in flight") { verifier.started.count == 1 }
         let stopping = Task { await scheduler.stop(drainTimeout: .milliseconds(200)) }
@@ -307,8 +336,9 @@ struct SchedulerTurnTests {
         clock.advance(by: .milliseconds(1))
         await stopping.value
         await running.value
-        #expect(try store.countsByState() == [.verifying: 1])
-        await verifier.finish("O00", .granted(Grant(), finishedBy: .merchant), gate: scheduler)
+        #expect(verifier.cancelled == ["O00"], "run() returned with the attempt still running")
+        #expect(await scheduler.status().inFlight == 0)
+        #expect(try store.countsByState() == [.verifying: 1], "a cancelled attempt's outcome was committed")
         await verifier.releaseAll(scheduler)
     }
 
@@ -318,7 +348,8 @@ struct SchedulerTurnTests {
     @Test("the wall clock stepped forward by hours: what became due is attempted at the loop's next turn (here the heartbeat's); the step is logged")
     func clockStepsForward() async throws {
         let capture = CapturingLogHandler()
-        let (store, scheduler, verifier) = try setUp(orders: 1, maxInFlight: 1, initialDelay: .seconds(3_600), logger: Logger(handler: capture))
+        let (store, scheduler, verifier) = try setUp(
+            orders: 1, maxInFlight: 1, initialDelay: .seconds(3_600), logger: Logger(handler: capture), loop: true)
         await scheduler.setHeartbeat(every: .seconds(2)) {}
         let running = Task { await scheduler.run() }
         await waitUntil("first attempt") { verifier.started.count == 1 }
