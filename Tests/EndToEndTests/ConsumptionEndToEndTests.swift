@@ -52,8 +52,12 @@ struct ConsumptionEndToEndTests {
         }
         #expect(await eventually(timeout: .seconds(20)) { ((try? await Self.answers(harness)) ?? []).count >= 2 }, "\(daemon.standardError.suffix(2000))")
         #expect(await eventually(timeout: .seconds(20)) { (try? harness.store().history(orderID: "P3").last?.reason) == "consumption_not_answered" })
-        // Nothing more comes: each request is answered once.
-        try await Task.sleep(for: .seconds(1))
+        // Nothing more can come once no consumption answer is left pending: each request is
+        // answered once (what was answered is counted below, after the stop).
+        #expect(await eventually(timeout: .seconds(20)) {
+            (try? harness.store().pendingActions(dueBy: nil, limit: 10).isEmpty) == true
+                && (try? harness.store().notifications(unmatchedOnly: true, limit: 10).count) == 1
+        }, "\((try? harness.store().pendingActions(dueBy: nil, limit: 10)) ?? [])")
         let shown = try await harness.ctl(["show", "F1"])
         let waiting = try harness.store().order(id: "V2")?.state
         daemon.send(SIGTERM)
@@ -104,8 +108,11 @@ struct ConsumptionEndToEndTests {
             HTTPRequest(url: harness.base + "/_mock/appstore/notifications", body: Array(body.utf8), timeout: .seconds(5)))
         #expect(registered.response?.status == 200, "\(registered.outcome)")
         #expect(await eventually(timeout: .seconds(20)) { ((try? await Self.answers(harness)) ?? []).count >= 1 }, "\(daemon.standardError.suffix(2000))")
-        // Later polls see it again through the overlap: still one answer.
-        try await Task.sleep(for: .seconds(3))
+        // Later polls see it again through the overlap: still one answer after two more.
+        let polled = try await harness.mockStats().byEndpoint["production", default: 0]
+        #expect(await eventually(timeout: .seconds(20)) {
+            ((try? await harness.mockStats().byEndpoint["production"]) ?? 0) >= polled + 2
+        })
         daemon.send(SIGTERM)
         #expect(await daemon.wait() == 0)
         let answers = try await Self.answers(harness)
@@ -124,8 +131,9 @@ struct ConsumptionEndToEndTests {
         let daemon = try harness.startDaemon()
         #expect(await harness.waitFor(.finished, count: 1), "\(harness.counts())")
         harness.drop("c1.json", try NotificationEndToEndTests.notificationFile(setup.signer, id: "cons-9", type: "CONSUMPTION_REQUEST", transactionID: "8101", revoked: false))
+        // Recorded in the transaction that would have queued an answer: none is (checked below),
+        // so none can be sent later.
         #expect(await eventually(timeout: .seconds(20)) { (try? harness.store().history(orderID: "F1").last?.reason) == "consumption_not_answered" })
-        try await Task.sleep(for: .seconds(1))
         daemon.send(SIGTERM)
         #expect(await daemon.wait() == 0)
         #expect(try await Self.answers(harness).isEmpty)
