@@ -154,7 +154,7 @@ public final class Daemon {
 
         escalations = EscalationRunner(settings: configuration.escalation, logger: logger, clock: clock)
         let scheduler = Scheduler(
-            store: store, settings: configured.settings, logger: logger, escalations: escalations, clock: clock,
+            store: store, settings: configured.settings, senders: configured.senders, logger: logger, escalations: escalations, clock: clock,
             coordinator: opened.coordinator(logger: logger, clock: clock))
         self.scheduler = scheduler
         let statusTrigger = statusTrigger

@@ -8,27 +8,19 @@ import ReconcileHTTP
 import ReconcileSpool
 import ReconcileSystem
 
-/// Builds the scheduler's settings from the configuration: the verifier for `Kind=`, the
-/// delivery client, the revocation sender, limits and retry policy.
+/// Builds the scheduler's settings (limits and retry policy, as values) and its senders (the
+/// verifier for `Kind=`, the delivery client, Google Play's verifier, the revocation and
+/// consumption senders) from the configuration.
 ///
 /// First it reads and checks everything the configuration names outside itself — secrets, the
 /// In-App Purchase key, root certificates, `CAFile=` anchors — with ``ConfiguredCredentials``,
 /// which `reconcilectl check-config` uses too, so check-config refuses exactly what the daemon
 /// would.
 public enum VerificationFactory {
-    /// The scheduler's settings for `configuration`, its secrets, key and certificates read.
-    ///
-    /// - Throws: ``ConfigurationError`` naming each file that is missing, unreadable or not what
-    ///   its key needs, at the line of that key (`reconciled` exits 78, a reload is refused).
-    public static func settings(
-        for configuration: Configuration, environment: [String: String], transport: any HTTPTransport
-    ) throws(ConfigurationError) -> Scheduler.Settings {
-        try settings(for: configuration, resources: ConfiguredCredentials.read(for: configuration, environment: environment), transport: transport)
-    }
-
     /// What the daemon's parts need of one configuration, from one reading of the files it names.
     public struct Configured: Sendable {
         public var settings: Scheduler.Settings
+        public var senders: Scheduler.Senders
         /// Reads store notification files.
         public var notifications: NotificationFileReader
         /// Get Notification History (`Kind=appstore`, `Poll=`); `nil`: off.
@@ -37,25 +29,28 @@ public enum VerificationFactory {
         public var playPolling: PlayVoidedPurchasePoller.Settings?
     }
 
-    /// The scheduler's settings, the reader of store notification files and the pollers'
-    /// settings, from one reading of the files the configuration names.
+    /// The scheduler's settings and senders, the reader of store notification files and the
+    /// pollers' settings, from one reading of the files the configuration names.
+    ///
+    /// - Throws: ``ConfigurationError`` naming each file that is missing, unreadable or not what
+    ///   its key needs, at the line of that key (`reconciled` exits 78, a reload is refused).
     public static func configured(
         for configuration: Configuration, environment: [String: String], transport: any HTTPTransport
     ) throws(ConfigurationError) -> Configured {
         let resources = try ConfiguredCredentials.read(for: configuration, environment: environment)
         let reader = notificationReader(configuration, resources)
-        let settings = try settings(for: configuration, resources: resources, transport: transport)
+        let (settings, senders) = try scheduler(for: configuration, resources: resources, transport: transport)
         return Configured(
-            settings: settings, notifications: reader, polling: polling(configuration, resources, reader),
-            playPolling: playPolling(configuration, settings.googlePlay))
+            settings: settings, senders: senders, notifications: reader, polling: polling(configuration, resources, reader),
+            playPolling: playPolling(configuration, senders.googlePlay))
     }
 
     /// Google Play's voided purchases (DESIGN §5a): read every `Poll=` (not at all with
     /// `Poll=off`, but a push's confirmation still reads them), with `[GooglePlay]`'s verifier.
-    static func playPolling(_ configuration: Configuration, _ play: GooglePlaySettings?) -> PlayVoidedPurchasePoller.Settings? {
+    static func playPolling(_ configuration: Configuration, _ play: GooglePlayVerifier?) -> PlayVoidedPurchasePoller.Settings? {
         guard let play else { return nil }
         var settings = PlayVoidedPurchasePoller.Settings(
-            interval: configuration.notifications.poll, packageNames: configuration.googlePlay.packageNames, verifier: play.verifier)
+            interval: configuration.notifications.poll, packageNames: configuration.googlePlay.packageNames, verifier: play)
         settings.sharedTurns = configuration.state.isShared
         return settings
     }
@@ -116,10 +111,10 @@ public enum VerificationFactory {
         }
     }
 
-    /// The scheduler's settings from `configuration` and what ``resources(for:environment:credentials:)`` read.
-    static func settings(
+    /// The scheduler's settings and senders from `configuration` and the files `resources` read.
+    static func scheduler(
         for configuration: Configuration, resources: ConfiguredCredentials, transport: any HTTPTransport
-    ) throws(ConfigurationError) -> Scheduler.Settings {
+    ) throws(ConfigurationError) -> (settings: Scheduler.Settings, senders: Scheduler.Senders) {
         let verifier = configuration.verifier
         let proxy = configuration.daemon.proxy?.absoluteString
         func endpoint(_ url: URL, timeout: Duration, anchors: TrustAnchors?, token: String? = nil) -> EndpointSettings {
@@ -164,7 +159,7 @@ public enum VerificationFactory {
             client.playPackages = configuration.verifiers.playPackages
             return client
         }
-        var googlePlay: GooglePlaySettings?
+        var googlePlay: GooglePlayVerifier?
         if configuration.hasGooglePlay {
             let play = configuration.googlePlay
             guard let account = resources.googlePlayAccount, let packageName = play.packageName else {
@@ -177,12 +172,9 @@ public enum VerificationFactory {
                 endpoint: EndpointSettings(url: tokenURL, timeout: play.timeout, trustAnchors: resources.googlePlayAnchors, proxy: proxy),
                 transport: transport)
             let api = endpoint(play.url, timeout: play.timeout, anchors: resources.googlePlayAnchors)
-            googlePlay = GooglePlaySettings(
-                verifier: GooglePlayVerifier(
-                    api: api, packageName: packageName, otherPackageNames: Array(play.packageNames.dropFirst()),
-                    allowTestPurchases: play.allowTestPurchases, tokens: tokens, transport: transport),
-                maxInFlight: play.maxInFlight, maxRate: play.maxRate, burst: play.burst, circuitThreshold: play.circuitThreshold,
-                circuitCooldown: play.circuitCooldown, circuitMaxCooldown: play.circuitMaxCooldown)
+            googlePlay = GooglePlayVerifier(
+                api: api, packageName: packageName, otherPackageNames: Array(play.packageNames.dropFirst()),
+                allowTestPurchases: play.allowTestPurchases, tokens: tokens, transport: transport)
         }
         let revocation = configuration.revocation.url.map {
             RevocationSender(
@@ -194,7 +186,6 @@ public enum VerificationFactory {
         if revocation != nil { timeout = max(timeout, configuration.revocation.timeout) }
         if configuration.hasGooglePlay { timeout = max(timeout, configuration.googlePlay.timeout) }
         var settings = Scheduler.Settings(
-            verifier: orderVerifier, delivery: delivery,
             resolver: AttemptResolver(
                 policy: RetryPolicy(configuration.retry), deliveryConfigured: delivery != nil, playFollowUp: configuration.googlePlay.followUp),
             maxInFlight: verifier.maxInFlight, maxRate: verifier.maxRate, burst: verifier.burst,
@@ -204,10 +195,12 @@ public enum VerificationFactory {
         // A shared store's leases last LeaseTime= and are renewed; SQLite's are released at start.
         settings.leaseTime = configuration.state.isShared ? configuration.state.leaseTime : nil
         settings.sandboxRateFactor = verifier.sandboxRateFactor
-        settings.googlePlay = googlePlay
-        settings.revocation = revocation
-        settings.consumption = consumption
-        return settings
+        settings.googlePlay = googlePlay.map { _ in Scheduler.PoolLimits(configuration.googlePlay) }
+        var senders = Scheduler.Senders(verifier: orderVerifier, delivery: delivery)
+        senders.googlePlay = googlePlay
+        senders.revocation = revocation
+        senders.consumption = consumption
+        return (settings, senders)
     }
 
     /// `[Notifications] ConsumptionAnswer=on` (DESIGN §5a): Send Consumption Information on

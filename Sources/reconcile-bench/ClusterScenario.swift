@@ -120,7 +120,7 @@ enum ClusterScenario {
             stores.append(store)
             var settings = schedulerSettings(url: url, transport: transport, maxInFlight: maxInFlight * nodes)
             settings.leaseTime = leaseTime
-            schedulers.append(Scheduler(store: store, settings: settings, logger: .discarding, clock: SystemClock()))
+            schedulers.append(Scheduler(store: store, settings: settings, senders: senders(url: url, transport: transport), logger: .discarding, clock: SystemClock()))
         }
         defer { for store in stores { (store.base as? PostgreSQLOrderStore)?.close() } }
         let loops = schedulers.map { scheduler in Task { await scheduler.run() } }
@@ -178,7 +178,9 @@ enum ClusterScenario {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let store = try SQLiteOrderStore(path: root + "/orders.db", mode: .owner)
         try Seeding.insertOrders(into: store, count: count, at: Date().addingTimeInterval(-1))
-        let scheduler = Scheduler(store: store, settings: schedulerSettings(url: url, transport: transport, maxInFlight: maxInFlight), logger: .discarding, clock: SystemClock())
+        let scheduler = Scheduler(
+            store: store, settings: schedulerSettings(url: url, transport: transport, maxInFlight: maxInFlight),
+            senders: senders(url: url, transport: transport), logger: .discarding, clock: SystemClock())
         let start = ContinuousClock.now
         let loop = Task { await scheduler.run() }
         while await scheduler.status().counters.finished < count {
@@ -192,11 +194,13 @@ enum ClusterScenario {
 
     static func schedulerSettings(url: String, transport: CurlTransport, maxInFlight: Int) -> Scheduler.Settings {
         Scheduler.Settings(
-            verifier: MerchantVerifier(endpoint: EndpointSettings(url: url, timeout: .seconds(3)), transport: transport),
-            delivery: nil,
             resolver: AttemptResolver(policy: RetryPolicy(Configuration.RetrySettings()), deliveryConfigured: false),
             maxInFlight: maxInFlight, maxRate: nil, burst: 10, circuitThreshold: 10, circuitCooldown: .seconds(5),
             circuitMaxCooldown: .seconds(300), requestTimeout: .seconds(3))
+    }
+
+    static func senders(url: String, transport: CurlTransport) -> Scheduler.Senders {
+        Scheduler.Senders(verifier: MerchantVerifier(endpoint: EndpointSettings(url: url, timeout: .seconds(3)), transport: transport))
     }
 
     /// CPU seconds so far of the server's processes (the postmaster and its children), by pid.

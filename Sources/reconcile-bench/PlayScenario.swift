@@ -105,14 +105,14 @@ enum PlayScenario {
             transport: transport)
         let followUp = PlayFollowUp(acknowledge: acknowledge, consume: false, packageName: package)
         var settings = Scheduler.Settings(
-            verifier: nil, delivery: nil,
             resolver: AttemptResolver(policy: RetryPolicy(Configuration.RetrySettings()), deliveryConfigured: false, playFollowUp: followUp),
             maxInFlight: inFlight, maxRate: nil, burst: 10, circuitThreshold: 10, circuitCooldown: .seconds(5),
             circuitMaxCooldown: .seconds(300), requestTimeout: .seconds(10))
-        settings.googlePlay = GooglePlaySettings(
-            verifier: verifier, maxInFlight: inFlight, maxRate: nil, burst: 10, circuitThreshold: 10, circuitCooldown: .seconds(5),
-            circuitMaxCooldown: .seconds(300))
-        let scheduler = Scheduler(store: store, settings: settings, logger: .discarding, clock: SystemClock())
+        settings.googlePlay = Scheduler.PoolLimits(
+            maxInFlight: inFlight, maxRate: nil, burst: 10, circuitThreshold: 10, circuitCooldown: .seconds(5), circuitMaxCooldown: .seconds(300))
+        var senders = Scheduler.Senders(verifier: nil)
+        senders.googlePlay = verifier
+        let scheduler = Scheduler(store: store, settings: settings, senders: senders, logger: .discarding, clock: SystemClock())
         let start = ContinuousClock.now
         let loop = Task { await scheduler.run() }
         var inFlightSamples: [Int] = []

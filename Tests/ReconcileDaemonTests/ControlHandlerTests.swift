@@ -32,14 +32,15 @@ struct ControlHandlerTests {
         }
         _ = try store.ingest(candidates, verifierKind: .http, now: Date())
         try store.write { try $0.execute("UPDATE orders SET state = 'held', resume_state = 'pending', next_attempt_at = NULL") }
+        let senders = Scheduler.Senders(
+            verifier: MerchantVerifier(endpoint: EndpointSettings(url: "https://merchant.example/verify", timeout: .seconds(1)), transport: NoTransport()))
         let settings = Scheduler.Settings(
-            verifier: MerchantVerifier(endpoint: EndpointSettings(url: "https://merchant.example/verify", timeout: .seconds(1)), transport: NoTransport()),
-            delivery: nil, resolver: AttemptResolver(policy: RetryPolicy(Configuration.RetrySettings()), deliveryConfigured: false),
+            resolver: AttemptResolver(policy: RetryPolicy(Configuration.RetrySettings()), deliveryConfigured: false),
             maxInFlight: 4, maxRate: nil, burst: 10, circuitThreshold: 10, circuitCooldown: .seconds(1), circuitMaxCooldown: .seconds(5),
             requestTimeout: .seconds(1))
         let logger = Logger(handler: log, minimumLevel: .debug)
         let handler = ControlHandler(
-            store: store, scheduler: Scheduler(store: store, settings: settings, logger: .discarding, clock: ManualClock()), configPath: "/x.conf",
+            store: store, scheduler: Scheduler(store: store, settings: settings, senders: senders, logger: .discarding, clock: ManualClock()), configPath: "/x.conf",
             verifiers: ConfiguredVerifiers(kind: .http), logger: logger, requestReload: { .success(1) })
         return (handler, store)
     }

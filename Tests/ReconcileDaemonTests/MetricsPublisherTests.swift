@@ -36,13 +36,14 @@ struct MetricsPublisherTests {
         let store = try SQLiteOrderStore(path: directory.file("orders.db"), mode: .owner)
         let layout = SpoolLayout(root: directory.file("spool"))
         try layout.prepare()
+        let senders = Scheduler.Senders(
+            verifier: MerchantVerifier(endpoint: EndpointSettings(url: "https://merchant.example/verify", timeout: .seconds(1)), transport: NoTransport()))
         let settings = Scheduler.Settings(
-            verifier: MerchantVerifier(endpoint: EndpointSettings(url: "https://merchant.example/verify", timeout: .seconds(1)), transport: NoTransport()),
-            delivery: nil, resolver: AttemptResolver(policy: RetryPolicy(Configuration.RetrySettings()), deliveryConfigured: false),
+            resolver: AttemptResolver(policy: RetryPolicy(Configuration.RetrySettings()), deliveryConfigured: false),
             maxInFlight: 4, maxRate: nil, burst: 10, circuitThreshold: 10, circuitCooldown: .seconds(1), circuitMaxCooldown: .seconds(5),
             requestTimeout: .seconds(1))
         return MetricsPublisher.Sources(
-            store: store, scheduler: Scheduler(store: store, settings: settings, logger: .discarding, clock: clock),
+            store: store, scheduler: Scheduler(store: store, settings: settings, senders: senders, logger: .discarding, clock: clock),
             ingestor: SpoolIngestor(
                 layout: layout, store: store, settings: .init(verifierKind: .http, maxFileSize: 1 << 20), logger: .discarding, clock: clock))
     }

@@ -28,7 +28,7 @@ struct VerificationFactoryTests {
         let chain = try await TestCertificateChain.make()
         try Data(chain.rootDER).write(to: URL(fileURLWithPath: directory.file("root.der")))
         directory.write("iap.p8", try await TestCertificateChain.newKeyPEM())
-        func configured(_ notifications: String) throws -> (Configuration, Scheduler.Settings, AppStoreNotificationPoller.Settings?) {
+        func configured(_ notifications: String) throws -> (Configuration, Scheduler.Senders, AppStoreNotificationPoller.Settings?) {
             let configuration = try configuration("""
                 [Verifier]
                 Kind=appstore
@@ -44,16 +44,38 @@ struct VerificationFactoryTests {
                 \(notifications)
                 """)
             let configured = try VerificationFactory.configured(for: configuration, environment: [:], transport: NoTransport())
-            return (configuration, configured.settings, configured.polling)
+            return (configuration, configured.senders, configured.polling)
         }
-        let (on, settings, polling) = try configured("ConsumptionAnswer=on\nCustomerConsented=yes\nRefundPreference=decline")
-        #expect(settings.consumption.map(\.endpoint) == [.production, .sandbox])
-        #expect(settings.consumption.map(\.api.url) == ["https://api.example/production", "https://api.example/sandbox"])
+        let (on, senders, polling) = try configured("ConsumptionAnswer=on\nCustomerConsented=yes\nRefundPreference=decline")
+        #expect(senders.consumption.map(\.endpoint) == [.production, .sandbox])
+        #expect(senders.consumption.map(\.api.url) == ["https://api.example/production", "https://api.example/sandbox"])
         #expect(polling?.consumption == on.notifications.consumption && polling?.consumption.refundPreference == .decline)
         #expect(Daemon.ingestSettings(on, NotificationFileReader(appStore: nil)).consumption == on.notifications.consumption)
         for text in ["ConsumptionAnswer=on\nCustomerConsented=no", "ConsumptionAnswer=off\nCustomerConsented=yes", ""] {
-            let (_, settings, _) = try configured(text)
-            #expect(settings.consumption.isEmpty, "\(text)")
+            let (_, senders, _) = try configured(text)
+            #expect(senders.consumption.isEmpty, "\(text)")
         }
+    }
+}
+
+extension VerificationFactoryTests {
+    @Test("the scheduler's settings are values: the same configuration read twice gives equal settings, a changed limit does not; Google Play's limits are its section's")
+    func settingsAreValues() throws {
+        directory.write("token", "t0ken\n")
+        func settings(_ maxRate: String) throws -> Scheduler.Settings {
+            let configuration = try configuration("""
+                [Verifier]
+                Kind=http
+                URL=https://merchant.example/verify
+                TokenFile=token
+                MaxRate=\(maxRate)
+                """)
+            return try VerificationFactory.configured(for: configuration, environment: [:], transport: NoTransport()).settings
+        }
+        #expect(try settings("5") == settings("5"))
+        #expect(try settings("5") != settings("6"))
+        let section = try configuration("[GooglePlay]\nPackageName=com.example.app\nServiceAccountFile=sa.json\nMaxInFlight=3\nCircuitCooldown=7s\nMaxRate=9").googlePlay
+        let limits = Scheduler.PoolLimits(section)
+        #expect(limits.maxInFlight == 3 && limits.circuitCooldown == .seconds(7) && limits.maxRate == 9)
     }
 }

@@ -4,7 +4,7 @@ import ReconcileFoundation
 /// Turns a verifier's verdict into what the store applies (DESIGN §5–6): transient answers get
 /// a backoff or escalate on the limits, 21002 is capped at three answers, configuration errors
 /// and circuit probes charge no attempt.
-public struct AttemptResolver: Sendable {
+public struct AttemptResolver: Sendable, Hashable {
     public var policy: RetryPolicy
     /// Whether a delivery step follows verification (`[Delivery] URL=` with `Kind=apple`).
     public var deliveryConfigured: Bool

@@ -14,7 +14,7 @@ extension CurlTransport: Reloadable {
 
 extension Scheduler: Reloadable {
     /// Verifiers, delivery, limits, retry policy; circuits go half-open (DESIGN §6).
-    func reload(_ change: ConfigurationChange) async { apply(change.configured.settings) }
+    func reload(_ change: ConfigurationChange) async { apply(change.configured.settings, senders: change.configured.senders) }
 }
 
 extension EscalationRunner: Reloadable {

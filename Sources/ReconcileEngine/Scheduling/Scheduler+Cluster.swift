@@ -63,7 +63,7 @@ extension Scheduler {
 
     /// Takes the share of `liveNodes` live nodes (the coordinator counted them).
     func takeShare(liveNodes: Int, before: Int) {
-        admission.reconfigure(Self.limits(settings, share: coordinator.share), endpoints: Self.endpoints(of: settings), now: clock.instant())
+        admission.reconfigure(Self.limits(settings, share: coordinator.share), endpoints: senders.endpoints, now: clock.instant())
         logger.notice(
             "live nodes on the shared store: \(liveNodes) (were \(before)); this one takes MaxInFlight=\(maxInFlight(.main))\(settings.maxRate.map { ", MaxRate=\(String(format: "%.3g", $0 * coordinator.share))" } ?? "")",
             [.reason: "cluster_share"])

@@ -11,12 +11,14 @@ extension Scheduler {
         wake.signal()
     }
 
-    /// Takes new settings (a reload): limits change, open circuits become half-open, and pauses
-    /// after a 429 end (DESIGN §6), so that the new configuration is tried at once.
-    public func apply(_ settings: Settings) {
+    /// Takes new settings and senders (a reload): limits change, open circuits become
+    /// half-open, and pauses after a 429 end (DESIGN §6), so that the new configuration is tried
+    /// at once.
+    public func apply(_ settings: Settings, senders: Senders) {
         self.settings = settings
+        self.senders = senders
         let now = clock.instant()
-        admission.reconfigure(Self.limits(settings, share: coordinator.share), endpoints: Self.endpoints(of: settings), now: now)
+        admission.reconfigure(Self.limits(settings, share: coordinator.share), endpoints: senders.endpoints, now: now)
         admission.reload(now: now)
         finishUndeliverable()
         wake.signal()
@@ -28,7 +30,7 @@ extension Scheduler {
     func finishUndeliverable() {
         // On a shared store the deliveries are every node's: one node's configuration (a
         // rollout half done) must not finish the others' paid deliveries undelivered.
-        guard settings.delivery == nil, !coordinator.leavesUnconfiguredWorkToOthers else { return }
+        guard senders.delivery == nil, !coordinator.leavesUnconfiguredWorkToOthers else { return }
         do {
             let moved = try store.clampNextAttempts(of: [.deliver], notAfter: storeNow())
             if moved > 0 {

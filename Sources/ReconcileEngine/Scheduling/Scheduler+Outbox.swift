@@ -31,11 +31,11 @@ extension Scheduler {
     /// notices and consumption answers in `[Verifier]`'s (`main`: its `MaxInFlight=`, 16 unless set).
     var outboxRoutes: [OutboxRoute] {
         var routes: [OutboxRoute] = []
-        if let play = settings.googlePlay {
-            routes.append(OutboxRoute(sender: play.verifier, pool: .googlePlay, gating: play.verifier.gatingEndpoints))
+        if let play = senders.googlePlay {
+            routes.append(OutboxRoute(sender: play, pool: .googlePlay, gating: play.gatingEndpoints))
         }
-        if let revocation = settings.revocation { routes.append(OutboxRoute(sender: revocation, pool: .main, gating: [])) }
-        for consumption in settings.consumption { routes.append(OutboxRoute(sender: consumption, pool: .main, gating: [])) }
+        if let revocation = senders.revocation { routes.append(OutboxRoute(sender: revocation, pool: .main, gating: [])) }
+        for consumption in senders.consumption { routes.append(OutboxRoute(sender: consumption, pool: .main, gating: [])) }
         return routes
     }
 

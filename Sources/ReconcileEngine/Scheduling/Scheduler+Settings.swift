@@ -3,23 +3,13 @@ import ReconcileCore
 import ReconcileFoundation
 
 extension Scheduler {
-    /// What the scheduler needs from the configuration; replaced on reload.
-    public struct Settings: Sendable {
-        /// `[Verifier]`'s verifier; `nil` for a Google Play-only daemon.
-        public var verifier: (any OrderVerifier)?
-        /// The delivery client, when `[Delivery] URL=` is set.
-        public var delivery: DeliveryClient?
-        /// `[GooglePlay]`, when configured: Google Play orders and their outbox actions.
-        public var googlePlay: GooglePlaySettings?
-        /// The revocation sender, when `[Revocation] URL=` is set (DESIGN §5a). Its notices count
-        /// against `[Verifier]`'s `MaxInFlight=` (the `main` pool; 16 by default, also for a
-        /// Google Play-only daemon) and its endpoint has `[Verifier]`'s rate and circuit limits,
-        /// as `delivery` does.
-        public var revocation: RevocationSender?
-        /// The consumption answer senders, one per App Store Server API environment, when
-        /// `[Notifications] ConsumptionAnswer=on` with `Kind=appstore` (DESIGN §5a). They count
-        /// against `[Verifier]`'s `MaxInFlight=` and share its endpoints' rate and circuit.
-        public var consumption: [ConsumptionSender] = []
+    /// What the scheduler needs from the configuration — limits, retry policy, lease and turn
+    /// timing — as plain values, compared and replaced whole on reload. The parts that send the
+    /// requests are ``Senders``.
+    public struct Settings: Sendable, Hashable {
+        /// Google Play's own limits when `[GooglePlay]` is configured (its orders and outbox
+        /// actions have a pool of their own); `nil`: none.
+        public var googlePlay: PoolLimits?
         public var resolver: AttemptResolver
         public var maxInFlight: Int
         /// Requests per second per endpoint; `nil` is unlimited.
@@ -47,21 +37,10 @@ extension Scheduler {
             return endpoint == .sandbox ? maxRate.map { max(0.001, $0 * sandboxRateFactor) } : maxRate
         }
 
-        /// What verifies orders of `kind`: the first configured verifier that takes that work —
-        /// for Google Play orders `[GooglePlay]`'s before `[Verifier]`'s (a `Kind=http` merchant
-        /// takes them too), for deliveries the delivery client. `nil`: nothing configured can
-        /// (deliveries: none is needed).
-        public func verifier(for kind: WorkKind) -> (any OrderVerifier)? {
-            let candidates: [(any OrderVerifier)?] = [googlePlay?.verifier, verifier, delivery]
-            return candidates.lazy.compactMap { $0 }.first { $0.work.contains(kind) }
-        }
-
         public init(
-            verifier: (any OrderVerifier)?, delivery: DeliveryClient?, resolver: AttemptResolver, maxInFlight: Int, maxRate: Double?,
-            burst: Int, circuitThreshold: Int, circuitCooldown: Duration, circuitMaxCooldown: Duration, requestTimeout: Duration
+            resolver: AttemptResolver, maxInFlight: Int, maxRate: Double?, burst: Int, circuitThreshold: Int, circuitCooldown: Duration,
+            circuitMaxCooldown: Duration, requestTimeout: Duration
         ) {
-            self.verifier = verifier
-            self.delivery = delivery
             self.resolver = resolver
             self.maxInFlight = maxInFlight
             self.maxRate = maxRate
@@ -70,6 +49,84 @@ extension Scheduler {
             self.circuitCooldown = circuitCooldown
             self.circuitMaxCooldown = circuitMaxCooldown
             self.requestTimeout = requestTimeout
+        }
+    }
+
+    /// One pool's limits: `[GooglePlay]`'s `MaxInFlight=`, `MaxRate=`, `Burst=` and circuit
+    /// keys, read from its section as they are.
+    public struct PoolLimits: Sendable, Hashable {
+        public var maxInFlight: Int
+        /// Requests per second to each of the pool's endpoints; `nil` is unlimited.
+        public var maxRate: Double?
+        public var burst: Int
+        public var circuitThreshold: Int
+        public var circuitCooldown: Duration
+        public var circuitMaxCooldown: Duration
+
+        public init(
+            maxInFlight: Int, maxRate: Double?, burst: Int, circuitThreshold: Int, circuitCooldown: Duration, circuitMaxCooldown: Duration
+        ) {
+            self.maxInFlight = maxInFlight
+            self.maxRate = maxRate
+            self.burst = burst
+            self.circuitThreshold = circuitThreshold
+            self.circuitCooldown = circuitCooldown
+            self.circuitMaxCooldown = circuitMaxCooldown
+        }
+
+        /// The limits `[GooglePlay]` sets.
+        public init(_ section: Configuration.GooglePlaySettings) {
+            self.init(
+                maxInFlight: section.maxInFlight, maxRate: section.maxRate, burst: section.burst, circuitThreshold: section.circuitThreshold,
+                circuitCooldown: section.circuitCooldown, circuitMaxCooldown: section.circuitMaxCooldown)
+        }
+    }
+
+    /// The parts that send requests, built from the configuration and replaced on reload with
+    /// the settings: the verifiers, the delivery client and the outbox's senders.
+    public struct Senders: Sendable {
+        /// `[Verifier]`'s verifier; `nil` for a Google Play-only daemon.
+        public var verifier: (any OrderVerifier)?
+        /// The delivery client, when `[Delivery] URL=` is set.
+        public var delivery: DeliveryClient?
+        /// `[GooglePlay]`'s verifier, when configured: Google Play orders and their outbox
+        /// actions (with ``Settings/googlePlay``'s limits).
+        public var googlePlay: GooglePlayVerifier?
+        /// The revocation sender, when `[Revocation] URL=` is set (DESIGN §5a). Its notices count
+        /// against `[Verifier]`'s `MaxInFlight=` (the `main` pool; 16 by default, also for a
+        /// Google Play-only daemon) and its endpoint has `[Verifier]`'s rate and circuit limits,
+        /// as `delivery` does.
+        public var revocation: RevocationSender?
+        /// The consumption answer senders, one per App Store Server API environment, when
+        /// `[Notifications] ConsumptionAnswer=on` with `Kind=appstore` (DESIGN §5a). They count
+        /// against `[Verifier]`'s `MaxInFlight=` and share its endpoints' rate and circuit.
+        public var consumption: [ConsumptionSender] = []
+
+        public init(verifier: (any OrderVerifier)?, delivery: DeliveryClient? = nil) {
+            self.verifier = verifier
+            self.delivery = delivery
+        }
+
+        /// What verifies orders of `kind`: the first configured verifier that takes that work —
+        /// for Google Play orders `[GooglePlay]`'s before `[Verifier]`'s (a `Kind=http` merchant
+        /// takes them too), for deliveries the delivery client. `nil`: nothing configured can
+        /// (deliveries: none is needed).
+        public func verifier(for kind: WorkKind) -> (any OrderVerifier)? {
+            let candidates: [(any OrderVerifier)?] = [googlePlay, verifier, delivery]
+            return candidates.lazy.compactMap { $0 }.first { $0.work.contains(kind) }
+        }
+
+        /// The endpoints these senders talk to.
+        public var endpoints: [VerificationEndpoint] {
+            var used: [VerificationEndpoint] = []
+            if let verifier {
+                used.append(verifier.firstEndpoint)
+                if verifier.firstEndpoint == .production { used.append(.sandbox) }
+            }
+            if let delivery { used.append(delivery.firstEndpoint) }
+            if googlePlay != nil { used += [.googlePlay, .googlePlayToken] }
+            if let revocation { used.append(revocation.endpoint) }
+            return used
         }
     }
 
@@ -91,18 +148,5 @@ extension Scheduler {
             circuitThreshold: settings.circuitThreshold, circuitCooldown: settings.circuitCooldown,
             circuitMaxCooldown: settings.circuitMaxCooldown, burst: settings.burst, rates: rates, perEndpoint: perEndpoint
         ).shared(share)
-    }
-
-    /// The endpoints a configuration talks to.
-    static func endpoints(of settings: Settings) -> [VerificationEndpoint] {
-        var used: [VerificationEndpoint] = []
-        if let verifier = settings.verifier {
-            used.append(verifier.firstEndpoint)
-            if verifier.firstEndpoint == .production { used.append(.sandbox) }
-        }
-        if let delivery = settings.delivery { used.append(delivery.firstEndpoint) }
-        if settings.googlePlay != nil { used += [.googlePlay, .googlePlayToken] }
-        if let revocation = settings.revocation { used.append(revocation.endpoint) }
-        return used
     }
 }

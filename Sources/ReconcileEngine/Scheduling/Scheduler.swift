@@ -21,6 +21,8 @@ public actor Scheduler {
     /// This daemon's lease owner: host, pid and a random part, unique per start.
     public nonisolated let owner: String
     var settings: Settings
+    /// The verifiers, delivery client and outbox senders the settings go with.
+    var senders: Senders
     let wake: WakeSignal
     /// Wall-clock time minus monotonic time (seconds since the scheduler was made), to see the
     /// wall clock step.
@@ -98,11 +100,12 @@ public actor Scheduler {
     public var counters: Counters { reporter.counters }
 
     public init(
-        store: any OrderStore, settings: Settings, logger: Logger, escalations: EscalationRunner? = nil,
+        store: any OrderStore, settings: Settings, senders: Senders, logger: Logger, escalations: EscalationRunner? = nil,
         clock: any DaemonClock, coordinator: (any ClusterCoordinator)? = nil
     ) {
         self.store = store
         self.settings = settings
+        self.senders = senders
         self.logger = logger
         self.clock = clock
         self.wake = WakeSignal(clock: clock)
@@ -114,7 +117,7 @@ public actor Scheduler {
         self.madeAt = clock.instant()
         self.wallOffset = clock.now().timeIntervalSince1970
         self.startedAt = clock.now()
-        self.admission = EndpointAdmission(limits: Self.limits(settings), endpoints: Self.endpoints(of: settings), now: madeAt)
+        self.admission = EndpointAdmission(limits: Self.limits(settings), endpoints: senders.endpoints, now: madeAt)
         (attemptStarts, attemptStarter) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
@@ -351,7 +354,7 @@ public actor Scheduler {
         for kind in [WorkKind.deliver, .verify, .verifyPlay] {
             // `nil` for deliveries without a delivery URL (they need no slot), and for orders no
             // configured section can verify (they wait for one: `reconcilectl status` tells).
-            let candidate = settings.verifier(for: kind)
+            let candidate = senders.verifier(for: kind)
             if candidate == nil && kind != .deliver { continue }
             // On a shared store a node without a delivery URL leaves deliveries to the nodes
             // that have one, instead of finishing them undelivered (DESIGN §7).

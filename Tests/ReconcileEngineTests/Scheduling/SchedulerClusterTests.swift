@@ -30,11 +30,11 @@ struct SchedulerClusterTests {
     }
 
     /// `MaxInFlight=1`, `LeaseTime=60s` (a heartbeat every 5 s), no delivery URL.
-    func settings(_ verifier: any OrderVerifier) -> Scheduler.Settings {
+    func settings() -> Scheduler.Settings {
         var retry = Configuration.RetrySettings()
         retry.jitter = .none
         var settings = Scheduler.Settings(
-            verifier: verifier, delivery: nil, resolver: AttemptResolver(policy: RetryPolicy(retry), deliveryConfigured: false),
+            resolver: AttemptResolver(policy: RetryPolicy(retry), deliveryConfigured: false),
             maxInFlight: 1, maxRate: nil, burst: 10, circuitThreshold: 10, circuitCooldown: .seconds(10), circuitMaxCooldown: .seconds(60),
             requestTimeout: .seconds(2))
         settings.leaseTime = .seconds(60)
@@ -63,7 +63,7 @@ struct SchedulerClusterTests {
 
         let verifier = SchedulerTurnTests.HeldVerifier()
         clock.stepWall(by: Date().timeIntervalSince(clock.now()))  // this host's clock right, to begin with
-        let scheduler = Scheduler(store: store, settings: settings(verifier), logger: .discarding, clock: clock)
+        let scheduler = Scheduler(store: store, settings: settings(), senders: Scheduler.Senders(verifier: verifier), logger: .discarding, clock: clock)
         SchedulerTurnTests.runAttempts(of: scheduler)
         await scheduler.finishUndeliverable()
         _ = await scheduler.turn()
@@ -87,7 +87,7 @@ struct SchedulerClusterTests {
         }
         _ = try a.ingest([try candidate("O00"), try candidate("O01")], verifierKind: .http, now: Date().addingTimeInterval(-60))
         let verifier = SchedulerTurnTests.HeldVerifier()
-        let scheduler = Scheduler(store: a, settings: settings(verifier), logger: .discarding, clock: clock)
+        let scheduler = Scheduler(store: a, settings: settings(), senders: Scheduler.Senders(verifier: verifier), logger: .discarding, clock: clock)
         SchedulerTurnTests.runAttempts(of: scheduler)
 
         // One attempt in flight, one order leased ahead of the slot.

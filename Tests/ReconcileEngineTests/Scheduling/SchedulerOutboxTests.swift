@@ -34,27 +34,32 @@ struct SchedulerOutboxTests {
         ]
     }
 
-    func settings(_ transport: ScriptedTransport, revocation: Bool, threshold: Int = 10, cooldown: Duration = .seconds(60)) async throws -> Scheduler.Settings {
+    func settings(threshold: Int = 10, cooldown: Duration = .seconds(60)) -> Scheduler.Settings {
         var retry = Configuration.RetrySettings()
         retry.initialDelay = .milliseconds(10)
         retry.maxDelay = .milliseconds(20)
         retry.jitter = .none
         var settings = Scheduler.Settings(
-            verifier: nil, delivery: nil, resolver: AttemptResolver(policy: RetryPolicy(retry), deliveryConfigured: false), maxInFlight: 2,
+            resolver: AttemptResolver(policy: RetryPolicy(retry), deliveryConfigured: false), maxInFlight: 2,
             maxRate: nil, burst: 10, circuitThreshold: threshold, circuitCooldown: cooldown, circuitMaxCooldown: cooldown,
             requestTimeout: .seconds(5))
+        settings.googlePlay = Scheduler.PoolLimits(
+            maxInFlight: 3, maxRate: nil, burst: 10, circuitThreshold: 10, circuitCooldown: .seconds(1), circuitMaxCooldown: .seconds(5))
+        return settings
+    }
+
+    func senders(_ transport: ScriptedTransport, revocation: Bool) async throws -> Scheduler.Senders {
+        var senders = Scheduler.Senders(verifier: nil)
         let account = try GoogleServiceAccount(json: Array(try await TestServiceAccount.make().json.utf8))
         let tokens = PlayAccessTokenCache(account: account, endpoint: EndpointSettings(url: Self.tokenURL, timeout: .seconds(5)), transport: transport)
-        settings.googlePlay = GooglePlaySettings(
-            verifier: GooglePlayVerifier(
-                api: EndpointSettings(url: Self.playURL, timeout: .seconds(5)), packageName: Self.package, allowTestPurchases: false,
-                tokens: tokens, transport: transport),
-            maxInFlight: 3, maxRate: nil, burst: 10, circuitThreshold: 10, circuitCooldown: .seconds(1), circuitMaxCooldown: .seconds(5))
+        senders.googlePlay = GooglePlayVerifier(
+            api: EndpointSettings(url: Self.playURL, timeout: .seconds(5)), packageName: Self.package, allowTestPurchases: false,
+            tokens: tokens, transport: transport)
         if revocation {
-            settings.revocation = RevocationSender(
+            senders.revocation = RevocationSender(
                 endpoint: EndpointSettings(url: Self.revocationURL, timeout: .seconds(5), bearerToken: "t0ken"), transport: transport)
         }
-        return settings
+        return senders
     }
 
     /// A finished Google Play order that owes Google its acknowledgement, and a revocation notice
@@ -112,7 +117,7 @@ struct SchedulerOutboxTests {
         var answers = Self.playAnswers("P1")
         answers[Self.revocationURL] = [answer(200, "{}")]
         let transport = ScriptedTransport(answers)
-        let scheduler = Scheduler(store: store, settings: try await settings(transport, revocation: true), logger: .discarding, clock: SystemClock())
+        let scheduler = Scheduler(store: store, settings: settings(), senders: try await senders(transport, revocation: true), logger: .discarding, clock: SystemClock())
 
         let planned = try await scheduler.plannedActionClaims()
         #expect(planned.map(\.endpoint) == [.googlePlay, .revocation])
@@ -144,7 +149,8 @@ struct SchedulerOutboxTests {
         // One failure opens a [Verifier]-limited circuit for an hour (a minute ran out under
         // ThreadSanitizer on a loaded machine, and the notice went); Google Play's has its own.
         let scheduler = Scheduler(
-            store: store, settings: try await settings(transport, revocation: true, threshold: 1, cooldown: .seconds(3600)), logger: .discarding, clock: SystemClock())
+            store: store, settings: settings(threshold: 1, cooldown: .seconds(3600)), senders: try await senders(transport, revocation: true),
+            logger: .discarding, clock: SystemClock())
         await scheduler.report(.revocation, .failure(reason: "http_503"), retryAfter: nil, rateLimited: false)
         #expect(await eventually(timeout: .seconds(5)) {
             await scheduler.status().endpoints.first { $0.endpoint == .revocation }?.circuit == "open"
@@ -164,7 +170,7 @@ struct SchedulerOutboxTests {
         let store = try store()
         defer { store.close() }
         let transport = ScriptedTransport(Self.playAnswers("P1"))
-        let scheduler = Scheduler(store: store, settings: try await settings(transport, revocation: false), logger: .discarding, clock: SystemClock())
+        let scheduler = Scheduler(store: store, settings: settings(), senders: try await senders(transport, revocation: false), logger: .discarding, clock: SystemClock())
         let planned = try await scheduler.plannedActionClaims()
         #expect(planned.map(\.endpoint) == [.googlePlay, .revocation] && planned.map(\.hasSender) == [true, false])
 

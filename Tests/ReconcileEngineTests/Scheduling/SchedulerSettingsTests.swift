@@ -16,30 +16,26 @@ struct SchedulerSettingsTests {
         }
     }
 
-    func settings(_ verifier: (any OrderVerifier)?, delivery: Bool) -> Scheduler.Settings {
+    func senders(_ verifier: (any OrderVerifier)?, delivery: Bool) -> Scheduler.Senders {
         let endpoint = EndpointSettings(url: "https://merchant.example/deliver", timeout: .seconds(5))
-        return Scheduler.Settings(
-            verifier: verifier, delivery: delivery ? DeliveryClient(endpoint: endpoint, transport: ScriptedTransport([:])) : nil,
-            resolver: AttemptResolver(policy: RetryPolicy(Configuration.RetrySettings()), deliveryConfigured: delivery), maxInFlight: 4,
-            maxRate: nil, burst: 10, circuitThreshold: 10, circuitCooldown: .seconds(1), circuitMaxCooldown: .seconds(5),
-            requestTimeout: .seconds(5))
+        return Scheduler.Senders(verifier: verifier, delivery: delivery ? DeliveryClient(endpoint: endpoint, transport: ScriptedTransport([:])) : nil)
     }
 
     @Test("a merchant endpoint (Kind=http) verifies Google Play orders too when no [GooglePlay] does; another verifier does not")
     func playOrdersWithoutGooglePlay() {
         let merchant = MerchantVerifier(
             endpoint: EndpointSettings(url: "https://merchant.example/verify", timeout: .seconds(5)), transport: ScriptedTransport([:]))
-        let withMerchant = settings(merchant, delivery: true)
+        let withMerchant = senders(merchant, delivery: true)
         #expect(withMerchant.verifier(for: .verify) is MerchantVerifier)
         #expect(withMerchant.verifier(for: .verifyPlay) is MerchantVerifier)
         #expect(withMerchant.verifier(for: .deliver) is DeliveryClient)
 
-        let withReceipts = settings(ReceiptVerifier(), delivery: false)
+        let withReceipts = senders(ReceiptVerifier(), delivery: false)
         #expect(withReceipts.verifier(for: .verify) is ReceiptVerifier)
         #expect(withReceipts.verifier(for: .verifyPlay) == nil, "a receipt verifier was given Google Play orders")
         #expect(withReceipts.verifier(for: .deliver) == nil)
 
-        let playOnly = settings(nil, delivery: false)
+        let playOnly = senders(nil, delivery: false)
         #expect(playOnly.verifier(for: .verify) == nil)
         #expect(playOnly.verifier(for: .verifyPlay) == nil)
     }

@@ -38,10 +38,12 @@ struct SchedulerStatusTests {
         retry.maxDelay = .milliseconds(20)
         retry.jitter = .none
         let settings = Scheduler.Settings(
-            verifier: MerchantVerifier(endpoint: EndpointSettings(url: Self.url, timeout: .seconds(5)), transport: transport), delivery: nil,
             resolver: AttemptResolver(policy: RetryPolicy(retry), deliveryConfigured: false), maxInFlight: 4, maxRate: nil, burst: 10,
             circuitThreshold: 10, circuitCooldown: .seconds(1), circuitMaxCooldown: .seconds(5), requestTimeout: .seconds(5))
-        let scheduler = Scheduler(store: store, settings: settings, logger: .discarding, clock: SystemClock())
+        let scheduler = Scheduler(
+            store: store, settings: settings,
+            senders: Scheduler.Senders(verifier: MerchantVerifier(endpoint: EndpointSettings(url: Self.url, timeout: .seconds(5)), transport: transport)),
+            logger: .discarding, clock: SystemClock())
         let changes = Atomic<Int>(0)
         await scheduler.setChangeObserver { changes.add(1, ordering: .relaxed) }
 

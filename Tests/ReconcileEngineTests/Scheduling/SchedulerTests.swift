@@ -24,9 +24,12 @@ struct SchedulerTests {
         retry.maxDelay = .milliseconds(20)
         retry.jitter = .none
         return Scheduler.Settings(
-            verifier: MerchantVerifier(endpoint: EndpointSettings(url: Self.url, timeout: .seconds(5)), transport: transport), delivery: nil,
             resolver: AttemptResolver(policy: RetryPolicy(retry), deliveryConfigured: false), maxInFlight: 4, maxRate: maxRate,
             burst: burst, circuitThreshold: threshold, circuitCooldown: cooldown, circuitMaxCooldown: .seconds(5), requestTimeout: .seconds(5))
+    }
+
+    func senders(_ transport: any HTTPTransport) -> Scheduler.Senders {
+        Scheduler.Senders(verifier: MerchantVerifier(endpoint: EndpointSettings(url: Self.url, timeout: .seconds(5)), transport: transport))
     }
 
     func circuit(_ scheduler: Scheduler, _ endpoint: VerificationEndpoint) async -> String? {
@@ -40,7 +43,7 @@ struct SchedulerTests {
         // One token every 500 ms, at most one at a time; one failure opens the circuit for 100 ms.
         let clock = ManualClock()
         let scheduler = Scheduler(
-            store: store, settings: settings(ScriptedTransport([:]), maxRate: 2, burst: 1, threshold: 1, cooldown: .milliseconds(100)),
+            store: store, settings: settings(ScriptedTransport([:]), maxRate: 2, burst: 1, threshold: 1, cooldown: .milliseconds(100)), senders: senders(ScriptedTransport([:])),
             logger: .discarding, clock: clock)
         let first = clock.instant()
         #expect(await scheduler.acquire(.sandbox))
@@ -79,7 +82,8 @@ struct SchedulerTests {
             Self.url: [answer(503, "busy"), answer(#"{"result":"verified","transaction_id":"1"}"#), answer(#"{"result":"verified","transaction_id":"2"}"#)]
         ])
         let scheduler = Scheduler(
-            store: store, settings: settings(transport, maxRate: 1, burst: 1, threshold: 1, cooldown: .milliseconds(20)), logger: .discarding, clock: SystemClock())
+            store: store, settings: settings(transport, maxRate: 1, burst: 1, threshold: 1, cooldown: .milliseconds(20)), senders: senders(transport),
+            logger: .discarding, clock: SystemClock())
         let started = ContinuousClock.now
         let running = Task { await scheduler.run() }
         let finished = await eventually(timeout: .seconds(90)) { (try? store.countsByState()[.finished]) == 2 }
@@ -108,7 +112,7 @@ struct SchedulerTests {
         let transport = ScriptedTransport([Self.url: [answer(#"{"result":"verified","transaction_id":"1"}"#)]])
         var settings = settings(transport)
         settings.turnSpacing = .milliseconds(25)
-        let scheduler = Scheduler(store: store, settings: settings, logger: .discarding, clock: SystemClock())
+        let scheduler = Scheduler(store: store, settings: settings, senders: senders(transport), logger: .discarding, clock: SystemClock())
         let commits = Mutex(0)
         await scheduler.setChangeObserver { commits.withLock { $0 += 1 } }
         let started = ContinuousClock.now
@@ -151,7 +155,7 @@ struct SchedulerTests {
     func healthyAnswersAfterAFailureCount() async throws {
         let store = try SQLiteOrderStore(path: directory.file("orders.db"), mode: .owner)
         defer { store.close() }
-        let scheduler = Scheduler(store: store, settings: settings(ScriptedTransport([:]), threshold: 2), logger: .discarding, clock: ManualClock())
+        let scheduler = Scheduler(store: store, settings: settings(ScriptedTransport([:]), threshold: 2), senders: senders(ScriptedTransport([:])), logger: .discarding, clock: ManualClock())
         #expect(!scheduler.quietEndpoints.skipsHealthy(.merchant), "quiet before anything was seen")
         await scheduler.report(.merchant, .healthy, retryAfter: nil, rateLimited: false)
         #expect(scheduler.quietEndpoints.skipsHealthy(.merchant))

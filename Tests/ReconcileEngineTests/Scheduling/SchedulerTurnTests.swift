@@ -105,13 +105,14 @@ struct SchedulerTurnTests {
         if let maxAttempts { retry.maxAttempts = maxAttempts }
         let verifier = HeldVerifier()
         var settings = Scheduler.Settings(
-            verifier: verifier, delivery: nil, resolver: AttemptResolver(policy: RetryPolicy(retry), deliveryConfigured: false),
+            resolver: AttemptResolver(policy: RetryPolicy(retry), deliveryConfigured: false),
             maxInFlight: maxInFlight, maxRate: maxRate, burst: burst, circuitThreshold: threshold, circuitCooldown: cooldown,
             circuitMaxCooldown: .seconds(60), requestTimeout: .seconds(5))
         // The spacing between turns would wait on the clock, which only the test moves: the
         // tests that let `run()` loop step its turns by events alone.
         settings.turnSpacing = nil
-        let scheduler = Scheduler(store: store, settings: settings, logger: logger, clock: clock, coordinator: coordinator)
+        let scheduler = Scheduler(
+            store: store, settings: settings, senders: Scheduler.Senders(verifier: verifier), logger: logger, clock: clock, coordinator: coordinator)
         // A test that calls turn() itself runs the attempts beside; run() runs its own.
         if !loop { Self.runAttempts(of: scheduler) }
         return (store, scheduler, verifier)
