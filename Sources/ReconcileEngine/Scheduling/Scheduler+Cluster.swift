@@ -69,7 +69,7 @@ extension Scheduler {
                 cluster.holdUntil = mono + timing.heartbeatInterval
                 logger.notice(
                     "joined \(Plural.count(view.liveNodes - 1, "other live node")) on the shared store; taking a 1/\(view.liveNodes) share of the limits in \(TimeSpan.format(timing.heartbeatInterval))",
-                    [.reason: "cluster_join"])
+                    [.reason: ReasonCode.clusterJoin.rawValue])
             }
             setLiveNodes(view.liveNodes)
             cluster.nextRescue = view.nextForeignLeaseEnd.map { mono + .seconds(max(0, $0.timeIntervalSince(view.databaseNow))) + .milliseconds(50) }
@@ -102,7 +102,7 @@ extension Scheduler {
         for item in lost {
             logger.warning(
                 "the lease on \(item.what) was lost before its attempt started; not sent (it is due again by rescue)",
-                [.orderID: item.orderID, .reason: "lease_lost"])
+                [.orderID: item.orderID, .reason: ReasonCode.leaseLost.rawValue])
         }
     }
 
@@ -114,7 +114,7 @@ extension Scheduler {
             for lease in rescued {
                 logger.warning(
                     "rescued order \(lease.orderID): the lease of \(lease.owner) ended at \(RFC3339.formatWithMilliseconds(lease.leasedUntil)) during its attempt; the attempt counts and the order is due again",
-                    [.orderID: lease.orderID, .reason: "lease_expired"])
+                    [.orderID: lease.orderID, .reason: ReasonCode.leaseExpired.rawValue])
             }
             cluster.rescued += rescued.count
             if !rescued.isEmpty { changeObserver?() }
@@ -132,7 +132,7 @@ extension Scheduler {
         admission.reconfigure(Self.limits(settings, share: cluster.share), endpoints: Self.endpoints(of: settings), now: mono)
         logger.notice(
             "live nodes on the shared store: \(liveNodes) (were \(before)); this one takes MaxInFlight=\(maxInFlight(.main))\(settings.maxRate.map { ", MaxRate=\(String(format: "%.3g", $0 * cluster.share))" } ?? "")",
-            [.reason: "cluster_share"])
+            [.reason: ReasonCode.clusterShare.rawValue])
         changeObserver?()
     }
 
@@ -197,7 +197,7 @@ extension Scheduler {
         storeTrouble = nil
         logger.notice(
             "the store answers again, after \(trouble.failures) failed \(trouble.failures == 1 ? "try" : "tries") since \(RFC3339.format(trouble.since))",
-            [.reason: "store_recovered"])
+            [.reason: ReasonCode.storeRecovered.rawValue])
         changeObserver?()
     }
 }
