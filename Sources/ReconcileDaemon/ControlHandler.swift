@@ -64,7 +64,7 @@ final class ControlHandler: Sendable {
         if request.operation.isWrite && !peer.mayWrite {
             logger.warning(
                 "control: refused \(request.operation.rawValue) from uid \(peer.uid) (\(peer.userName ?? "unknown")): not root nor in the daemon's group",
-                [.reason: "permission_denied"])
+                [.reason: ReasonCode.permissionDenied.rawValue])
             return ControlResponse.error(
                 "permission denied: \(request.operation.rawValue) needs root or membership in the daemon's group (you are \(peer.userName ?? "uid \(peer.uid)"))")
         }
@@ -120,7 +120,7 @@ final class ControlHandler: Sendable {
                 guard outcome.changed else { return }
                 logger.log(
                     level, "\(actor) \(action.rawValue) order \(outcome.orderID)\(note)",
-                    [.orderID: outcome.orderID, .actor: actor, .reason: action.rawValue])
+                    [.orderID: outcome.orderID, .actor: actor, .reason: ReasonCode.operatorAction(action).rawValue])
             }
         } catch {
             return ControlResponse.error("the store failed: \(error)")
@@ -134,7 +134,7 @@ final class ControlHandler: Sendable {
             if outcome.interrupted { summary += "; interrupted by the stop, \(outcome.notReached) not reached" }
             logger.info(
                 summary + note, id: .operatorBulkAction,
-                [.actor: actor, .reason: action.rawValue, .count: String(outcome.changed), .orderState: request.state?.rawValue])
+                [.actor: actor, .reason: ReasonCode.operatorAction(action).rawValue, .count: String(outcome.changed), .orderState: request.state?.rawValue])
         }
         scheduler.nudge()
         if outcome.changed > 0 { ordersChanged() }
@@ -169,7 +169,7 @@ final class ControlHandler: Sendable {
             summary = try store.summary()
         } catch {
             summary = nil
-            logger.warning("status: cannot read the store's counts: \(error)", [.reason: StoreFailure.of(error).rawValue])
+            logger.warning("status: cannot read the store's counts: \(error)", [.reason: ReasonCode.storeFailure(StoreFailure.of(error)).rawValue])
         }
         if let summary {
             object["counts"] = .object(JSONObject(OrderState.allCases.compactMap { state in

@@ -100,7 +100,7 @@ extension Daemon {
             let box = WakeBox()
             let listener = PostgreSQLListener(
                 options: options, onNotify: { box.wake() },
-                onTrouble: { [logger] why in logger.warning("\(why); other nodes' new orders are seen at the next heartbeat", [.reason: "unavailable"]) })
+                onTrouble: { [logger] why in logger.warning("\(why); other nodes' new orders are seen at the next heartbeat", [.reason: ReasonCode.unavailable.rawValue]) })
             logger.notice("node \(node) on the shared store \(options.redactedURI)")
             return .shared(store, listener: listener, wake: box)
         case .sqlite(let database):

@@ -103,7 +103,7 @@ public final class Daemon {
             configuration = try ConfigurationLoader.load(path: configPath)
         } catch {
             for problem in error.problems {
-                logger.error("configuration: \(problem)", id: .configurationError, [.path: problem.path, .reason: "configuration"])
+                logger.error("configuration: \(problem)", id: .configurationError, [.path: problem.path, .reason: ReasonCode.configuration.rawValue])
             }
             throw StartupFailure(status: ExitStatus.configuration, message: "bad configuration in \(configPath) (\(Plural.count(error.problems.count, "problem")))")
         }
@@ -115,7 +115,7 @@ public final class Daemon {
             configured = try VerificationFactory.configured(for: configuration, environment: environment, transport: transport)
         } catch {
             for problem in error.problems {
-                logger.error("configuration: \(problem)", id: .configurationError, [.path: problem.path, .reason: "configuration"])
+                logger.error("configuration: \(problem)", id: .configurationError, [.path: problem.path, .reason: ReasonCode.configuration.rawValue])
             }
             let message = error.problems.count == 1
                 ? error.description : "bad configuration in \(configPath) (\(Plural.count(error.problems.count, "problem")))"
@@ -431,7 +431,7 @@ public final class Daemon {
         } catch {
             logger.error(
                 "cannot make the waiting orders \(verifiers) can verify due: \(error); they stay waiting until the next reload or start",
-                [.reason: StoreFailure.of(error).rawValue])
+                [.reason: ReasonCode.storeFailure(StoreFailure.of(error)).rawValue])
             return 0
         }
     }

@@ -302,7 +302,7 @@ public actor SpoolIngestor {
             } catch {
                 logger.error(
                     "cannot commit \(Plural.count(reads.count, "order")) to the store; the spool files stay in incoming/: \(error)",
-                    id: .storeUnavailable, [.count: String(reads.count), .reason: StoreFailure.of(error).rawValue])
+                    id: .storeUnavailable, [.count: String(reads.count), .reason: ReasonCode.storeFailure(StoreFailure.of(error)).rawValue])
                 summary.deferred += reads.count
             }
         }
@@ -359,7 +359,7 @@ public actor SpoolIngestor {
         } catch {
             logger.error(
                 "cannot commit \(Plural.count(reads.count, "store notification")) to the store; the spool files stay in incoming/: \(error)",
-                id: .storeUnavailable, [.count: String(reads.count), .reason: StoreFailure.of(error).rawValue])
+                id: .storeUnavailable, [.count: String(reads.count), .reason: ReasonCode.storeFailure(StoreFailure.of(error)).rawValue])
             summary.deferred += reads.count
         }
         return summary
@@ -448,12 +448,12 @@ public actor SpoolIngestor {
             summary.proofReplaced = 1
             logger.info(
                 "new proof for order \(orderID) from \(shown): \(from) → \(to)",
-                [.orderID: orderID, .orderState: to.rawValue, .spoolFile: shown, .reason: "proof_replaced"])
+                [.orderID: orderID, .orderState: to.rawValue, .spoolFile: shown, .reason: ReasonCode.proofReplaced.rawValue])
         case .duplicateIgnored(let state, let why):
             summary.duplicates = 1
             logger.info(
                 "ignored \(shown) for order \(orderID): \(why)", id: .duplicateIgnored,
-                [.orderID: orderID, .orderState: state.rawValue, .spoolFile: shown, .reason: "duplicate_ignored"])
+                [.orderID: orderID, .orderState: state.rawValue, .spoolFile: shown, .reason: ReasonCode.duplicateIgnored.rawValue])
         }
         return summary
     }

@@ -307,7 +307,7 @@ struct GooglePlayEndToEndTests {
             #expect(play.acknowledged[MockStats.fingerprint(token)] == 1)
             #expect(play.acknowledgeRequests[MockStats.fingerprint(token)] == 1)
         }
-        #expect(try harness.store().actions(orderID: "K2").first?.reason == "already_acknowledged")
+        #expect(try harness.store().actions(orderID: "K2").first?.reason == .alreadyAcknowledged)
     }
 
     @Test("the access token expires early, mid-run: refreshed once for everyone, no order failed")

@@ -31,7 +31,7 @@ struct RevocationEndToEndTests {
         let key = "\(orderID):revoked:1"
         let action = OutboxAction(
             orderID: orderID, kind: .revocationNotice, endpoint: .revocation, idempotencyKey: key, payload: Self.payload(orderID),
-            nextAttemptAt: now, createdAt: now, updatedAt: now, reason: "queued", detail: "refunded")
+            nextAttemptAt: now, createdAt: now, updatedAt: now, reason: .queued, detail: "refunded")
         let columns = OutboxColumns.insert
         try connection.run(
             "INSERT INTO outbox (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))",
@@ -79,7 +79,7 @@ struct RevocationEndToEndTests {
         #expect(stats.revocationKeys["R1"] == [key1])
         #expect(stats.revocationBodies[key1] == (try JSONParser().parse(Array(Self.payload("R1").utf8))))
         #expect(stats.revocationContentTypeMismatches == 0)
-        #expect(try notice(harness, "R1")?.attempts == 1 && notice(harness, "R1")?.reason == "notified")
+        #expect(try notice(harness, "R1")?.attempts == 1 && notice(harness, "R1")?.reason == .notified)
         await stop(daemon)
 
         // 2. The merchant fails with 503 first: sent again under the same key, taken once.

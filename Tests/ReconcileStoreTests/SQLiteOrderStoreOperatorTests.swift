@@ -38,7 +38,7 @@ struct SQLiteOrderStoreOperatorTests {
             try claim(store).map { AttemptCompletion(order: $0, records: [record()], resolution: .match(items: items, environment: "Production", finishes: false), charged: true) },
             owner: owner, now: t0)
         _ = try store.complete(
-            try claim(store, .deliver).map { AttemptCompletion(order: $0, records: [record()], resolution: .escalate("delivery_http_422"), charged: true) },
+            try claim(store, .deliver).map { AttemptCompletion(order: $0, records: [record()], resolution: .escalate(Reason(.endpointHTTP(.delivery, 422))), charged: true) },
             owner: owner, now: t0)
     }
 
@@ -105,7 +105,7 @@ struct SQLiteOrderStoreOperatorTests {
         }
         #expect(why == "an earlier hold by operator:alice waits for the attempt in flight to end; try again once it has")
         let results = try store.complete(
-            [AttemptCompletion(order: order, records: [record()], resolution: .retry(at: t0 + 100, reason: "apple_21005"), charged: true)],
+            [AttemptCompletion(order: order, records: [record()], resolution: .retry(at: t0 + 100, reason: Reason(.apple(21005))), charged: true)],
             owner: owner, now: t0 + 20)
         // The scheduler learns that the operator, not the answer, decided where the order went.
         #expect(results.first?.to == .held)

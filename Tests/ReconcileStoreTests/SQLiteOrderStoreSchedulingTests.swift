@@ -46,7 +46,7 @@ struct SQLiteOrderStoreSchedulingTests {
         var failed = record(status: 21005)
         failed.outcome = .transient
         let results = try store.complete(
-            [AttemptCompletion(order: order, records: [failed], resolution: .retry(at: t0 + 30, reason: "apple_21005"), charged: true)],
+            [AttemptCompletion(order: order, records: [failed], resolution: .retry(at: t0 + 30, reason: Reason(.apple(21005))), charged: true)],
             owner: owner, now: t0 + 1)
         #expect(results.first?.to == .pending)
         let stored = try #require(try store.order(id: "A1"))
@@ -69,7 +69,7 @@ struct SQLiteOrderStoreSchedulingTests {
         _ = try store.ingest([candidate("A1")], verifierKind: .apple, now: t0)
         let order = try #require(try claim(store).first)
         _ = try store.complete(
-            [AttemptCompletion(order: order, records: [record(status: 21004)], resolution: .retry(at: t0 + 5, reason: "apple_21004"), charged: false)],
+            [AttemptCompletion(order: order, records: [record(status: 21004)], resolution: .retry(at: t0 + 5, reason: Reason(.apple(21004))), charged: false)],
             owner: owner, now: t0)
         #expect(try store.order(id: "A1")?.attempts == 0)
     }
@@ -84,7 +84,7 @@ struct SQLiteOrderStoreSchedulingTests {
             orders.map { AttemptCompletion(order: $0, records: [record()], resolution: .match(items: items, environment: "Production", finishes: true), charged: true) },
             owner: owner, now: t0 + 1)
         #expect(results.map(\.to) == [.finished, .escalated])
-        #expect(results[1].reason.code == "duplicate_transaction")
+        #expect(results[1].reason.code == .duplicateTransaction)
         #expect(results[1].reason.detail == "transaction 1000 is claimed by order A1")
         let finished = try #require(try store.order(id: "A1"))
         #expect(finished.finishedBy == .verifier)
@@ -105,7 +105,7 @@ struct SQLiteOrderStoreSchedulingTests {
             AttemptCompletion(order: orders[1], records: [record()], resolution: .match(items: other, environment: nil, finishes: true), charged: true),
         ], owner: owner, now: t0)
         #expect(results.map(\.to) == [.rejected, .escalated])
-        #expect(results.map(\.reason.code) == ["refunded", "no_matching_purchase"])
+        #expect(results.map(\.reason.code) == [.refunded, .noMatchingPurchase])
     }
 
     @Test("verified with delivery: due for delivery at once; delivery finishes it; a delivery refusal escalates back to verified on retry")
@@ -125,7 +125,7 @@ struct SQLiteOrderStoreSchedulingTests {
         #expect(try store.order(id: "A1")?.state == .verified)
         let results = try store.complete([
             AttemptCompletion(order: deliveries[0], records: [record(.delivery, status: nil)], resolution: .delivered, charged: true),
-            AttemptCompletion(order: deliveries[1], records: [record(.delivery, status: nil)], resolution: .escalate("delivery_http_422"), charged: true),
+            AttemptCompletion(order: deliveries[1], records: [record(.delivery, status: nil)], resolution: .escalate(Reason(.endpointHTTP(.delivery, 422))), charged: true),
         ], owner: owner, now: t0)
         #expect(results.map(\.to) == [.finished, .escalated])
         #expect(try store.order(id: "A1")?.finishedBy == .delivery)
@@ -151,10 +151,10 @@ struct SQLiteOrderStoreSchedulingTests {
         let order = try #require(try claim(store).first)
         _ = try store.ingest([candidate("A1", receipt: "TkVX")], verifierKind: .apple, now: t0)
         let results = try store.complete(
-            [AttemptCompletion(order: order, records: [record(status: 21003)], resolution: .reject("receipt_not_authenticated"), charged: true)],
+            [AttemptCompletion(order: order, records: [record(status: 21003)], resolution: .reject(Reason(.receiptNotAuthenticated)), charged: true)],
             owner: owner, now: t0 + 2)
         #expect(results.first?.to == .pending)
-        #expect(results.first?.reason.code == "new_proof")
+        #expect(results.first?.reason.code == .newProof)
         #expect(try store.order(id: "A1")?.nextAttemptAt == t0 + 2)
     }
 
@@ -196,7 +196,7 @@ struct SQLiteOrderStoreSchedulingTests {
             let order = try #require(try claim(store, at: t0 + Double(round * 100)).first)
             #expect(order.malformedAnswers == round - 1)
             _ = try store.complete(
-                [AttemptCompletion(order: order, records: [record(status: 21002)], resolution: .retry(at: t0 + Double(round * 100 + 1), reason: "apple_21002", malformed: true), charged: true)],
+                [AttemptCompletion(order: order, records: [record(status: 21002)], resolution: .retry(at: t0 + Double(round * 100 + 1), reason: Reason(.apple(21002)), malformed: true), charged: true)],
                 owner: owner, now: t0)
         }
         #expect(try store.scalar("SELECT malformed_answers FROM orders") == 2)

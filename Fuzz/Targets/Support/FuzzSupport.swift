@@ -66,6 +66,11 @@ func hasLineBreak(_ text: String) -> Bool {
     text.unicodeScalars.contains { $0 == "\n" || $0 == "\r" }
 }
 
+/// Whether a reason's printed form (`code: detail`) would break a one-line log entry.
+func hasLineBreak(_ reason: Reason) -> Bool {
+    hasLineBreak(reason.description)
+}
+
 /// Deterministic "random" draws for the retry arithmetic: the ends and the middle of [0, 1).
 struct FixedRandom: RandomSource {
     var value: Double

@@ -75,7 +75,7 @@ enum AppleAnswerTarget {
             invariant(mayBounce, "bounced when it may not")
             invariant(status == answer.status && [21002, 21007, 21008].contains(status), "bounced on status \(status)")
         case .transient(let reason, _), .reject(let reason), .configuration(let reason):
-            invariant(!reason.isEmpty && !hasLineBreak(reason), "an unprintable reason")
+            invariant(!reason.description.isEmpty && !hasLineBreak(reason), "an unprintable reason")
         case .malformed:
             invariant(answer.status == 21002, "malformed for status \(answer.status)")
         }

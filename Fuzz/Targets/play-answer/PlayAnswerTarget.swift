@@ -47,6 +47,10 @@ enum PlayAnswerTarget {
         invariant(reason.unicodeScalars.count <= 400, "a reason of \(reason.unicodeScalars.count) scalars")
     }
 
+    static func printable(_ reason: Reason) {
+        printable(reason.description)
+    }
+
     static func checkPurchase(_ verdict: PlayAnswerClassifier.Verdict, status: Int, body: [UInt8]) {
         switch verdict {
         case .answer:

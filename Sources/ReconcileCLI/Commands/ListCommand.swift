@@ -120,7 +120,7 @@ enum ListCommand {
             table.add([
                 action.orderID, action.kind.rawValue, String(action.attempts),
                 action.nextAttemptAt.map { RelativeTime.describe($0, now: now) } ?? "now",
-                action.deadline.map { RelativeTime.describe($0, now: now) } ?? "-", action.reason ?? "",
+                action.deadline.map { RelativeTime.describe($0, now: now) } ?? "-", action.reason?.rawValue ?? "",
             ])
         }
         let style = TerminalStyle(output: context.output, environment: context.environment)

@@ -102,7 +102,7 @@ enum ShowCommand {
             for action in actions {
                 let next = action.nextAttemptAt.map { RelativeTime.both($0, now: now) }
                     ?? (action.lease != nil ? "in flight" : "-")
-                var reason = action.reason ?? ""
+                var reason = action.reason?.rawValue ?? ""
                 if let detail = action.detail { reason += ": " + detail }
                 if let deadline = action.deadline, action.state == .pending { reason += " (deadline \(RFC3339.format(deadline)))" }
                 outbox.add([action.kind.rawValue, action.state.rawValue, String(action.attempts), next, reason])

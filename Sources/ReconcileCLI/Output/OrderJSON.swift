@@ -69,7 +69,7 @@ enum OrderJSON {
             "order_id": .string(action.orderID), "kind": .string(action.kind.rawValue), "endpoint": .string(action.endpoint.rawValue),
             "state": .string(action.state.rawValue), "attempts": .integer(action.attempts), "next_attempt": time(action.nextAttemptAt),
             "created_at": time(action.createdAt), "updated_at": time(action.updatedAt), "deadline": time(action.deadline),
-            "warned_at": time(action.warnedAt), "reason": .string(orNull: action.reason), "detail": .string(orNull: action.detail),
+            "warned_at": time(action.warnedAt), "reason": .string(orNull: action.reason?.rawValue), "detail": .string(orNull: action.detail),
         ])
     }
 

@@ -8,19 +8,19 @@ public enum PlayAnswerClassifier {
         /// 200: read the purchase.
         case answer
         /// 401: the access token was refused; refresh it once, then it is a configuration error.
-        case unauthorized(reason: String)
+        case unauthorized(reason: Reason)
         /// 410 `purchaseTokenNoLongerValid`: refunded or long expired.
-        case tokenExpired(reason: String)
+        case tokenExpired(reason: Reason)
         /// 400 or 404 with Google's error body: the token (or product) is unknown. Transient for a
         /// few attempts (a fresh purchase may not be visible yet), then rejected.
-        case tokenNotFound(reason: String)
+        case tokenNotFound(reason: Reason)
         /// Retry later. `endpointLevel` answers count towards the endpoint's circuit;
         /// `rateLimited` pauses its bucket until `retryAfter`.
-        case transient(reason: String, endpointLevel: Bool, retryAfter: Duration? = nil, rateLimited: Bool = false)
+        case transient(reason: Reason, endpointLevel: Bool, retryAfter: Duration? = nil, rateLimited: Bool = false)
         /// Our request or the service account is wrong: alert, open the circuit, charge no order.
-        case configuration(reason: String)
+        case configuration(reason: Reason)
         /// Anything else: a person decides (a paid order is never rejected on a surprise).
-        case escalate(reason: String)
+        case escalate(reason: Reason)
     }
 
     /// Google's error reasons that mean "too many requests" (HTTP 403 or 429).
@@ -33,36 +33,37 @@ public enum PlayAnswerClassifier {
         case 200:
             return .answer
         case 410:
-            return .tokenExpired(reason: "play_410\(error.suffix)")
+            return .tokenExpired(reason: Reason(.play(410, googleReason: error.reason)))
         case 400, 404:
             // Google answers both with its JSON error; a page that is not one is a wrong URL.
             guard error.isGoogleError else {
                 return status == 404
-                    ? .configuration(reason: "play_404: no such endpoint (check [GooglePlay] URL=)")
-                    : .configuration(reason: "play_400: Google refused our request as malformed")
+                    ? .configuration(reason: Reason(.play(404), detail: "no such endpoint (check [GooglePlay] URL=)"))
+                    : .configuration(reason: Reason(.play(400), detail: "Google refused our request as malformed"))
             }
             if error.reason == "purchaseTokenDoesNotMatchPackageName" {
-                return .tokenNotFound(reason: "play_\(status)\(error.suffix): the token belongs to another package")
+                return .tokenNotFound(reason: Reason(.play(status, googleReason: error.reason), detail: "the token belongs to another package"))
             }
-            return .tokenNotFound(reason: "play_\(status)\(error.suffix)")
+            return .tokenNotFound(reason: Reason(.play(status, googleReason: error.reason)))
         case 401:
-            return .unauthorized(reason: "play_401\(error.suffix): Google refused the access token")
+            return .unauthorized(reason: Reason(.play(401, googleReason: error.reason), detail: "Google refused the access token"))
         case 403 where error.reason.map(rateLimitReasons.contains) ?? false:
-            return .transient(reason: "play_403\(error.suffix)", endpointLevel: true, retryAfter: retryAfter, rateLimited: true)
+            return .transient(reason: Reason(.play(403, googleReason: error.reason)), endpointLevel: true, retryAfter: retryAfter, rateLimited: true)
         case 403:
-            return .configuration(reason: "play_403\(error.suffix): the service account may not read this app's purchases (Play Console permissions, linked project)")
+            return .configuration(reason: Reason(
+                .play(403, googleReason: error.reason), detail: "the service account may not read this app's purchases (Play Console permissions, linked project)"))
         case 429:
-            return .transient(reason: "play_429\(error.suffix)", endpointLevel: true, retryAfter: retryAfter, rateLimited: true)
+            return .transient(reason: Reason(.play(429, googleReason: error.reason)), endpointLevel: true, retryAfter: retryAfter, rateLimited: true)
         case 409:
-            return .transient(reason: "play_409\(error.suffix)", endpointLevel: false)
+            return .transient(reason: Reason(.play(409, googleReason: error.reason)), endpointLevel: false)
         case 408, 500...599:
-            return .transient(reason: "play_http_\(status)\(error.suffix)", endpointLevel: true, retryAfter: retryAfter)
+            return .transient(reason: Reason(.playHTTP(status, googleReason: error.reason)), endpointLevel: true, retryAfter: retryAfter)
         case 300...399:
-            return .transient(reason: "play_http_\(status)_redirect_not_followed", endpointLevel: true)
+            return .transient(reason: Reason(.playHTTPRedirectNotFollowed(status)), endpointLevel: true)
         case 400...499:
-            return .escalate(reason: "play_http_\(status)\(error.suffix)")
+            return .escalate(reason: Reason(.playHTTP(status, googleReason: error.reason)))
         default:
-            return .transient(reason: "play_http_\(status)", endpointLevel: true, retryAfter: retryAfter)
+            return .transient(reason: Reason(.playHTTP(status)), endpointLevel: true, retryAfter: retryAfter)
         }
     }
 
@@ -71,12 +72,12 @@ public enum PlayAnswerClassifier {
         /// 2xx: done.
         case done
         /// 400 `invalidPurchaseState`: look at the purchase again before deciding.
-        case recheck(reason: String)
-        case unauthorized(reason: String)
-        case transient(reason: String, endpointLevel: Bool, retryAfter: Duration? = nil, rateLimited: Bool = false)
-        case configuration(reason: String)
+        case recheck(reason: Reason)
+        case unauthorized(reason: Reason)
+        case transient(reason: Reason, endpointLevel: Bool, retryAfter: Duration? = nil, rateLimited: Bool = false)
+        case configuration(reason: Reason)
         /// The purchase is gone (410, 404) or Google refused for another reason: a person decides.
-        case escalate(reason: String)
+        case escalate(reason: Reason)
     }
 
     /// Classifies an answer to an acknowledge or consume request.
@@ -86,9 +87,9 @@ public enum PlayAnswerClassifier {
         case 200...299:
             return .done
         case 400 where error.reason == "invalidPurchaseState":
-            return .recheck(reason: "play_400\(error.suffix)")
+            return .recheck(reason: Reason(.play(400, googleReason: error.reason)))
         case 409:
-            return .transient(reason: "play_409\(error.suffix)", endpointLevel: false)
+            return .transient(reason: Reason(.play(409, googleReason: error.reason)), endpointLevel: false)
         default:
             switch classify(status: status, body: body, retryAfter: retryAfter) {
             case .answer: return .done

@@ -23,7 +23,4 @@ public struct PlayError: Sendable, Hashable {
             return clean.isEmpty ? nil : clean
         }
     }
-
-    /// `_reason` for a reason code, or nothing.
-    var suffix: String { reason.map { "_\($0.filter { $0.isLetter || $0.isNumber || $0 == "_" })" } ?? "" }
 }

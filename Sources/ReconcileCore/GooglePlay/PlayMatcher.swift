@@ -37,15 +37,15 @@ public enum PlayMatcher {
         case PlayPurchase.purchased:
             break
         case PlayPurchase.cancelled:
-            return .reject(Reason("cancelled", detail: "Google says the purchase was cancelled (purchaseState 1)"))
+            return .reject(Reason(.cancelled, detail: "Google says the purchase was cancelled (purchaseState 1)"))
         case PlayPurchase.pending:
-            return .pending(Reason("payment_pending", detail: "Google says the payment is pending (purchaseState 2)"))
+            return .pending(Reason(.paymentPending, detail: "Google says the payment is pending (purchaseState 2)"))
         default:
-            return .pending(Reason("play_unknown_purchase_state", detail: "Google answered purchaseState \(purchase.purchaseState)"))
+            return .pending(Reason(.playUnknownPurchaseState, detail: "Google answered purchaseState \(purchase.purchaseState)"))
         }
         if let product = purchase.productID, product != order.productID {
             return .escalate(Reason(
-                "product_mismatch", detail: "Google says the token bought \(PrintableText.excerpt(product, maximumScalars: 80)), the order \(order.productID)"))
+                .productMismatch, detail: "Google says the token bought \(PrintableText.excerpt(product, maximumScalars: 80)), the order \(order.productID)"))
         }
         if let account = purchase.obfuscatedExternalAccountID {
             let named = [order.applicationUsername, order.userID].compactMap { $0 }
@@ -56,7 +56,7 @@ public enum PlayMatcher {
             }
         }
         if purchase.isTest && !allowTestPurchases {
-            return .reject(Reason("sandbox_not_allowed", detail: "a license tester's test purchase (purchaseType 0), and AllowTestPurchases=no"))
+            return .reject(Reason(.sandboxNotAllowed, detail: "a license tester's test purchase (purchaseType 0), and AllowTestPurchases=no"))
         }
         return .purchased
     }

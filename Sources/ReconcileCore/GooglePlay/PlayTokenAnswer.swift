@@ -20,9 +20,9 @@ public struct PlayTokenAnswer: Sendable, Hashable {
         /// 200 with an access token.
         case token(PlayTokenAnswer)
         /// The grant was refused (`invalid_grant`, 400/401): the key, its account, or our clock.
-        case configuration(reason: String)
+        case configuration(reason: Reason)
         /// Retry later; `endpointLevel` answers count towards the token endpoint's circuit.
-        case transient(reason: String, endpointLevel: Bool, retryAfter: Duration? = nil, rateLimited: Bool = false)
+        case transient(reason: Reason, endpointLevel: Bool, retryAfter: Duration? = nil, rateLimited: Bool = false)
     }
 
     /// Errors google-auth retries: the server's trouble, not ours.
@@ -36,46 +36,45 @@ public struct PlayTokenAnswer: Sendable, Hashable {
         }()
         let error = object?["error"]?.stringValue.map { PrintableText.excerpt($0, maximumScalars: 40) }
         let description = object?["error_description"]?.stringValue.map { PrintableText.excerpt($0, maximumScalars: 120) }
-        let code = error.map { "_\($0.filter { $0.isLetter || $0.isNumber || $0 == "_" })" } ?? ""
-        let said = description.map { ": \($0)" } ?? ""
         switch status {
         case 200:
-            guard let object else { return .transient(reason: "token_unparseable_answer", endpointLevel: true) }
+            guard let object else { return .transient(reason: Reason(.tokenUnparseableAnswer), endpointLevel: true) }
             guard object.members.count(where: { $0.key == "access_token" }) == 1,
                 let token = object["access_token"]?.stringValue, !token.isEmpty
-            else { return .transient(reason: "token_answer_without_access_token", endpointLevel: true) }
+            else { return .transient(reason: Reason(.tokenAnswerWithoutAccessToken), endpointLevel: true) }
             guard token.utf8.allSatisfy({ (0x21...0x7E).contains($0) }), token.utf8.count <= 8192 else {
-                return .transient(reason: "token_answer_unusable_access_token", endpointLevel: true)
+                return .transient(reason: Reason(.tokenAnswerUnusableAccessToken), endpointLevel: true)
             }
             let expiresIn: Int
             switch object["expires_in"] {
             case .number(let text)?, .string(let text)?:
                 guard let seconds = Int(text), seconds > 0, seconds <= 86_400 else {
-                    return .transient(reason: "token_answer_bad_expires_in", endpointLevel: true)
+                    return .transient(reason: Reason(.tokenAnswerBadExpiresIn), endpointLevel: true)
                 }
                 expiresIn = seconds
             case nil, .null?:
                 expiresIn = 3600
             default:
-                return .transient(reason: "token_answer_bad_expires_in", endpointLevel: true)
+                return .transient(reason: Reason(.tokenAnswerBadExpiresIn), endpointLevel: true)
             }
             return .token(PlayTokenAnswer(accessToken: token, expiresIn: expiresIn))
         case _ where error.map(transientErrors.contains) ?? false:
-            return .transient(reason: "token_http_\(status)\(code)", endpointLevel: true, retryAfter: retryAfter)
+            return .transient(reason: Reason(.tokenHTTP(status, error: error)), endpointLevel: true, retryAfter: retryAfter)
         case 429:
-            return .transient(reason: "token_http_429\(code)", endpointLevel: true, retryAfter: retryAfter, rateLimited: true)
+            return .transient(reason: Reason(.tokenHTTP(429, error: error)), endpointLevel: true, retryAfter: retryAfter, rateLimited: true)
         case 408, 500...599:
-            return .transient(reason: "token_http_\(status)\(code)", endpointLevel: true, retryAfter: retryAfter)
+            return .transient(reason: Reason(.tokenHTTP(status, error: error)), endpointLevel: true, retryAfter: retryAfter)
         case 300...399:
-            return .transient(reason: "token_http_\(status)_redirect_not_followed", endpointLevel: true)
+            return .transient(reason: Reason(.tokenHTTPRedirectNotFollowed(status)), endpointLevel: true)
         case 400, 401, 403:
             let hint = error == "invalid_grant"
-                ? " (a deleted or rotated key, a disabled account, or this host's clock: check NTP)" : ""
-            return .configuration(reason: "token_http_\(status)\(code)\(said)\(hint)")
+                ? "(a deleted or rotated key, a disabled account, or this host's clock: check NTP)" : nil
+            let detail = [description, hint].compactMap { $0 }.joined(separator: " ")
+            return .configuration(reason: Reason(.tokenHTTP(status, error: error), detail: detail.isEmpty ? nil : detail))
         case 404:
-            return .configuration(reason: "token_http_404: no such endpoint (check [GooglePlay] TokenURL= or the key's token_uri)")
+            return .configuration(reason: Reason(.tokenHTTP(404), detail: "no such endpoint (check [GooglePlay] TokenURL= or the key's token_uri)"))
         default:
-            return .configuration(reason: "token_http_\(status)\(code)\(said)")
+            return .configuration(reason: Reason(.tokenHTTP(status, error: error), detail: description))
         }
     }
 }

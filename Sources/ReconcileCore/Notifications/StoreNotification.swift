@@ -65,7 +65,7 @@ public struct StoreNotification: Sendable, Hashable {
     /// What it means for the order it is about.
     public enum Effect: Sendable, Hashable {
         /// The store took the money back; the reason code (`refunded`, `revoked`, `chargeback`).
-        case revoke(reason: String)
+        case revoke(reason: ReasonCode)
         /// The store reversed a refund.
         case reinstate
         /// Recorded, and nothing changes (`TEST`, `CONSUMPTION_REQUEST`, `REFUND_DECLINED`, …).
@@ -74,10 +74,10 @@ public struct StoreNotification: Sendable, Hashable {
 
     public var effect: Effect {
         switch (source, type) {
-        case (.appStore, AppStoreNotification.refund): .revoke(reason: "refunded")
-        case (.appStore, AppStoreNotification.revoke): .revoke(reason: "revoked")
+        case (.appStore, AppStoreNotification.refund): .revoke(reason: .refunded)
+        case (.appStore, AppStoreNotification.revoke): .revoke(reason: .revoked)
         case (.appStore, AppStoreNotification.refundReversed): .reinstate
-        case (.googlePlay, Self.playVoidedType): .revoke(reason: subtype == "GOOGLE" || revocationReason == PlayVoidedPurchase.reasonChargeback ? "chargeback" : "refunded")
+        case (.googlePlay, Self.playVoidedType): .revoke(reason: subtype == "GOOGLE" || revocationReason == PlayVoidedPurchase.reasonChargeback ? .chargeback : .refunded)
         default: .none
         }
     }

@@ -42,11 +42,11 @@ public struct ConfiguredVerifiers: Sendable, Hashable, CustomStringConvertible {
     public func waitingReason(for proof: OrderProof) -> Reason {
         switch missingSection(for: proof) {
         case "[GooglePlay]"?:
-            Reason(ReasonCode.noGooglePlaySection, detail: "no [GooglePlay] section is configured: the order waits until a reload adds one")
+            Reason(.noGooglePlaySection, detail: "no [GooglePlay] section is configured: the order waits until a reload adds one")
         case "[Verifier]"?:
-            Reason(ReasonCode.noVerifierSection, detail: "no [Verifier] section is configured: the order waits until a reload adds one")
+            Reason(.noVerifierSection, detail: "no [Verifier] section is configured: the order waits until a reload adds one")
         default:
-            Reason(ReasonCode.noUsableProof, detail: "Kind=\(kind?.rawValue ?? "?") cannot verify the proof it carries")
+            Reason(.noUsableProof, detail: "Kind=\(kind?.rawValue ?? "?") cannot verify the proof it carries")
         }
     }
 

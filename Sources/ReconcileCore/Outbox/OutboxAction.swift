@@ -34,7 +34,7 @@ public struct OutboxAction: Sendable, Hashable {
     /// When the deadline warning was given (at most once).
     public var warnedAt: Date?
     /// The code of the last outcome (`play_http_503`, `acknowledged`, `max_attempts`).
-    public var reason: String?
+    public var reason: ReasonCode?
     /// Its text, for a person (never a secret).
     public var detail: String?
 
@@ -52,7 +52,7 @@ public struct OutboxAction: Sendable, Hashable {
     public init(
         reference: Int64 = 0, orderReference: Int64 = 0, orderID: String, kind: OutboxKind, endpoint: VerificationEndpoint,
         idempotencyKey: String, payload: String, state: OutboxState = .pending, attempts: Int = 0, nextAttemptAt: Date? = nil,
-        lease: Lease? = nil, createdAt: Date, updatedAt: Date, deadline: Date? = nil, warnedAt: Date? = nil, reason: String? = nil,
+        lease: Lease? = nil, createdAt: Date, updatedAt: Date, deadline: Date? = nil, warnedAt: Date? = nil, reason: ReasonCode? = nil,
         detail: String? = nil
     ) {
         self.reference = reference

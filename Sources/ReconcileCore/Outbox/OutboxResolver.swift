@@ -33,7 +33,7 @@ public struct OutboxResolver: Sendable {
             guard claimed.charged else { return completion(.retry(at: max(retryAt, now), reason: reason)) }
             if attempts >= policy.maxAttempts {
                 return completion(.escalate(Reason(
-                    ReasonCode.maxAttempts, detail: "\(attempts) attempts reached MaxAttempts (last: \(reason))")))
+                    .maxAttempts, detail: "\(attempts) attempts reached MaxAttempts (last: \(reason))")))
             }
             let delay = policy.backoff.delay(afterAttempt: max(1, attempts), retryAfter: retryAfter, random: &random)
             return completion(.retry(at: now.addingTimeInterval(delay.inSeconds), reason: reason))
@@ -57,7 +57,7 @@ public struct OutboxResolver: Sendable {
     public static func skipReasonWithoutSender(_ endpoint: VerificationEndpoint) -> Reason? {
         switch endpoint {
         case .revocation:
-            Reason(ReasonCode.noRevocationURL, detail: "[Revocation] URL= is not configured: the event is only logged and recorded")
+            Reason(.noRevocationURL, detail: "[Revocation] URL= is not configured: the event is only logged and recorded")
         case .production, .sandbox, .merchant, .delivery, .googlePlay, .googlePlayToken:
             nil
         }

@@ -25,7 +25,7 @@ public struct RetryPolicy: Sendable, Hashable {
     /// The decision after a transient failure.
     public enum Decision: Sendable, Hashable {
         case retry(at: Date)
-        case escalate(reason: String)
+        case escalate(reason: ReasonCode)
     }
 
     /// - Parameters:
@@ -35,10 +35,10 @@ public struct RetryPolicy: Sendable, Hashable {
         attempts: Int, receivedAt: Date, now: Date, retryAfter: Duration?, circuitClosed: Bool, random: inout R
     ) -> Decision {
         if attempts >= maxAttempts {
-            return .escalate(reason: "max_attempts")
+            return .escalate(reason: .maxAttempts)
         }
         if circuitClosed && now.timeIntervalSince(receivedAt) > maxAge.inSeconds {
-            return .escalate(reason: "max_age")
+            return .escalate(reason: .maxAge)
         }
         let delay = backoff.delay(afterAttempt: max(1, attempts), retryAfter: retryAfter, random: &random)
         return .retry(at: now.addingTimeInterval(delay.inSeconds))

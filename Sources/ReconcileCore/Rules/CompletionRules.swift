@@ -28,7 +28,7 @@ public enum CompletionRules {
         guard record.lease?.owner == owner else {
             return (nil, CompletionResult(
                 orderID: order.orderID, productID: order.productID, from: record.state, to: record.state,
-                reason: Reason(ReasonCode.leaseLost), attempts: order.attempt, applied: false))
+                reason: Reason(.leaseLost), attempts: order.attempt, applied: false))
         }
         var plan = OrderPlan(record: record)
         plan.attempts = completion.records.map { PlannedAttempt(number: order.attempt, kind: order.kind, record: $0) }
@@ -42,7 +42,7 @@ public enum CompletionRules {
             switch decision.event {
             case .definitiveReject, .limitsHit, .transientFailure:
                 decision.event = .transientFailure
-                decision.reason = Reason(ReasonCode.newProof, detail: "new proof arrived during the attempt; it is tried next")
+                decision.reason = Reason(.newProof, detail: "new proof arrived during the attempt; it is tried next")
                 decision.nextAttempt = now
                 decision.countMalformed = false
             default:
@@ -99,7 +99,7 @@ public enum CompletionRules {
             let applied = try OperatorRules.applyDeferred(deferred, to: &plan, now: now, lookups: lookups)
             if case .applied(_, let final) = applied.result {
                 result.to = final
-                result.reason = Reason(deferred.request.action.rawValue)
+                result.reason = Reason(.operatorAction(deferred.request.action))
                 result.appliedAction = deferred.request.action
                 result.appliedBy = deferred.request.actor
                 result.nextAttemptAt = final == .pending || final == .verified ? now : nil
@@ -134,47 +134,47 @@ public enum CompletionRules {
         case .verified(let granted, let finishes, let finisher):
             return Decision(
                 event: .verified(finishesOrder: finishes),
-                reason: Reason(finisher == .merchant ? ReasonCode.granted : ReasonCode.verified), grant: granted,
+                reason: Reason(finisher == .merchant ? .granted : .verified), grant: granted,
                 finishedBy: finishes ? finisher : nil)
         case .delivered:
-            return Decision(event: .delivered, reason: Reason("delivered"), finishedBy: .delivery)
+            return Decision(event: .delivered, reason: Reason(.delivered), finishedBy: .delivery)
         case .finishedWithoutDelivery:
             return Decision(
-                event: .delivered, reason: Reason("no_delivery_url", detail: "no delivery URL is configured: verified orders finish at once"),
+                event: .delivered, reason: Reason(.noDeliveryURL, detail: "no delivery URL is configured: verified orders finish at once"),
                 finishedBy: .verifier)
         case .match(let items, let environment, let finishes):
             let claims = try lookups.claimants(of: claimLookups(for: completion))
             switch ReceiptMatcher.match(items, for: order.matchKey, claims: claims) {
             case .matched(let item):
                 return Decision(
-                    event: .verified(finishesOrder: finishes), reason: Reason("verified"), grant: Grant(item, environment: environment),
+                    event: .verified(finishesOrder: finishes), reason: Reason(.verified), grant: Grant(item, environment: environment),
                     finishedBy: finishes ? .verifier : nil, claim: item.transactionID)
             case .duplicateTransaction(let transactionID, let claimant):
                 return Decision(
                     event: .definitiveReject(escalate: true),
-                    reason: Reason(ReasonCode.duplicateTransaction, detail: "transaction \(transactionID) is claimed by order \(claimant)"))
+                    reason: Reason(.duplicateTransaction, detail: "transaction \(transactionID) is claimed by order \(claimant)"))
             case .refunded:
                 return Decision(
                     event: .definitiveReject(escalate: false),
-                    reason: Reason("refunded", detail: "every matching purchase was refunded or revoked"))
+                    reason: Reason(.refunded, detail: "every matching purchase was refunded or revoked"))
             case .noMatchingPurchase:
                 return Decision(
                     event: .definitiveReject(escalate: true),
                     reason: Reason(
-                        "no_matching_purchase", detail: "the receipt holds no unclaimed purchase of \(order.productID) for this order"))
+                        .noMatchingPurchase, detail: "the receipt holds no unclaimed purchase of \(order.productID) for this order"))
             }
         case .playMatch(let match, let finishes):
             let claims = try lookups.claimants(of: [match.claimKey])
             switch PlayMatcher.match(claimKey: match.claimKey, orderID: order.orderID, claims: claims) {
             case .matched(let key):
                 return Decision(
-                    event: .verified(finishesOrder: finishes), reason: Reason(ReasonCode.verified, detail: "Google: \(match.purchase.summary)"),
+                    event: .verified(finishesOrder: finishes), reason: Reason(.verified, detail: "Google: \(match.purchase.summary)"),
                     grant: Grant(match.purchase, productID: order.productID), finishedBy: finishes ? .verifier : nil, claim: key,
                     packageName: match.packageName)
             case .duplicateTransaction(let key, let claimant):
                 return Decision(
                     event: .definitiveReject(escalate: true),
-                    reason: Reason(ReasonCode.duplicateTransaction, detail: "purchase \(key) is claimed by order \(claimant)"))
+                    reason: Reason(.duplicateTransaction, detail: "purchase \(key) is claimed by order \(claimant)"))
             }
         }
     }

@@ -16,11 +16,6 @@ public enum ConsumptionRules {
     /// How long after the notification Apple takes the answer.
     public static let answerWindow: TimeInterval = 12 * 3600
 
-    /// The reason codes of the order's history and of the action.
-    public static let queued = "consumption_answer_queued"
-    public static let notAnswered = "consumption_not_answered"
-    public static let deadlinePassed = "consumption_deadline_passed"
-
     /// Apple's `deliveryStatus` for what the daemon knows.
     public static let delivered = "DELIVERED"
     public static let undelivered = "UNDELIVERED_OTHER"
@@ -40,7 +35,7 @@ public enum ConsumptionRules {
         guard policy.answer else { return (nil, .recorded) }
         guard let record, let transactionID = NotificationMatching.transactionID(of: notification) else { return (nil, .unmatched) }
         let detail = NotificationRules.detail(notification)
-        func history(_ code: String, _ why: String, outbox: [OutboxAction] = []) -> (plan: OrderPlan?, outcome: NotificationRules.Outcome) {
+        func history(_ code: ReasonCode, _ why: String, outbox: [OutboxAction] = []) -> (plan: OrderPlan?, outcome: NotificationRules.Outcome) {
             let transition = PlannedTransition(
                 at: now, actor: .daemon, from: record.state, to: record.state, reason: Reason(code, detail: Reason.joined(why, detail)))
             var plan = OrderPlan.historyOnly(record, [transition])
@@ -48,21 +43,21 @@ public enum ConsumptionRules {
             return (plan, .noChange(orderID: record.orderID, state: record.state))
         }
         guard policy.customerConsented else {
-            return history(notAnswered, "not answered: CustomerConsented=no, and Apple accepts no answer without the customer's consent")
+            return history(.consumptionNotAnswered, "not answered: CustomerConsented=no, and Apple accepts no answer without the customer's consent")
         }
         // Matched only by the transaction id the client wrote in its order file (the order was
         // never verified): the daemon does not know this purchase is that order's, nor whether
         // the app delivered it another way — it says nothing rather than "not delivered" (review).
         guard record.grant != nil else {
-            return history(notAnswered, "not answered: the order's purchase was never verified, so the daemon does not know whether it was delivered")
+            return history(.consumptionNotAnswered, "not answered: the order's purchase was never verified, so the daemon does not know whether it was delivered")
         }
         let deadline = (notification.signedAt ?? now).addingTimeInterval(answerWindow)
         guard now < deadline else {
-            return history(deadlinePassed, "not answered: Apple's 12-hour deadline passed at \(RFC3339.format(deadline))")
+            return history(.consumptionDeadlinePassed, "not answered: Apple's 12-hour deadline passed at \(RFC3339.format(deadline))")
         }
         let status = deliveryStatus(of: record)
         let action = answer(transactionID: transactionID, status: status, policy: policy, for: record, notification, deadline: deadline, now: now)
-        return history(queued, "Apple is to be told \(status) by \(RFC3339.format(deadline))", outbox: [action])
+        return history(.consumptionAnswerQueued, "Apple is to be told \(status) by \(RFC3339.format(deadline))", outbox: [action])
     }
 
     /// `DELIVERED` for an order that was delivered (`finished`, or `revoked` after it was), else
@@ -94,7 +89,7 @@ public enum ConsumptionRules {
         return OutboxAction(
             orderReference: record.reference, orderID: record.orderID, kind: .consumptionAnswer, endpoint: endpoint(environment: environment),
             idempotencyKey: "\(record.orderID):consumption:\(notification.notificationID)", payload: JSONWriter.string(.object(payload)),
-            nextAttemptAt: now, createdAt: now, updatedAt: now, deadline: deadline, reason: "queued",
+            nextAttemptAt: now, createdAt: now, updatedAt: now, deadline: deadline, reason: .queued,
             detail: "Apple asked for consumption information; the answer says \(status)")
     }
 

@@ -76,23 +76,23 @@ public enum IngestRules {
         after.contentHash = candidate.contentHash
         after.proofRevision += 1
         after.updatedAt = now
-        if after.state != record.state { after.reason = "proof_replaced" }
+        if after.state != record.state { after.reason = .proofReplaced }
         // A held order whose proof revives the state it was held in (escalated → pending): what
         // was kept aside for its release no longer applies, as it would not for an order not held.
         if record.state == .held && after.resumeState != record.resumeState {
             after.heldResumeState = nil
-            after.heldReason = "proof_replaced"
+            after.heldReason = .proofReplaced
         }
         let transition = PlannedTransition(
             at: now, actor: .daemon, from: record.state, to: after.state,
-            reason: Reason("proof_replaced", detail: "new proof from spool file \(candidate.fileName)"))
+            reason: Reason(.proofReplaced, detail: "new proof from spool file \(candidate.fileName)"))
         return (OrderPlan(record: after, raw: candidate.raw, transitions: [transition]), .proofReplaced(from: record.state, to: after.state))
     }
 
     static func duplicate(_ record: OrderRecord, why: String, _ candidate: IngestCandidate, now: Date) -> (plan: OrderPlan?, outcome: IngestOutcome) {
         let transition = PlannedTransition(
             at: now, actor: .daemon, from: record.state, to: record.state,
-            reason: Reason("duplicate_ignored", detail: "\(why) (spool file \(candidate.fileName))"))
+            reason: Reason(.duplicateIgnored, detail: "\(why) (spool file \(candidate.fileName))"))
         return (.historyOnly(record, [transition]), .duplicateIgnored(state: record.state, why: why))
     }
 
@@ -101,7 +101,7 @@ public enum IngestRules {
         let usable = submission.proof.isUsable(by: verifiers)
         let state: OrderState = usable ? .pending : .waiting
         let waiting = verifiers.waitingReason(for: submission.proof)
-        let reason = usable ? "ingested" : waiting.code
+        let reason: ReasonCode = usable ? .ingested : waiting.code
         let record = OrderRecord(
             reference: 0, orderID: submission.orderID, productID: submission.productID, state: state, reason: reason,
             proof: submission.proof, applicationUsername: submission.applicationUsername, userID: submission.userID,
@@ -109,7 +109,7 @@ public enum IngestRules {
             contentHash: candidate.contentHash, receivedAt: now, updatedAt: now, nextAttemptAt: usable ? now : nil)
         let detail = usable
             ? "from spool file \(candidate.fileName)"
-            : "from spool file \(candidate.fileName); \(waiting.detail ?? waiting.code)"
+            : "from spool file \(candidate.fileName); \(waiting.detail ?? waiting.code.rawValue)"
         let transition = PlannedTransition(at: now, actor: .daemon, from: nil, to: state, reason: Reason(reason, detail: detail))
         return (OrderPlan(record: record, raw: candidate.raw, transitions: [transition]), .accepted(state))
     }

@@ -19,7 +19,7 @@ public enum LeaseRules {
         if kind.isVerification {
             plan.transitions.append(PlannedTransition(
                 at: now, actor: .daemon, from: record.state, to: after.state,
-                reason: charge ? Reason("attempt", detail: "attempt \(after.attempts)") : Reason("probe", detail: "circuit probe (not charged)")))
+                reason: charge ? Reason(.attempt, detail: "attempt \(after.attempts)") : Reason(.probe, detail: "circuit probe (not charged)")))
         }
         let order = ClaimedOrder(
             reference: record.reference, orderID: record.orderID, productID: record.productID, kind: kind, proof: record.proof,
@@ -49,8 +49,8 @@ public enum LeaseRules {
         var plan = OrderPlan(record: after)
         if record.state == .verifying {
             let reason = switch ending {
-            case .released: Reason("lease_released", detail: "the daemon stopped during an attempt; the order is due again")
-            case .expired: Reason("lease_expired", detail: "the lease of \(record.lease?.owner ?? "its node") expired during an attempt; the order is due again")
+            case .released: Reason(.leaseReleased, detail: "the daemon stopped during an attempt; the order is due again")
+            case .expired: Reason(.leaseExpired, detail: "the lease of \(record.lease?.owner ?? "its node") expired during an attempt; the order is due again")
             }
             plan.transitions.append(PlannedTransition(at: now, actor: .daemon, from: .verifying, to: .pending, reason: reason))
         }

@@ -82,7 +82,7 @@ public enum NotificationRules {
         consumption: ConsumptionPolicy = .off
     ) throws -> (plan: OrderPlan?, outcome: Outcome) {
         let event: OrderEvent
-        let reason: String
+        let reason: ReasonCode
         switch notification.effect {
         case .none:
             guard ConsumptionRules.isRequest(notification) else { return (nil, .recorded) }
@@ -92,7 +92,7 @@ public enum NotificationRules {
             reason = code
         case .reinstate:
             event = .refundReversed
-            reason = "refund_reversed"
+            reason = .refundReversed
         }
         guard let record else { return (nil, .unmatched) }
         if record.lease != nil { return (nil, .waitsForAttempt(orderID: record.orderID)) }
@@ -109,22 +109,22 @@ public enum NotificationRules {
             let later = try lookups.laterStoreEvent(transactionID: transactionID, signedAfter: signedAt)
         {
             if event == .revocationConfirmed && later == AppStoreNotification.refundReversed {
-                return unchanged(Reason("\(reason)_reversed_before", detail: Reason.joined("a reversal the store signed later came first", detail)))
+                return unchanged(Reason(.revocationReversedBefore(reason), detail: Reason.joined("a reversal the store signed later came first", detail)))
             }
-            return unchanged(Reason("\(reason)_superseded", detail: Reason.joined("a later \(later) the store signed came first", detail)))
+            return unchanged(Reason(.notificationSuperseded(reason), detail: Reason.joined("a later \(later) the store signed came first", detail)))
         }
         let next: OrderState
         // A reversed refund of an order that ended rejected `refunded` before it was delivered:
         // the customer paid after all. Back to where its proof allows — `verified` to be
         // delivered when verification granted it, else `pending` to be verified — due now.
-        let revives = event == .refundReversed && record.state == .rejected && record.reason == "refunded"
+        let revives = event == .refundReversed && record.state == .rejected && record.reason == .refunded
         if revives {
             next = record.grant != nil ? .verified : .pending
         } else {
             // A reversal of an order that was never revoked, a refund of one that was never
             // granted: recorded, nothing changes.
             guard case .moveTo(let moved)? = try? OrderLifecycle.next(from: record.state, on: event) else {
-                return unchanged(Reason("\(reason)_ignored", detail: detail))
+                return unchanged(Reason(.notificationIgnored(reason), detail: detail))
             }
             next = moved
         }
@@ -136,7 +136,7 @@ public enum NotificationRules {
         after.heldResumeState = nil
         after.heldReason = nil
         // An order not delivered yet ends rejected `refunded`, whatever the store called it.
-        after.reason = next == .rejected ? "refunded" : reason
+        after.reason = next == .rejected ? .refunded : reason
         let transition = PlannedTransition(
             at: now, actor: .daemon, from: record.state, to: next, reason: Reason(after.reason ?? reason, detail: detail))
         var plan = OrderPlan(record: after, transitions: [transition])
@@ -174,14 +174,14 @@ public enum NotificationRules {
     /// counts the order's notices (it grows with each) and `event_time` is the store's time of
     /// the event, by which a receiver orders what it is told.
     static func revocationNotice(
-        event: String, sequence: Int, reason: String, for record: OrderRecord, _ notification: StoreNotification, now: Date
+        event: String, sequence: Int, reason: ReasonCode, for record: OrderRecord, _ notification: StoreNotification, now: Date
     ) -> OutboxAction {
         let grant = record.grant
         let eventTime = notification.signedAt ?? notification.revokedAt ?? now
         let body = JSONObject([
             "event": .string(event), "order_id": .string(record.orderID), "product_id": .string(record.productID),
             "transaction_id": .string(orNull: grant?.transactionID ?? notification.transactionID),
-            "store": .string(PurchaseStore(record.proof).rawValue), "quantity": .integer(grant?.quantity ?? 1), "reason": .string(reason),
+            "store": .string(PurchaseStore(record.proof).rawValue), "quantity": .integer(grant?.quantity ?? 1), "reason": .string(reason.rawValue),
             "revoked_at": event == "revoked" ? .string(orNull: notification.revokedAt.map(RFC3339.format)) : .null,
             "environment": .string(orNull: notification.environment ?? grant?.environment), "user_id": .string(orNull: record.userID),
             "application_username": .string(orNull: record.applicationUsername), "sequence": .integer(sequence),
@@ -190,7 +190,7 @@ public enum NotificationRules {
         return OutboxAction(
             orderReference: record.reference, orderID: record.orderID, kind: .revocationNotice, endpoint: .revocation,
             idempotencyKey: "\(record.orderID):\(event):\(keySafe(notification.notificationID))", payload: JSONWriter.string(.object(body)),
-            nextAttemptAt: now, createdAt: now, updatedAt: now, reason: "queued", detail: "the merchant is told the order was \(event)")
+            nextAttemptAt: now, createdAt: now, updatedAt: now, reason: .queued, detail: "the merchant is told the order was \(event)")
     }
 
     /// A store's notification id as it may stand in an HTTP header: letters, digits and `.:_-`

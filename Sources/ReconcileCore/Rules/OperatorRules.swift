@@ -35,7 +35,7 @@ public enum OperatorRules {
         let kinds = escalated.map(\.kind.rawValue).joined(separator: ", ")
         plan.transitions.append(PlannedTransition(
             at: now, actor: request.actor, from: plan.record.state, to: plan.record.state,
-            reason: Reason("retry_actions", detail: Reason.joined("\(kinds) sent again", request.note))))
+            reason: Reason(.retryActions, detail: Reason.joined("\(kinds) sent again", request.note))))
         return .applied(from: plan.record.state, to: plan.record.state)
     }
 
@@ -59,7 +59,7 @@ public enum OperatorRules {
         after.deferredAction = DeferredAction(request: request, verifiers: verifiers)
         let transition = PlannedTransition(
             at: now, actor: request.actor, from: record.state, to: record.state,
-            reason: Reason("\(request.action.rawValue)_requested", detail: Reason.joined("applied when the attempt in flight ends", request.note)))
+            reason: Reason(.requested(request.action), detail: Reason.joined("applied when the attempt in flight ends", request.note)))
         return (OrderPlan(record: after, transitions: [transition]), OperatorOutcome(orderID: orderID, result: .deferred(state: record.state)))
     }
 
@@ -74,7 +74,7 @@ public enum OperatorRules {
         if case .refused(let why) = result {
             plan.transitions.append(PlannedTransition(
                 at: now, actor: deferred.request.actor, from: before, to: before,
-                reason: Reason("\(deferred.request.action.rawValue)_not_applied", detail: "after the attempt: \(why)")))
+                reason: Reason(.notApplied(deferred.request.action), detail: "after the attempt: \(why)")))
         }
         return OperatorOutcome(orderID: plan.record.orderID, result: result)
     }
@@ -84,7 +84,7 @@ public enum OperatorRules {
         _ request: OperatorRequest, verifiers: ConfiguredVerifiers?, on plan: inout OrderPlan, now: Date, lookups: some RuleLookups
     ) throws -> OperatorOutcome.Result {
         let record = plan.record
-        if request.action == .retry && record.state == .escalated && record.reason == "duplicate_transaction" && !request.force {
+        if request.action == .retry && record.state == .escalated && record.reason == .duplicateTransaction && !request.force {
             let claimant = try duplicateDetail(of: plan, lookups: lookups)
             return .refused(
                 "the order was escalated as a duplicate (\(claimant ?? "its transaction is claimed by another order")); retry with --force to verify it again")
@@ -120,15 +120,15 @@ public enum OperatorRules {
             after.resumeState = record.state
             after.heldResumeState = record.resumeState
             after.heldReason = record.reason
-            after.reason = request.action.rawValue
+            after.reason = .operatorAction(request.action)
         case .release:
             after.resumeState = record.heldResumeState
-            after.reason = record.heldReason ?? request.action.rawValue
+            after.reason = record.heldReason ?? .operatorAction(request.action)
             after.heldResumeState = nil
             after.heldReason = nil
         default:
             after.resumeState = nil
-            after.reason = request.action.rawValue
+            after.reason = .operatorAction(request.action)
             after.heldResumeState = nil
             after.heldReason = nil
         }
@@ -158,17 +158,17 @@ public enum OperatorRules {
             detail = Reason.joined("transaction \(transactionID) claimed", detail)
         }
         plan.transitions.append(PlannedTransition(
-            at: now, actor: request.actor, from: record.state, to: next, reason: Reason(request.action.rawValue, detail: detail)))
+            at: now, actor: request.actor, from: record.state, to: next, reason: Reason(.operatorAction(request.action), detail: detail)))
         return .applied(from: record.state, to: next)
     }
 
     /// What the duplicate escalation said (`transaction 7 is claimed by order A1`): from this
     /// plan when it escalated the order, else from the history.
     static func duplicateDetail(of plan: OrderPlan, lookups: some RuleLookups) throws -> String? {
-        if let planned = plan.transitions.last(where: { $0.reason.code == "duplicate_transaction" }) {
+        if let planned = plan.transitions.last(where: { $0.reason.code == .duplicateTransaction }) {
             return planned.reason.detail
         }
-        return try lookups.latestDetail(orderReference: plan.record.reference, reason: "duplicate_transaction")
+        return try lookups.latestDetail(orderReference: plan.record.reference, reason: .duplicateTransaction)
     }
 }
 

@@ -15,9 +15,9 @@ public struct OrderRecord: Sendable, Hashable {
     /// While the order is held: the resume state it had when it was held (restored by release).
     public var heldResumeState: OrderState?
     /// While the order is held: the reason it had when it was held (restored by release).
-    public var heldReason: String?
+    public var heldReason: ReasonCode?
     /// The reason code of the transition that put the order where it is.
-    public var reason: String?
+    public var reason: ReasonCode?
     public var proof: OrderProof
     /// Counts proof replacements: an attempt's verdict stands only for the proof it carried.
     public var proofRevision: Int64
@@ -59,7 +59,7 @@ public struct OrderRecord: Sendable, Hashable {
 
     public init(
         reference: Int64, orderID: String, productID: String, state: OrderState, resumeState: OrderState? = nil,
-        heldResumeState: OrderState? = nil, heldReason: String? = nil, reason: String? = nil, proof: OrderProof = OrderProof(),
+        heldResumeState: OrderState? = nil, heldReason: ReasonCode? = nil, reason: ReasonCode? = nil, proof: OrderProof = OrderProof(),
         proofRevision: Int64 = 1, applicationUsername: String? = nil, userID: String? = nil, amount: String? = nil,
         currency: String? = nil, createdAt: Date? = nil, contentHash: String = "", receivedAt: Date, updatedAt: Date,
         nextAttemptAt: Date? = nil, attempts: Int = 0, deliveryAttempts: Int = 0, malformedAnswers: Int = 0, lease: Lease? = nil,
@@ -105,7 +105,7 @@ public struct OrderRecord: Sendable, Hashable {
             orderID: orderID, productID: productID, state: state, resumeState: resumeState, proof: proof,
             applicationUsername: applicationUsername, userID: userID, amount: amount, currency: currency, createdAt: createdAt,
             receivedAt: receivedAt, updatedAt: updatedAt, nextAttemptAt: nextAttemptAt, attempts: attempts,
-            deliveryAttempts: deliveryAttempts, contentHash: contentHash, reason: reason, leaseOwner: lease?.owner,
+            deliveryAttempts: deliveryAttempts, contentHash: contentHash, reason: reason?.rawValue, leaseOwner: lease?.owner,
             leasedUntil: lease?.until, finishedBy: finishedBy, verifiedTransactionID: grant?.transactionID,
             environment: grant?.environment, prunedAt: prunedAt)
     }

@@ -36,7 +36,7 @@ public enum OutboxRules {
         return [OutboxAction(
             orderReference: record.reference, orderID: record.orderID, kind: kind, endpoint: .googlePlay,
             idempotencyKey: "\(record.orderID):\(kind.rawValue)", payload: payload, nextAttemptAt: now, createdAt: now, updatedAt: now,
-            deadline: purchased.addingTimeInterval(playDeadline), reason: "queued",
+            deadline: purchased.addingTimeInterval(playDeadline), reason: .queued,
             detail: "owed to Google since the order finished")]
     }
 
@@ -50,7 +50,7 @@ public enum OutboxRules {
         after.lease = nil
         after.warnedAt = nil
         after.updatedAt = now
-        after.reason = "retry"
+        after.reason = .retry
         after.detail = "sent again by \(actor)"
         return after
     }
@@ -63,7 +63,7 @@ public enum OutboxRules {
         after.nextAttemptAt = nil
         after.lease = nil
         after.updatedAt = now
-        after.reason = "superseded"
+        after.reason = .superseded
         after.detail = "superseded by \(key): the merchant is told the latest word only"
         return after
     }
@@ -87,7 +87,7 @@ public enum OutboxRules {
         _ completion: OutboxCompletion, for action: OutboxAction, owner: String, now: Date
     ) -> (action: OutboxAction?, result: OutboxResult) {
         var result = OutboxResult(
-            orderID: action.orderID, kind: action.kind, endpoint: action.endpoint, state: action.state, reason: Reason(ReasonCode.leaseLost),
+            orderID: action.orderID, kind: action.kind, endpoint: action.endpoint, state: action.state, reason: Reason(.leaseLost),
             attempts: action.attempts, applied: false, deadline: action.deadline)
         guard action.lease?.owner == owner, action.state == .pending else { return (nil, result) }
         var after = action

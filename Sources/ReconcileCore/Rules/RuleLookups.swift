@@ -9,7 +9,7 @@ public protocol RuleLookups {
     func claimants(of transactionIDs: [String]) throws -> [String: String]
 
     /// The detail of the order's latest transition with this reason code, if any.
-    func latestDetail(orderReference: Int64, reason: String) throws -> String?
+    func latestDetail(orderReference: Int64, reason: ReasonCode) throws -> String?
 
     /// The order's escalated outbox actions, oldest first (locked for the transaction where the
     /// store can: the rule writes them back).

@@ -8,14 +8,14 @@ public enum WaitingRules {
     public static func expire(_ record: OrderRecord, now: Date) -> (plan: OrderPlan, result: CompletionResult) {
         var after = record
         after.state = .expired
-        after.reason = "max_age"
+        after.reason = .maxAge
         after.updatedAt = now
         after.nextAttemptAt = nil
         let plan = OrderPlan(record: after, transitions: [PlannedTransition(
-            at: now, actor: .daemon, from: .waiting, to: .expired, reason: Reason("max_age", detail: "no usable proof arrived within MaxAge"))])
+            at: now, actor: .daemon, from: .waiting, to: .expired, reason: Reason(.maxAge, detail: "no usable proof arrived within MaxAge"))])
         let result = CompletionResult(
             orderID: record.orderID, productID: record.productID, from: .waiting, to: .expired,
-            reason: Reason(ReasonCode.maxAge, detail: "no usable proof arrived within MaxAge"), attempts: record.attempts)
+            reason: Reason(.maxAge, detail: "no usable proof arrived within MaxAge"), attempts: record.attempts)
         return (plan, result)
     }
 
@@ -31,11 +31,11 @@ public enum WaitingRules {
         var after = record
         after.state = .pending
         after.nextAttemptAt = now
-        after.reason = ReasonCode.verifierChanged
+        after.reason = .verifierChanged
         after.updatedAt = now
         let which = record.proof.isGooglePlay && verifiers.googlePlay ? "[GooglePlay]" : verifiers.kind.map { "Kind=\($0.rawValue)" } ?? "\(verifiers)"
         return OrderPlan(record: after, transitions: [PlannedTransition(
             at: now, actor: .daemon, from: .waiting, to: .pending,
-            reason: Reason(ReasonCode.verifierChanged, detail: "\(which) can verify the proof this order carries"))])
+            reason: Reason(.verifierChanged, detail: "\(which) can verify the proof this order carries"))])
     }
 }

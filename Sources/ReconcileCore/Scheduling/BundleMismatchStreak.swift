@@ -12,13 +12,13 @@ public struct BundleMismatchStreak: Sendable, Hashable {
 
     /// Looks at an attempt's verdict: the verdict to apply, and the configuration reason when
     /// the streak reached the limit (then the endpoint's circuit must hear of it).
-    public mutating func check(_ verdict: VerifierOutcome.Verdict) -> (verdict: VerifierOutcome.Verdict, configuration: String?) {
+    public mutating func check(_ verdict: VerifierOutcome.Verdict) -> (verdict: VerifierOutcome.Verdict, configuration: Reason?) {
         switch verdict {
-        case .escalate(let reason) where reason.code == ReasonCode.bundleMismatch:
+        case .escalate(let reason) where reason.code == .bundleMismatch:
             count += 1
             guard count >= limit else { return (verdict, nil) }
-            let text = "\(ReasonCode.bundleMismatch): \(count) receipts in a row are for another app; check BundleID="
-            return (.configuration(Reason(parsing: text)), text)
+            let reason = Reason(.bundleMismatch, detail: "\(count) receipts in a row are for another app; check BundleID=")
+            return (.configuration(reason), reason)
         case .match:
             count = 0
             return (verdict, nil)

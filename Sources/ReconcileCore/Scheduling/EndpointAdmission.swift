@@ -269,8 +269,8 @@ public struct EndpointAdmission: Sendable {
         case .healthy:
             attributions[endpoint, default: FailureAttribution()].healthy(order: order, now: now)
             return (circuits[endpoint]!.recordSuccess(), .endpoint)
-        case .failure(let text): (reason, configuration) = (text, false)
-        case .configuration(let text): (reason, configuration) = (text, true)
+        case .failure(let why): (reason, configuration) = (why.description, false)
+        case .configuration(let why): (reason, configuration) = (why.description, true)
         }
         var attribution = attributions[endpoint, default: FailureAttribution()]
         let blame = attribution.failure(order: order, now: now)

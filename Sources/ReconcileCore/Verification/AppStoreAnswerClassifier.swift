@@ -12,14 +12,14 @@ public enum AppStoreAnswerClassifier {
         case transactionNotFound
         /// Retry later. `endpointLevel` answers count towards the endpoint's circuit;
         /// `rateLimited` (429) pauses its bucket until `retryAfter`.
-        case transient(reason: String, endpointLevel: Bool, retryAfter: Duration? = nil, rateLimited: Bool = false)
+        case transient(reason: Reason, endpointLevel: Bool, retryAfter: Duration? = nil, rateLimited: Bool = false)
         /// 5000000 GeneralInternal: Apple does not call it retryable; retried a few times, then
         /// the order goes to a person.
         case internalError
         /// The transaction id is refused for good.
-        case reject(reason: String)
+        case reject(reason: Reason)
         /// Our request or credentials are wrong: alert, open the circuit, charge no order.
-        case configuration(reason: String)
+        case configuration(reason: Reason)
     }
 
     /// Error codes Apple names "Retryable" (AccountNotFoundRetryable, AppNotFoundRetryable,
@@ -32,42 +32,42 @@ public enum AppStoreAnswerClassifier {
         let code = errorCode(in: body)
         if status == 200 { return .answer }
         if let code, retryableCodes.contains(code) {
-            return .transient(reason: "appstore_\(code)", endpointLevel: code == 5000001)
+            return .transient(reason: Reason(.appStore(code)), endpointLevel: code == 5000001)
         }
         switch (status, code) {
         case (404, 4040010):
             return .transactionNotFound
         case (400, 4000006):
-            return .reject(reason: "invalid_transaction_id")
+            return .reject(reason: Reason(.invalidTransactionID))
         case (400, 4000008):
-            return .reject(reason: "invalid_original_transaction_id")
+            return .reject(reason: Reason(.invalidOriginalTransactionID))
         case (400, 4000187):
-            return .reject(reason: "transaction_id_not_original")
+            return .reject(reason: Reason(.transactionIDNotOriginal))
         case (404, 4040001):
-            return .reject(reason: "account_not_found")
+            return .reject(reason: Reason(.accountNotFound))
         case (404, 4040005):
-            return .reject(reason: "original_transaction_not_found")
+            return .reject(reason: Reason(.originalTransactionNotFound))
         case (404, 4040003):
-            return .configuration(reason: "appstore_4040003: Apple knows no app with this BundleID (check BundleID=)")
+            return .configuration(reason: Reason(.appStore(4040003), detail: "Apple knows no app with this BundleID (check BundleID=)"))
         case (400, _):
-            return .configuration(reason: "appstore_\(code.map(String.init) ?? "400"): Apple refused our request as malformed")
+            return .configuration(reason: Reason(.appStore(code ?? 400), detail: "Apple refused our request as malformed"))
         case (401, _):
-            return .configuration(reason: "appstore_401: Apple refused the token: check IssuerID=, KeyID=, BundleID= and the key; "
-                + "production also answers 401 while the app has no release on the App Store")
+            return .configuration(reason: Reason(.appStore(401), detail: "Apple refused the token: check IssuerID=, KeyID=, BundleID= and the key; "
+                + "production also answers 401 while the app has no release on the App Store"))
         case (403, _):
-            return .configuration(reason: "appstore_403: the key is not allowed to use this API")
+            return .configuration(reason: Reason(.appStore(403), detail: "the key is not allowed to use this API"))
         case (404, nil):
-            return .configuration(reason: "appstore_404: no such endpoint (check URL= and SandboxURL=)")
+            return .configuration(reason: Reason(.appStore(404), detail: "no such endpoint (check URL= and SandboxURL=)"))
         case (404, let code?):
-            return .transient(reason: "appstore_\(code)", endpointLevel: false)
+            return .transient(reason: Reason(.appStore(code)), endpointLevel: false)
         case (429, _):
-            return .transient(reason: "appstore_429", endpointLevel: true, retryAfter: retryAfter, rateLimited: true)
+            return .transient(reason: Reason(.appStore(429)), endpointLevel: true, retryAfter: retryAfter, rateLimited: true)
         case (500, 5000000):
             return .internalError
         case (500...599, _):
-            return .transient(reason: "appstore_http_\(status)", endpointLevel: true, retryAfter: retryAfter)
+            return .transient(reason: Reason(.appStoreHTTP(status)), endpointLevel: true, retryAfter: retryAfter)
         default:
-            return .transient(reason: "appstore_http_\(status)\(code.map { "_\($0)" } ?? "")", endpointLevel: true, retryAfter: retryAfter)
+            return .transient(reason: Reason(.appStoreHTTP(status, errorCode: code)), endpointLevel: true, retryAfter: retryAfter)
         }
     }
 

@@ -16,13 +16,13 @@ public enum AppleAnswerClassifier {
         /// Resend the same body once to the other environment.
         case bounce(to: Environment, status: Int)
         /// Retry later. `endpointLevel` answers count towards the circuit.
-        case transient(reason: String, endpointLevel: Bool)
+        case transient(reason: Reason, endpointLevel: Bool)
         /// `21002`: malformed, or Apple's temporary trouble; capped at three attempts.
         case malformed
         /// The receipt is refused for good.
-        case reject(reason: String)
+        case reject(reason: Reason)
         /// Our request is wrong (`21000`, `21004`): alert, open the circuit, charge no order.
-        case configuration(reason: String)
+        case configuration(reason: Reason)
     }
 
     /// Classifies an answer that arrived from `environment`. `mayBounce` is false for the
@@ -32,7 +32,7 @@ public enum AppleAnswerClassifier {
         switch answer.status {
         case 0:
             return answer.hasReceipt
-                ? .valid : .transient(reason: "apple_0_without_receipt", endpointLevel: false)
+                ? .valid : .transient(reason: Reason(.appleZeroWithoutReceipt), endpointLevel: false)
         case 21007 where mayBounce && environment == .production:
             return .bounce(to: .sandbox, status: 21007)
         case 21008 where mayBounce && environment == .sandbox:
@@ -44,25 +44,25 @@ public enum AppleAnswerClassifier {
             return .malformed
         case 21000, 21004:
             let why = answer.status == 21004 ? "the shared secret does not match (21004)" : "Apple could not read our request (21000)"
-            return .configuration(reason: "apple_\(answer.status): \(why)")
+            return .configuration(reason: Reason(.apple(answer.status), detail: why))
         case 21003:
-            return .reject(reason: "receipt_not_authenticated")
+            return .reject(reason: Reason(.receiptNotAuthenticated))
         case 21010:
-            return .reject(reason: "account_not_found")
+            return .reject(reason: Reason(.accountNotFound))
         case 21005, 21009:
-            return .transient(reason: "apple_\(answer.status)", endpointLevel: true)
+            return .transient(reason: Reason(.apple(answer.status)), endpointLevel: true)
         case 21001:
-            return .transient(reason: "apple_21001", endpointLevel: false)
+            return .transient(reason: Reason(.apple(21001)), endpointLevel: false)
         case 21100...21199:
             if answer.isRetryable == false {
-                return .reject(reason: "apple_\(answer.status)_not_retryable")
+                return .reject(reason: Reason(.appleNotRetryable(answer.status)))
             }
-            return .transient(reason: "apple_\(answer.status)", endpointLevel: true)
+            return .transient(reason: Reason(.apple(answer.status)), endpointLevel: true)
         case 21007, 21008:
             // The wrong environment after a bounce, or a loop: never bounce twice.
-            return .transient(reason: "apple_\(answer.status)_after_bounce", endpointLevel: false)
+            return .transient(reason: Reason(.appleAfterBounce(answer.status)), endpointLevel: false)
         default:
-            return .transient(reason: "apple_status_\(answer.status)", endpointLevel: false)
+            return .transient(reason: Reason(.appleStatus(answer.status)), endpointLevel: false)
         }
     }
 }

@@ -40,7 +40,7 @@ public struct AttemptResolver: Sendable, Hashable {
             case .retry(let at):
                 return completion(.retry(at: at, reason: reason, malformed: malformed))
             case .escalate(let limit):
-                let detail = limit == ReasonCode.maxAttempts
+                let detail = limit == .maxAttempts
                     ? "\(order.attempt) attempts reached MaxAttempts (last: \(reason))"
                     : "older than MaxAge=\(TimeSpan.format(policy.maxAge)) (last: \(reason))"
                 return completion(.escalate(Reason(limit, detail: detail), limits: true))
@@ -54,15 +54,15 @@ public struct AttemptResolver: Sendable, Hashable {
             return completion(.retry(at: max(retryAt, now), reason: reason), charged: false)
         case .malformed:
             if order.malformedAnswers + 1 >= malformedLimit {
-                return completion(.reject(Reason("malformed_receipt", detail: "Apple answered 21002 \(malformedLimit) times")))
+                return completion(.reject(Reason(.malformedReceipt, detail: "Apple answered 21002 \(malformedLimit) times")))
             }
-            return afterFailure("apple_21002", retryAfter: nil, malformed: true)
+            return afterFailure(Reason(.apple(21002)), retryAfter: nil, malformed: true)
         case .internalError:
             if order.malformedAnswers + 1 >= malformedLimit {
                 return completion(.escalate(Reason(
-                    "apple_internal_error", detail: "the App Store Server API answered 5000000 \(malformedLimit) times")))
+                    .appleInternalError, detail: "the App Store Server API answered 5000000 \(malformedLimit) times")))
             }
-            return afterFailure("appstore_5000000", retryAfter: nil, malformed: true)
+            return afterFailure(Reason(.appStore(5000000)), retryAfter: nil, malformed: true)
         case .limitedTransient(let reason, let final):
             if order.malformedAnswers + 1 >= malformedLimit {
                 return completion(.reject(final.adding("after \(malformedLimit) such answers")))

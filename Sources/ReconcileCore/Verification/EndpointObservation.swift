@@ -6,10 +6,10 @@ public enum EndpointObservation: Sendable, Hashable {
     case healthy
     /// An endpoint-level failure: connection error, time-out, 5xx, 429, 21005/21009/211xx, an
     /// answer that does not parse.
-    case failure(reason: String)
+    case failure(reason: Reason)
     /// Our own configuration is wrong (Apple's 21000/21004, HTTP 401/403/404): opens the
     /// circuit at once, charges no order.
-    case configuration(reason: String)
+    case configuration(reason: Reason)
 
     public var isFailure: Bool {
         if case .healthy = self { return false }

@@ -10,9 +10,9 @@ public enum HTTPAnswerClassifier {
         case answer(HTTPResponse)
         /// Retry later; the endpoint failed. `retryAfter` from the answer, if any; `rateLimited`
         /// for 429 (pause the endpoint's bucket).
-        case endpointFailure(reason: String, retryAfter: Duration?, rateLimited: Bool)
+        case endpointFailure(reason: Reason, retryAfter: Duration?, rateLimited: Bool)
         /// 401, 403, 404: our URL or credentials are wrong.
-        case configuration(reason: String)
+        case configuration(reason: Reason)
     }
 
     /// Sorts an exchange. `handled` lists the statuses the protocol reads itself (for example
@@ -25,30 +25,30 @@ public enum HTTPAnswerClassifier {
         let response: HTTPResponse
         switch result.outcome {
         case .failure(let failure):
-            return .endpointFailure(reason: failure.kind.rawValue, retryAfter: nil, rateLimited: false)
+            return .endpointFailure(reason: Reason(.transport(failure.kind)), retryAfter: nil, rateLimited: false)
         case .success(let answer):
             response = answer
         }
         let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: now) }
         switch response.status {
         case 200...299 where expectsJSON && !declaresJSON(response):
-            return .endpointFailure(reason: "wrong_content_type", retryAfter: nil, rateLimited: false)
+            return .endpointFailure(reason: Reason(.wrongContentType), retryAfter: nil, rateLimited: false)
         case 200...299:
             return .answer(response)
         case _ where handled.contains(response.status):
             return .answer(response)
         case 401, 403:
-            return .configuration(reason: "http_\(response.status): the endpoint refused our credentials")
+            return .configuration(reason: Reason(.http(response.status), detail: "the endpoint refused our credentials"))
         case 404:
-            return .configuration(reason: "http_404: no such endpoint (check the URL)")
+            return .configuration(reason: Reason(.http(404), detail: "no such endpoint (check the URL)"))
         case 429:
-            return .endpointFailure(reason: "http_429", retryAfter: retryAfter, rateLimited: true)
+            return .endpointFailure(reason: Reason(.http(429)), retryAfter: retryAfter, rateLimited: true)
         case 300...399:
-            return .endpointFailure(reason: "http_\(response.status)_redirect_not_followed", retryAfter: nil, rateLimited: false)
+            return .endpointFailure(reason: Reason(.httpRedirectNotFollowed(response.status)), retryAfter: nil, rateLimited: false)
         case 408, 500...599:
-            return .endpointFailure(reason: "http_\(response.status)", retryAfter: retryAfter, rateLimited: false)
+            return .endpointFailure(reason: Reason(.http(response.status)), retryAfter: retryAfter, rateLimited: false)
         default:
-            return .endpointFailure(reason: "http_\(response.status)", retryAfter: retryAfter, rateLimited: false)
+            return .endpointFailure(reason: Reason(.http(response.status)), retryAfter: retryAfter, rateLimited: false)
         }
     }
 

@@ -80,7 +80,7 @@ public struct HTTPFailure: Error, Sendable, Hashable, CustomStringConvertible {
         case protocolError = "protocol_error"
         case other = "transport_error"
         /// The attempt's task was cancelled (the daemon stopped it after `DrainTimeout`).
-        case cancelled
+        case cancelled = "request_cancelled"
     }
 
     public var kind: Kind

@@ -10,10 +10,11 @@ public enum MerchantAnswerClassifier {
     public enum Verdict: Sendable, Hashable {
         /// Verified and granted by the merchant; its transaction id if it gave one.
         case verified(transactionID: String?)
+        /// `{"result":"rejected"}`, with the merchant's own words (free text, not a code).
         case rejected(reason: String)
-        case transient(reason: String, retryAfter: Duration?)
-        case escalate(reason: String)
-        case configuration(reason: String)
+        case transient(reason: Reason, retryAfter: Duration?)
+        case escalate(reason: Reason)
+        case configuration(reason: Reason)
     }
 
     /// The 4xx statuses the merchant and delivery protocols read themselves; 401, 403 and 404
@@ -35,25 +36,25 @@ public enum MerchantAnswerClassifier {
     static func classify(_ response: HTTPResponse) -> (Verdict, EndpointObservation) {
         switch response.status {
         case 202:
-            return (.transient(reason: "merchant_accepted_pending", retryAfter: nil), .healthy)
+            return (.transient(reason: Reason(.merchantAcceptedPending), retryAfter: nil), .healthy)
         case 409:
-            return (.transient(reason: "merchant_conflict_in_progress", retryAfter: nil), .healthy)
+            return (.transient(reason: Reason(.merchantConflictInProgress), retryAfter: nil), .healthy)
         case 425:
-            return (.transient(reason: "merchant_too_early", retryAfter: nil), .healthy)
+            return (.transient(reason: Reason(.merchantTooEarly), retryAfter: nil), .healthy)
         case 200:
             break
         case 400...499:
             let reason = HTTPAnswerClassifier.reasonField(in: response.body) ?? "no reason given"
-            return (.escalate(reason: "merchant_http_\(response.status): \(reason)"), .healthy)
+            return (.escalate(reason: Reason(.merchantHTTP(response.status), detail: reason)), .healthy)
         default:
-            return (.transient(reason: "merchant_http_\(response.status)", retryAfter: nil), .healthy)
+            return (.transient(reason: Reason(.merchantHTTP(response.status)), retryAfter: nil), .healthy)
         }
         // A "result" named twice is ambiguous (we would read the first, most parsers the last):
         // unparseable, never a grant or a rejection.
         guard case .object(let object)? = try? JSONParser(allowsDuplicateKeys: true).parse(response.body),
             let result = object["result"]?.stringValue, object.members.count(where: { $0.key == "result" }) == 1
         else {
-            return (.transient(reason: "merchant_unparseable_answer", retryAfter: nil), .failure(reason: "unparseable_answer"))
+            return (.transient(reason: Reason(.merchantUnparseableAnswer), retryAfter: nil), .failure(reason: Reason(.unparseableAnswer)))
         }
         switch result {
         case "verified":
@@ -62,18 +63,18 @@ public enum MerchantAnswerClassifier {
             let reason = object["reason"]?.stringValue.map(sanitize) ?? "rejected by the merchant"
             return (.rejected(reason: reason), .healthy)
         case "pending":
-            return (.transient(reason: "merchant_pending", retryAfter: nil), .healthy)
+            return (.transient(reason: Reason(.merchantPending), retryAfter: nil), .healthy)
         default:
-            return (.transient(reason: "merchant_unknown_result", retryAfter: nil), .failure(reason: "unknown_result"))
+            return (.transient(reason: Reason(.merchantUnknownResult), retryAfter: nil), .failure(reason: Reason(.unknownResult)))
         }
     }
 
     /// The delivery endpoint's answers: 2xx or 409 (already delivered) deliver; 422 and other
     /// 4xx escalate; the rest as for the merchant protocol. The revocation endpoint's answers
-    /// are read the same way (DESIGN §5a); `label` names the endpoint in the reasons
+    /// are read the same way (DESIGN §5a); `endpoint` names the endpoint in the reasons
     /// (`delivery_http_422: …`, `revocation_http_422: …`).
     public static func classifyDelivery(
-        _ result: HTTPExchangeResult, now: Date, label: String = "delivery"
+        _ result: HTTPExchangeResult, now: Date, endpoint: VerificationEndpoint = .delivery
     ) -> (DeliveryVerdict, EndpointObservation) {
         switch HTTPAnswerClassifier.classify(result, handled: answeredClientErrors, now: now) {
         case .configuration(let reason):
@@ -86,7 +87,7 @@ public enum MerchantAnswerClassifier {
                 return (.delivered, .healthy)
             default:
                 let reason = HTTPAnswerClassifier.reasonField(in: response.body) ?? "no reason given"
-                return (.escalate(reason: "\(label)_http_\(response.status): \(reason)"), .healthy)
+                return (.escalate(reason: Reason(.endpointHTTP(endpoint, response.status), detail: reason)), .healthy)
             }
         }
     }
@@ -94,9 +95,9 @@ public enum MerchantAnswerClassifier {
     /// What a delivery answer means.
     public enum DeliveryVerdict: Sendable, Hashable {
         case delivered
-        case transient(reason: String, retryAfter: Duration?)
-        case escalate(reason: String)
-        case configuration(reason: String)
+        case transient(reason: Reason, retryAfter: Duration?)
+        case escalate(reason: Reason)
+        case configuration(reason: Reason)
     }
 
     static func sanitize(_ text: String) -> String {

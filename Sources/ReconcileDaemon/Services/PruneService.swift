@@ -51,7 +51,7 @@ final class PruneService: Service {
                     [.count: String(pruned)])
             }
         } catch {
-            logger.warning("cannot prune finished orders: \(error)", [.reason: StoreFailure.of(error).rawValue])
+            logger.warning("cannot prune finished orders: \(error)", [.reason: ReasonCode.storeFailure(StoreFailure.of(error)).rawValue])
         }
     }
 }

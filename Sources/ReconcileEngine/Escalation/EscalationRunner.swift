@@ -13,7 +13,7 @@ public actor EscalationRunner {
         public var orderID: String
         public var productID: String
         public var state: OrderState
-        public var reason: String
+        public var reason: ReasonCode
         public var attempts: Int
         public var transactionID: String?
         /// For an outbox action (DESIGN §5a): its kind (`play_acknowledge`); the order's state is
@@ -21,7 +21,7 @@ public actor EscalationRunner {
         public var action: String?
 
         public init(
-            orderID: String, productID: String, state: OrderState, reason: String, attempts: Int, transactionID: String?, action: String? = nil
+            orderID: String, productID: String, state: OrderState, reason: ReasonCode, attempts: Int, transactionID: String?, action: String? = nil
         ) {
             self.orderID = orderID
             self.productID = productID
@@ -37,7 +37,7 @@ public actor EscalationRunner {
         public var environment: [String: String] {
             var variables = [
                 "RECONCILE_ORDER_ID": orderID, "RECONCILE_PRODUCT_ID": productID, "RECONCILE_STATE": state.rawValue,
-                "RECONCILE_REASON": reason, "RECONCILE_ATTEMPTS": String(attempts), "RECONCILE_TRANSACTION_ID": transactionID ?? "",
+                "RECONCILE_REASON": reason.rawValue, "RECONCILE_ATTEMPTS": String(attempts), "RECONCILE_TRANSACTION_ID": transactionID ?? "",
             ]
             if let action { variables["RECONCILE_ACTION"] = action }
             return variables
@@ -72,7 +72,7 @@ public actor EscalationRunner {
         guard queue.count < queueLimit else {
             logger.warning(
                 "escalation command queue is full (\(queueLimit)); not announcing order \(notice.orderID)",
-                [.orderID: notice.orderID, .reason: "escalation_queue_full"])
+                [.orderID: notice.orderID, .reason: ReasonCode.escalationQueueFull.rawValue])
             return
         }
         queue.append(notice)
@@ -110,12 +110,12 @@ public actor EscalationRunner {
                 let tail = result.firstErrorLine.map { ": \($0)" } ?? ""
                 logger.warning(
                     "escalation command for order \(notice.orderID) \(what)\(tail)",
-                    [.orderID: notice.orderID, .reason: "escalation_command_failed"])
+                    [.orderID: notice.orderID, .reason: ReasonCode.escalationCommandFailed.rawValue])
             }
             if result.leftRunning {
                 logger.notice(
                     "escalation command for order \(notice.orderID) left processes running in the background (process group \(result.processGroup)); the next command does not wait for them",
-                    [.orderID: notice.orderID, .reason: "escalation_command_background"])
+                    [.orderID: notice.orderID, .reason: ReasonCode.escalationCommandBackground.rawValue])
             }
         }
         running = false

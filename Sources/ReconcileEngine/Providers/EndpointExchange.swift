@@ -50,10 +50,10 @@ struct EndpointExchange {
             switch disposition {
             case .endpointFailure(let reason, let retryAfter, let rateLimited):
                 Judgement(
-                    .verdict(.transient(Reason(parsing: reason), retryAfter: retryAfter)), observation: .failure(reason: reason),
-                    retryAfter: retryAfter, rateLimited: rateLimited, detail: reason)
+                    .verdict(.transient(reason, retryAfter: retryAfter)), observation: .failure(reason: reason),
+                    retryAfter: retryAfter, rateLimited: rateLimited, detail: reason.description)
             case .configuration(let reason):
-                Judgement(.verdict(.configuration(Reason(parsing: reason))), observation: .configuration(reason: reason), detail: reason)
+                Judgement(.verdict(.configuration(reason)), observation: .configuration(reason: reason), detail: reason.description)
             case .answer(let response):
                 answer(response)
             }

@@ -50,7 +50,7 @@ struct CompletionReporter {
         }
         let fields: KeyValuePairs<LogField, String?> = [
             .orderID: result.orderID, .orderState: result.to.rawValue, .productID: result.productID,
-            .transactionID: result.transactionID, .attempt: String(result.attempts), .reason: result.reason.code,
+            .transactionID: result.transactionID, .attempt: String(result.attempts), .reason: result.reason.code.rawValue,
             .nextAttempt: result.nextAttemptAt.map(RFC3339.format), .endpoint: lastRequest?.endpoint.rawValue,
             .verifierStatus: lastRequest?.verifierStatus.map(String.init), .httpStatus: lastRequest?.httpStatus.map(String.init),
         ]
@@ -58,7 +58,7 @@ struct CompletionReporter {
             // The operator decided where the order went; the daemon only finished its attempt.
             logger.info(
                 "order \(result.orderID) is \(result.to): \(result.appliedBy?.description ?? "an operator")'s \(action.rawValue), applied when its attempt ended",
-                [.orderID: result.orderID, .orderState: result.to.rawValue, .productID: result.productID, .reason: action.rawValue,
+                [.orderID: result.orderID, .orderState: result.to.rawValue, .productID: result.productID, .reason: ReasonCode.operatorAction(action).rawValue,
                  .actor: result.appliedBy?.description])
             return
         }
@@ -66,9 +66,9 @@ struct CompletionReporter {
         case .finished:
             counters.finished += 1
             let how = switch result.reason.code {
-            case ReasonCode.granted: "granted by the merchant"
-            case ReasonCode.delivered: "delivered"
-            case ReasonCode.noDeliveryURL: "verified; no delivery URL is configured"
+            case .granted: "granted by the merchant"
+            case .delivered: "delivered"
+            case .noDeliveryURL: "verified; no delivery URL is configured"
             default: "verified"
             }
             let transaction = result.transactionID.map { ", transaction \($0)" } ?? ""
@@ -114,7 +114,7 @@ struct CompletionReporter {
         }
         counters.actions[result.state.rawValue, default: 0] += 1
         let fields: KeyValuePairs<LogField, String?> = [
-            .orderID: result.orderID, .productID: productID, .action: result.kind.rawValue, .reason: result.reason.code,
+            .orderID: result.orderID, .productID: productID, .action: result.kind.rawValue, .reason: result.reason.code.rawValue,
             .attempt: String(result.attempts), .nextAttempt: result.nextAttemptAt.map(RFC3339.format), .endpoint: result.endpoint.rawValue,
         ]
         if result.deadlineWarning {
@@ -123,13 +123,13 @@ struct CompletionReporter {
             logger.error(
                 "the \(result.kind.rawValue) of order \(result.orderID) still fails 48 hours after the purchase\(deadline): Google refunds purchases not acknowledged within three days (\(result.reason))",
                 id: .actionOverdue, fields)
-            announce(result, productID: productID, reason: "\(result.kind.rawValue)_overdue")
+            announce(result, productID: productID, reason: .overdue(result.kind))
         }
         switch result.state {
         case .escalated:
             logger.warning("the \(result.kind.rawValue) of order \(result.orderID) escalated: \(result.reason)", id: .actionEscalated, fields)
             announce(result, productID: productID, reason: result.reason.code)
-        case .skipped where result.reason.code == ReasonCode.noRevocationURL:
+        case .skipped where result.reason.code == .noRevocationURL:
             // DESIGN §5a: without a URL the event is only logged and recorded.
             logger.notice("order \(result.orderID): the merchant is not told of this event ([Revocation] URL= is not configured)", fields)
         case .done, .skipped:
@@ -140,7 +140,7 @@ struct CompletionReporter {
     }
 
     /// Hands an outbox action to the escalation command.
-    func announce(_ result: OutboxResult, productID: String, reason: String) {
+    func announce(_ result: OutboxResult, productID: String, reason: ReasonCode) {
         let notice = EscalationRunner.Notice(
             orderID: result.orderID, productID: productID, state: .finished, reason: reason, attempts: result.attempts, transactionID: nil,
             action: result.kind.rawValue)

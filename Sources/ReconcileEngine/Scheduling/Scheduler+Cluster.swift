@@ -57,7 +57,7 @@ extension Scheduler {
         for item in lost {
             logger.warning(
                 "the lease on \(item.what) was lost before its attempt started; not sent (it is due again by rescue)",
-                [.orderID: item.orderID, .reason: "lease_lost"])
+                [.orderID: item.orderID, .reason: ReasonCode.leaseLost.rawValue])
         }
     }
 
@@ -66,7 +66,7 @@ extension Scheduler {
         admission.reconfigure(Self.limits(settings, share: coordinator.share), endpoints: senders.endpoints, now: clock.instant())
         logger.notice(
             "live nodes on the shared store: \(liveNodes) (were \(before)); this one takes MaxInFlight=\(maxInFlight(.main))\(settings.maxRate.map { ", MaxRate=\(String(format: "%.3g", $0 * coordinator.share))" } ?? "")",
-            [.reason: "cluster_share"])
+            [.reason: ReasonCode.clusterShare.rawValue])
         changeObserver?()
     }
 
@@ -99,7 +99,7 @@ extension Scheduler {
         storeTrouble = nil
         logger.notice(
             "the store answers again, after \(trouble.failures) failed \(trouble.failures == 1 ? "try" : "tries") since \(RFC3339.format(trouble.since))",
-            [.reason: "store_recovered"])
+            [.reason: ReasonCode.storeRecovered.rawValue])
         changeObserver?()
     }
 }

@@ -39,7 +39,7 @@ extension Scheduler {
         } catch {
             logger.error(
                 "cannot bring deliveries forward: \(error); verified orders finish when they are due",
-                [.reason: StoreFailure.of(error).rawValue])
+                [.reason: ReasonCode.storeFailure(StoreFailure.of(error)).rawValue])
         }
     }
 
@@ -76,21 +76,21 @@ extension Scheduler {
             // Due times are on the shared store's clock: this host's step moves nothing there.
             logger.notice(
                 "the wall clock stepped \(step < 0 ? "back" : "forward") by \(TimeSpan.format(.seconds(abs(step).rounded()))); due times are the shared store's, nothing moved",
-                [.reason: "clock_step"])
+                [.reason: ReasonCode.clockStep.rawValue])
         } else if step < -Self.clockStep {
             let limit = storeNow().addingTimeInterval(settings.resolver.policy.backoff.maxDelay.inSeconds)
             do {
                 let moved = try store.clampNextAttempts(notAfter: limit)
                 logger.warning(
                     "the wall clock stepped back by \(TimeSpan.format(.seconds((-step).rounded()))); \(Plural.count(moved, "order")) scheduled beyond MaxDelay brought forward",
-                    [.reason: "clock_step"])
+                    [.reason: ReasonCode.clockStep.rawValue])
             } catch {
                 logger.error(
                     "the wall clock stepped back by \(TimeSpan.format(.seconds((-step).rounded()))), and orders scheduled beyond MaxDelay could not be brought forward: \(error); they wait for their own times",
-                    [.reason: StoreFailure.of(error).rawValue])
+                    [.reason: ReasonCode.storeFailure(StoreFailure.of(error)).rawValue])
             }
         } else if step > Self.clockStep {
-            logger.notice("the wall clock stepped forward by \(TimeSpan.format(.seconds(step.rounded()))); re-evaluating what is due", [.reason: "clock_step"])
+            logger.notice("the wall clock stepped forward by \(TimeSpan.format(.seconds(step.rounded()))); re-evaluating what is due", [.reason: ReasonCode.clockStep.rawValue])
         }
         wake.signal()
     }

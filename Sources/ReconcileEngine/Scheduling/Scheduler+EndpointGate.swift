@@ -53,7 +53,7 @@ extension Scheduler: EndpointGate {
             let capped = pause.capped ? " (Retry-After asked for \(TimeSpan.format(retryAfter ?? .zero)); capped at CircuitMaxCooldown)" : ""
             logger.notice(
                 "\(endpoint.rawValue) answered 429; sending nothing there for \(TimeSpan.format(pause.duration))\(capped)",
-                [.endpoint: endpoint.rawValue, .reason: "http_429"])
+                [.endpoint: endpoint.rawValue, .reason: ReasonCode.http(429).rawValue])
             changeObserver?()
         }
         observe(endpoint, observation, order: order)

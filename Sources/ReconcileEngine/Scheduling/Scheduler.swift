@@ -169,7 +169,7 @@ public actor Scheduler {
                 logger.notice("released the leases of \(Plural.count(released.count, "order")) left by an earlier stop; they are due again")
             }
         } catch {
-            logger.error("cannot release leases: \(error)", [.reason: StoreFailure.of(error).rawValue])
+            logger.error("cannot release leases: \(error)", [.reason: ReasonCode.storeFailure(StoreFailure.of(error)).rawValue])
         }
         finishUndeliverable()
         applyWaitingNotifications(now: storeNow())
@@ -203,7 +203,7 @@ public actor Scheduler {
         if inFlight > 0 {
             logger.warning("\(Plural.count(inFlight, "attempt")) still in flight after DrainTimeout; they are retried at the next start")
         }
-        for leased in ready { giveBack(leased, reason: "stopping") }
+        for leased in ready { giveBack(leased, reason: .stopping) }
         ready.removeAll()
         flush()
         flushActions()
@@ -272,7 +272,7 @@ public actor Scheduler {
         do {
             reportNotifications(try store.applyWaitingNotifications(now: now))
         } catch {
-            logger.error("cannot apply the store notifications that waited for an attempt: \(error)", [.reason: StoreFailure.of(error).rawValue])
+            logger.error("cannot apply the store notifications that waited for an attempt: \(error)", [.reason: ReasonCode.storeFailure(StoreFailure.of(error)).rawValue])
         }
     }
 
@@ -284,7 +284,7 @@ public actor Scheduler {
             switch (from, to) {
             case (_, .revoked): logger.notice(message, id: .orderRevoked, [.orderID: orderID, .orderState: to.rawValue])
             case (.revoked, _): logger.notice(message, id: .orderReinstated, [.orderID: orderID, .orderState: to.rawValue])
-            default: logger.notice(message, [.orderID: orderID, .orderState: to.rawValue, .reason: "refunded"])
+            default: logger.notice(message, [.orderID: orderID, .orderState: to.rawValue, .reason: ReasonCode.refunded.rawValue])
             }
             changeObserver?()
         }
@@ -299,7 +299,7 @@ public actor Scheduler {
             // that failed least recently; the others go back unsent and uncharged, due at once.
             let chosen = admission.probeChoice(claim.endpoint, among: claimed.map(\.reference)) ?? 0
             for (index, order) in claimed.enumerated() where index != chosen {
-                giveBack(ReadyItem(work: .order(order, claim.verifier!), endpoint: claim.endpoint, pool: claim.pool), reason: "probe_candidate", dueNow: true)
+                giveBack(ReadyItem(work: .order(order, claim.verifier!), endpoint: claim.endpoint, pool: claim.pool), reason: .probeCandidate, dueNow: true)
             }
             claimed = [claimed[chosen]]
         }
@@ -323,7 +323,7 @@ public actor Scheduler {
             return
         }
         guard admission.sendProbe(item.endpoint, now: mono) else {
-            giveBack(item, reason: "rate_limited")
+            giveBack(item, reason: .rateLimited)
             return
         }
         logger.info(
@@ -449,7 +449,7 @@ public actor Scheduler {
             case .giveBack:
                 // The endpoint failed since the lease was taken: not sent, not charged.
                 ready.remove(at: index)
-                giveBack(next, reason: "circuit_open")
+                giveBack(next, reason: .circuitOpen)
             }
         }
         return nextToken
@@ -457,7 +457,7 @@ public actor Scheduler {
 
     /// Hands leased, unsent work back to the next turn: due again at its circuit's probe time,
     /// the attempt not charged.
-    func giveBack(_ leased: ReadyItem, reason: String, dueNow: Bool = false) {
+    func giveBack(_ leased: ReadyItem, reason: ReasonCode, dueNow: Bool = false) {
         switch leased.work {
         case .order(let order, _):
             let completion = settings.resolver.resolve(
@@ -513,7 +513,7 @@ public actor Scheduler {
             // The endpoint answers other orders: the failure follows this one. Charged to it (a
             // configuration answer too), so it escalates at MaxAttempts instead of holding the
             // endpoint's circuit.
-            let fields: KeyValuePairs<LogField, String?> = [.orderID: order.orderID, .endpoint: endpoint.rawValue, .reason: "order_failure"]
+            let fields: KeyValuePairs<LogField, String?> = [.orderID: order.orderID, .endpoint: endpoint.rawValue, .reason: ReasonCode.orderFailure.rawValue]
             if case .configuration(let reason) = outcome.verdict {
                 outcome.verdict = .transient(reason)
                 logger.info(
@@ -546,7 +546,7 @@ public actor Scheduler {
         } catch {
             logger.error(
                 "cannot commit \(Plural.count(batch.count, "attempt outcome")) at stop: \(error); the orders are retried at the next start",
-                id: .storeUnavailable, [.reason: StoreFailure.of(error).rawValue])
+                id: .storeUnavailable, [.reason: ReasonCode.storeFailure(StoreFailure.of(error)).rawValue])
         }
     }
 }

@@ -66,7 +66,7 @@ extension RelationalOrderStore {
                 guard let action = actions[claimed.reference] else {
                     return OutboxResult(
                         orderID: claimed.orderID, kind: claimed.kind, endpoint: claimed.endpoint, state: claimed.state,
-                        reason: Reason(ReasonCode.leaseLost), attempts: claimed.attempts, applied: false)
+                        reason: Reason(.leaseLost), attempts: claimed.attempts, applied: false)
                 }
                 let (after, result) = OutboxRules.complete(completion, for: action, owner: owner, now: now)
                 if let after {

@@ -149,7 +149,7 @@ extension RelationalOrderStore {
                     guard !transaction.isShared else { throw StoreError.orderVanished(reference: reference) }
                     return CompletionResult(
                         orderID: completion.order.orderID, productID: completion.order.productID, from: .verifying, to: .verifying,
-                        reason: Reason(ReasonCode.leaseLost), attempts: completion.order.attempt, applied: false)
+                        reason: Reason(.leaseLost), attempts: completion.order.attempt, applied: false)
                 }
                 if let leaseNow, let lease = record.lease, lease.owner == owner, let until = lease.until, until < leaseNow {
                     return CompletionResult(

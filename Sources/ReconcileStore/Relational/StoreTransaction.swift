@@ -178,7 +178,7 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
         for transition in plan.transitions {
             let values = Self.transitionValues(
                 orderReference: reference, at: transition.at, actor: transition.actor, from: transition.from, to: transition.to,
-                reason: transition.reason.code, detail: transition.reason.detail)
+                reason: transition.reason.code.rawValue, detail: transition.reason.detail)
             if transition.linksLastAttempt && !plan.attempts.isEmpty {
                 // The attempt this plan wrote last: the order's highest (its row is locked).
                 try connection.performLater(StoreStatements.insertLinkedTransition(values + [.integer(reference)]))
@@ -277,9 +277,9 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
         return Dictionary(pairs, uniquingKeysWith: { first, _ in first })
     }
 
-    package func latestDetail(orderReference: Int64, reason: String) throws -> String? {
+    package func latestDetail(orderReference: Int64, reason: ReasonCode) throws -> String? {
         try connection.fetchOne(
-            "SELECT detail FROM transitions WHERE order_ref = \(orderReference) AND reason = \(reason) ORDER BY id DESC LIMIT 1"
+            "SELECT detail FROM transitions WHERE order_ref = \(orderReference) AND reason = \(reason.rawValue) ORDER BY id DESC LIMIT 1"
         ) { $0.optionalString(0) } ?? nil
     }
 

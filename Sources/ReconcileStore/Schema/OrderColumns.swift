@@ -116,8 +116,8 @@ package enum OrderColumns {
         return OrderRecord(
             reference: row.int64(OrderColumn.id), orderID: orderID, productID: row.string(OrderColumn.productID),
             state: try row.known(OrderColumn.state, as: OrderState.self, table: "orders"), resumeState: try state(.resumeState),
-            heldResumeState: try state(.heldResumeState), heldReason: row.optionalString(OrderColumn.heldReason),
-            reason: row.optionalString(OrderColumn.reason),
+            heldResumeState: try state(.heldResumeState), heldReason: row.optionalString(OrderColumn.heldReason).map(ReasonCode.init(rawValue:)),
+            reason: row.optionalString(OrderColumn.reason).map(ReasonCode.init(rawValue:)),
             proof: OrderProof(
                 receipt: row.optionalString(OrderColumn.receipt), transactionID: row.optionalString(OrderColumn.transactionID),
                 signedTransaction: row.optionalString(OrderColumn.signedTransaction), purchaseToken: row.optionalString(OrderColumn.purchaseToken),
@@ -170,8 +170,8 @@ package enum OrderColumns {
         case .state: return .text(record.state.rawValue)
         case .resumeState: return .text(orNull: record.resumeState?.rawValue)
         case .heldResumeState: return .text(orNull: record.heldResumeState?.rawValue)
-        case .heldReason: return .text(orNull: record.heldReason)
-        case .reason: return .text(orNull: record.reason)
+        case .heldReason: return .text(orNull: record.heldReason?.rawValue)
+        case .reason: return .text(orNull: record.reason?.rawValue)
         case .receipt: return .text(orNull: record.proof.receipt)
         case .transactionID: return .text(orNull: record.proof.transactionID)
         case .signedTransaction: return .text(orNull: record.proof.signedTransaction)

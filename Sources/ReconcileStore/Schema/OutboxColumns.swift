@@ -36,7 +36,7 @@ package enum OutboxColumns {
             nextAttemptAt: row.date(OutboxColumn.nextAttemptAt),
             lease: row.optionalString(OutboxColumn.leaseOwner).map { OutboxAction.Lease(owner: $0, until: row.date(OutboxColumn.leasedUntil)) },
             createdAt: row.date(OutboxColumn.createdAt) ?? .distantPast, updatedAt: row.date(OutboxColumn.updatedAt) ?? .distantPast,
-            deadline: row.date(OutboxColumn.deadline), warnedAt: row.date(OutboxColumn.warnedAt), reason: row.optionalString(OutboxColumn.reason),
+            deadline: row.date(OutboxColumn.deadline), warnedAt: row.date(OutboxColumn.warnedAt), reason: row.optionalString(OutboxColumn.reason).map(ReasonCode.init(rawValue:)),
             detail: row.optionalString(OutboxColumn.detail))
     }
 
@@ -59,7 +59,7 @@ package enum OutboxColumns {
             .integer(orderReference), .text(action.kind.rawValue), .text(action.endpoint.rawValue), .text(action.idempotencyKey),
             .text(action.payload), .text(action.state.rawValue), .integer(Int64(action.attempts)),
             .integer(orNull: action.nextAttemptAt?.epochMilliseconds), .integer(action.createdAt.epochMilliseconds),
-            .integer(action.updatedAt.epochMilliseconds), .integer(orNull: action.deadline?.epochMilliseconds), .text(orNull: action.reason),
+            .integer(action.updatedAt.epochMilliseconds), .integer(orNull: action.deadline?.epochMilliseconds), .text(orNull: action.reason?.rawValue),
             .text(orNull: action.detail),
         ]
     }
@@ -71,7 +71,7 @@ package enum OutboxColumns {
         [
             .text(action.state.rawValue), .integer(Int64(action.attempts)), .integer(orNull: action.nextAttemptAt?.epochMilliseconds),
             .text(orNull: action.lease?.owner), .integer(orNull: action.lease?.until?.epochMilliseconds),
-            .integer(action.updatedAt.epochMilliseconds), .integer(orNull: action.warnedAt?.epochMilliseconds), .text(orNull: action.reason),
+            .integer(action.updatedAt.epochMilliseconds), .integer(orNull: action.warnedAt?.epochMilliseconds), .text(orNull: action.reason?.rawValue),
             .text(orNull: action.detail),
         ]
     }

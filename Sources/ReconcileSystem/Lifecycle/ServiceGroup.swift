@@ -79,7 +79,7 @@ public final class ServiceGroup: Sendable {
                     ended[index] = error
                     failure = UnexpectedEnd(service: services[index].name, error: error)
                     logger.critical(
-                        "\(failure!.description); stopping the daemon so that it is restarted", [.reason: "service_failed"])
+                        "\(failure!.description); stopping the daemon so that it is restarted", [.reason: ReasonCode.serviceFailed.rawValue])
                 }
             }
             state.withLock { $0.shuttingDown = true }

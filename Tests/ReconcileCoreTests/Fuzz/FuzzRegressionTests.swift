@@ -82,7 +82,7 @@ struct FuzzRegressionTests {
         let result = HTTPExchangeResult(
             .success(HTTPResponse(status: 429, headers: [HTTPHeader("retry-after", "088223372233781501")])), latency: .milliseconds(20))
         let (verdict, _) = MerchantAnswerClassifier.classify(result, now: now)
-        guard case .transient("http_429", let retryAfter?) = verdict else {
+        guard case .transient(Reason(.http(429)), let retryAfter?) = verdict else {
             Issue.record("not a transient 429 with a Retry-After: \(verdict)")
             return
         }
@@ -102,8 +102,8 @@ struct FuzzRegressionTests {
         for body in [#"{"result":"verified","result":"rejected"}"#, #"{"result":"rejected","result":"verified"}"#] {
             let result = HTTPExchangeResult(.success(HTTPResponse(status: 200, body: Array(body.utf8))), latency: .milliseconds(20))
             let (verdict, observation) = MerchantAnswerClassifier.classify(result, now: now)
-            #expect(verdict == .transient(reason: "merchant_unparseable_answer", retryAfter: nil))
-            #expect(observation == .failure(reason: "unparseable_answer"))
+            #expect(verdict == .transient(reason: Reason(.merchantUnparseableAnswer), retryAfter: nil))
+            #expect(observation == .failure(reason: Reason(.unparseableAnswer)))
         }
     }
 

@@ -14,30 +14,30 @@ struct PlayAnswerClassifierTests {
         typealias C = PlayAnswerClassifier
         #expect(C.classify(status: 200, body: [], retryAfter: nil) == .answer)
         #expect(C.classify(status: 410, body: Self.error(410, "purchaseTokenNoLongerValid"), retryAfter: nil)
-            == .tokenExpired(reason: "play_410_purchaseTokenNoLongerValid"))
+            == .tokenExpired(reason: Reason(parsing: "play_410_purchaseTokenNoLongerValid")))
         #expect(C.classify(status: 404, body: Self.error(404, "purchaseTokenNotFound"), retryAfter: nil)
-            == .tokenNotFound(reason: "play_404_purchaseTokenNotFound"))
-        #expect(C.classify(status: 400, body: Self.error(400, "invalid"), retryAfter: nil) == .tokenNotFound(reason: "play_400_invalid"))
+            == .tokenNotFound(reason: Reason(parsing: "play_404_purchaseTokenNotFound")))
+        #expect(C.classify(status: 400, body: Self.error(400, "invalid"), retryAfter: nil) == .tokenNotFound(reason: Reason(.play(400, googleReason: "invalid"))))
         // Not Google's error body: our URL is wrong.
         if case .configuration = C.classify(status: 404, body: Array("<html>Not Found</html>".utf8), retryAfter: nil) {} else {
             Issue.record("a 404 page that is not Google's error is a configuration error")
         }
-        #expect(C.classify(status: 401, body: Self.error(401, "authError"), retryAfter: nil) == .unauthorized(reason: "play_401_authError: Google refused the access token"))
+        #expect(C.classify(status: 401, body: Self.error(401, "authError"), retryAfter: nil) == .unauthorized(reason: Reason(parsing: "play_401_authError: Google refused the access token")))
         if case .configuration(let reason) = C.classify(status: 403, body: Self.error(403, "permissionDenied"), retryAfter: nil) {
-            #expect(reason.hasPrefix("play_403_permissionDenied"))
+            #expect(reason.description.hasPrefix("play_403_permissionDenied"))
         } else {
             Issue.record("403 permissionDenied is a configuration error")
         }
         for reason in ["rateLimitExceeded", "userRateLimitExceeded"] {
             #expect(C.classify(status: 403, body: Self.error(403, reason), retryAfter: .seconds(7))
-                == .transient(reason: "play_403_\(reason)", endpointLevel: true, retryAfter: .seconds(7), rateLimited: true))
+                == .transient(reason: Reason(parsing: "play_403_\(reason)"), endpointLevel: true, retryAfter: .seconds(7), rateLimited: true))
         }
-        #expect(C.classify(status: 429, body: [], retryAfter: nil) == .transient(reason: "play_429", endpointLevel: true, retryAfter: nil, rateLimited: true))
+        #expect(C.classify(status: 429, body: [], retryAfter: nil) == .transient(reason: Reason(.play(429)), endpointLevel: true, retryAfter: nil, rateLimited: true))
         #expect(C.classify(status: 503, body: Self.error(503, "backendError"), retryAfter: nil)
-            == .transient(reason: "play_http_503_backendError", endpointLevel: true))
+            == .transient(reason: Reason(parsing: "play_http_503_backendError"), endpointLevel: true))
         #expect(C.classify(status: 409, body: Self.error(409, "concurrentUpdate"), retryAfter: nil)
-            == .transient(reason: "play_409_concurrentUpdate", endpointLevel: false))
-        #expect(C.classify(status: 418, body: [], retryAfter: nil) == .escalate(reason: "play_http_418"))
+            == .transient(reason: Reason(parsing: "play_409_concurrentUpdate"), endpointLevel: false))
+        #expect(C.classify(status: 418, body: [], retryAfter: nil) == .escalate(reason: Reason(.playHTTP(418))))
     }
 
     @Test("acknowledge and consume: 2xx done, 400 invalidPurchaseState looks again, 409 transient, 410 escalates")
@@ -46,12 +46,12 @@ struct PlayAnswerClassifierTests {
         #expect(C.classifyAction(status: 200, body: [], retryAfter: nil) == .done)
         #expect(C.classifyAction(status: 204, body: [], retryAfter: nil) == .done)
         #expect(C.classifyAction(status: 400, body: Self.error(400, "invalidPurchaseState"), retryAfter: nil)
-            == .recheck(reason: "play_400_invalidPurchaseState"))
+            == .recheck(reason: Reason(parsing: "play_400_invalidPurchaseState")))
         #expect(C.classifyAction(status: 409, body: Self.error(409, "concurrentUpdate"), retryAfter: nil)
-            == .transient(reason: "play_409_concurrentUpdate", endpointLevel: false))
+            == .transient(reason: Reason(parsing: "play_409_concurrentUpdate"), endpointLevel: false))
         #expect(C.classifyAction(status: 410, body: Self.error(410, "purchaseTokenNoLongerValid"), retryAfter: nil)
-            == .escalate(reason: "play_410_purchaseTokenNoLongerValid"))
-        #expect(C.classifyAction(status: 500, body: [], retryAfter: nil) == .transient(reason: "play_http_500", endpointLevel: true))
+            == .escalate(reason: Reason(parsing: "play_410_purchaseTokenNoLongerValid")))
+        #expect(C.classifyAction(status: 500, body: [], retryAfter: nil) == .transient(reason: Reason(.playHTTP(500)), endpointLevel: true))
     }
 
     @Test("an error reason is a short printable code, whatever the body says")
@@ -61,7 +61,7 @@ struct PlayAnswerClassifierTests {
             Issue.record("422 escalates")
             return
         }
-        #expect(!reason.contains(" ") && !reason.contains("\n") && reason.count < 80, "\(reason)")
+        #expect(!reason.description.contains(" ") && !reason.description.contains("\n") && reason.description.count < 80, "\(reason)")
     }
 
     @Test("the token endpoint: a token on 200; invalid_grant a configuration error; Google's retryable errors transient; no token, no success")
@@ -77,10 +77,10 @@ struct PlayAnswerClassifierTests {
             Issue.record("invalid_grant is a configuration error")
             return
         }
-        #expect(reason.hasPrefix("token_http_400_invalid_grant: Invalid JWT Signature.") && reason.contains("NTP"))
+        #expect(reason.description.hasPrefix("token_http_400_invalid_grant: Invalid JWT Signature.") && reason.description.contains("NTP"))
         #expect(T.classify(status: 400, body: Array(#"{"error":"temporarily_unavailable"}"#.utf8), retryAfter: nil)
-            == .transient(reason: "token_http_400_temporarily_unavailable", endpointLevel: true))
-        #expect(T.classify(status: 503, body: [], retryAfter: nil) == .transient(reason: "token_http_503", endpointLevel: true))
+            == .transient(reason: Reason(.tokenHTTP(400, error: "temporarily_unavailable")), endpointLevel: true))
+        #expect(T.classify(status: 503, body: [], retryAfter: nil) == .transient(reason: Reason(.tokenHTTP(503)), endpointLevel: true))
         for body in [#"{"token_type":"Bearer"}"#, #"{"access_token":""}"#, #"{"access_token":"a","access_token":"b"}"#, "[]", #"{"access_token":"a b"}"#,
                      #"{"access_token":"a","expires_in":-5}"#] {
             if case .token = T.classify(status: 200, body: Array(body.utf8), retryAfter: nil) { Issue.record("a token from \(body)") }

@@ -10,9 +10,9 @@ struct PlayMatcherTests {
     func states() {
         #expect(PlayMatcher.judge(PlayPurchase(purchaseState: 0), for: Self.order, allowTestPurchases: false) == .purchased)
         #expect(PlayMatcher.judge(PlayPurchase(purchaseState: 1), for: Self.order, allowTestPurchases: false)
-            == .reject(Reason("cancelled", detail: "Google says the purchase was cancelled (purchaseState 1)")))
+            == .reject(Reason(.cancelled, detail: "Google says the purchase was cancelled (purchaseState 1)")))
         if case .pending(let reason) = PlayMatcher.judge(PlayPurchase(purchaseState: 2), for: Self.order, allowTestPurchases: false) {
-            #expect(reason.code == "payment_pending")
+            #expect(reason.code == .paymentPending)
         } else {
             Issue.record("a pending payment is retried")
         }
@@ -24,7 +24,7 @@ struct PlayMatcherTests {
     @Test("test purchases only when allowed; the account must be the order's when both name one; the product must agree")
     func checks() {
         let test = PlayPurchase(purchaseState: 0, purchaseType: 0)
-        #expect(PlayMatcher.judge(test, for: Self.order, allowTestPurchases: false).isReject("sandbox_not_allowed"))
+        #expect(PlayMatcher.judge(test, for: Self.order, allowTestPurchases: false).isReject(.sandboxNotAllowed))
         #expect(PlayMatcher.judge(test, for: Self.order, allowTestPurchases: true) == .purchased)
         let promo = PlayPurchase(purchaseState: 0, purchaseType: 1)
         #expect(PlayMatcher.judge(promo, for: Self.order, allowTestPurchases: false) == .purchased)
@@ -32,13 +32,13 @@ struct PlayMatcherTests {
             #expect(PlayMatcher.judge(PlayPurchase(purchaseState: 0, obfuscatedExternalAccountID: account), for: Self.order, allowTestPurchases: false) == .purchased)
         }
         let other = PlayPurchase(purchaseState: 0, obfuscatedExternalAccountID: "someone")
-        #expect(PlayMatcher.judge(other, for: Self.order, allowTestPurchases: false).isEscalate("account_mismatch"))
+        #expect(PlayMatcher.judge(other, for: Self.order, allowTestPurchases: false).isEscalate(.accountMismatch))
         // The order names no account: nothing to compare.
         #expect(PlayMatcher.judge(other, for: PlayMatcher.OrderKey(orderID: "A2", productID: "gems"), allowTestPurchases: false) == .purchased)
-        #expect(PlayMatcher.judge(PlayPurchase(purchaseState: 0, productID: "coins"), for: Self.order, allowTestPurchases: false).isEscalate("product_mismatch"))
+        #expect(PlayMatcher.judge(PlayPurchase(purchaseState: 0, productID: "coins"), for: Self.order, allowTestPurchases: false).isEscalate(.productMismatch))
         // A mismatch is escalated before a test purchase is refused: a person should see it.
         let both = PlayPurchase(purchaseState: 0, purchaseType: 0, obfuscatedExternalAccountID: "someone")
-        #expect(PlayMatcher.judge(both, for: Self.order, allowTestPurchases: false).isEscalate("account_mismatch"))
+        #expect(PlayMatcher.judge(both, for: Self.order, allowTestPurchases: false).isEscalate(.accountMismatch))
     }
 
     @Test("claims are per store: google:<orderId>, or google-token:<digest> without one; another order's claim is a duplicate, the order's own is not")
@@ -54,12 +54,12 @@ struct PlayMatcherTests {
 }
 
 extension PlayMatcher.Judgement {
-    func isReject(_ code: String) -> Bool {
+    func isReject(_ code: ReasonCode) -> Bool {
         if case .reject(let reason) = self { return reason.code == code }
         return false
     }
 
-    func isEscalate(_ code: String) -> Bool {
+    func isEscalate(_ code: ReasonCode) -> Bool {
         if case .escalate(let reason) = self { return reason.code == code }
         return false
     }

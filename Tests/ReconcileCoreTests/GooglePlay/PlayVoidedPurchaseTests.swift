@@ -52,12 +52,12 @@ struct PlayVoidedPurchaseTests {
         #expect(notification.source == .googlePlay && notification.type == "VOIDED_PURCHASE" && notification.subtype == "USER")
         #expect(notification.notificationID == "voided:abc:1800000000000" && notification.transactionID == "google:GPA.1")
         #expect(notification.revokedAt == F.t0 && notification.signedAt == F.t0 && notification.revocationReason == 1)
-        #expect(notification.effect == .revoke(reason: "refunded"))
+        #expect(notification.effect == .revoke(reason: .refunded))
         #expect(!"\(notification)".contains("tok\""), "the token itself is not kept")
         var promo = voided
         promo.orderID = nil
         #expect(StoreNotification.playVoided(promo, tokenDigest: "abc", via: .poll).transactionID == "google-token:abc")
-        for (source, reason, effect) in [(2, 5, "chargeback"), (0, 7, "chargeback"), (1, 0, "refunded"), (0, 8, "refunded")] {
+        for (source, reason, effect) in [(2, 5, ReasonCode.chargeback), (0, 7, .chargeback), (1, 0, .refunded), (0, 8, .refunded)] {
             var other = voided
             other.voidedSource = source
             other.voidedReason = reason
@@ -87,7 +87,7 @@ struct PlayVoidedPurchaseTests {
             StoreNotification.playVoided(voided, tokenDigest: "abc", via: .poll), to: order, now: F.now, lookups: FixedLookups())
         #expect(outcome == .applied(orderID: "A1", from: .finished, to: .revoked))
         let written = try #require(plan)
-        #expect(written.record.reason == "chargeback")
+        #expect(written.record.reason == .chargeback)
         #expect(written.transitions.only?.reason.detail?.contains("Google Play VOIDED_PURCHASE, transaction google:GPA.1") == true)
         let body = try JSONParser().parse(Array(try #require(written.outbox.only).payload.utf8))
         #expect(body["store"]?.stringValue == "google_play" && body["reason"]?.stringValue == "chargeback")
@@ -95,6 +95,6 @@ struct PlayVoidedPurchaseTests {
         // Not yet delivered: rejected `refunded`, nothing owed to the merchant.
         let (pending, _) = try NotificationRules.apply(
             StoreNotification.playVoided(voided, tokenDigest: "abc", via: .poll), to: F.record(.pending), now: F.now, lookups: FixedLookups())
-        #expect(pending?.record.state == .rejected && pending?.record.reason == "refunded" && pending?.outbox.isEmpty == true)
+        #expect(pending?.record.state == .rejected && pending?.record.reason == .refunded && pending?.outbox.isEmpty == true)
     }
 }

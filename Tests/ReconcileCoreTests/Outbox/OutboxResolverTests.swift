@@ -26,23 +26,23 @@ struct OutboxResolverTests {
 
     @Test("done, skipped and escalate pass through, charged as claimed")
     func terminal() {
-        #expect(resolve(.done("acknowledged"), claimed()).resolution == .done("acknowledged"))
-        #expect(resolve(.skipped("already_acknowledged"), claimed()).resolution == .skipped("already_acknowledged"))
-        #expect(resolve(.escalate("play_410"), claimed()).resolution == .escalate("play_410"))
-        #expect(resolve(.done("acknowledged"), claimed()).charged)
-        #expect(!resolve(.done("acknowledged"), claimed(charged: false)).charged)
+        #expect(resolve(.done(Reason(.acknowledged)), claimed()).resolution == .done(Reason(.acknowledged)))
+        #expect(resolve(.skipped(Reason(.alreadyAcknowledged)), claimed()).resolution == .skipped(Reason(.alreadyAcknowledged)))
+        #expect(resolve(.escalate(Reason(.play(410))), claimed()).resolution == .escalate(Reason(.play(410))))
+        #expect(resolve(.done(Reason(.acknowledged)), claimed()).charged)
+        #expect(!resolve(.done(Reason(.acknowledged)), claimed(charged: false)).charged)
     }
 
     @Test("transient: the endpoint's backoff, then MaxAttempts escalates; Retry-After is honoured")
     func transient() {
-        #expect(resolve(.transient("play_http_503"), claimed(attempts: 1)).resolution == .retry(at: now + 30, reason: "play_http_503"))
-        #expect(resolve(.transient("play_http_503"), claimed(attempts: 2)).resolution == .retry(at: now + 60, reason: "play_http_503"))
-        guard case .escalate(let reason) = resolve(.transient("play_http_503"), claimed(attempts: 3)).resolution else {
+        #expect(resolve(.transient(Reason(.playHTTP(503))), claimed(attempts: 1)).resolution == .retry(at: now + 30, reason: Reason(.playHTTP(503))))
+        #expect(resolve(.transient(Reason(.playHTTP(503))), claimed(attempts: 2)).resolution == .retry(at: now + 60, reason: Reason(.playHTTP(503))))
+        guard case .escalate(let reason) = resolve(.transient(Reason(.playHTTP(503))), claimed(attempts: 3)).resolution else {
             Issue.record("the third failure escalates")
             return
         }
         #expect(reason.code == ReasonCode.maxAttempts)
-        if case .retry(let at, _) = resolve(.transient("play_429", retryAfter: .seconds(600)), claimed(attempts: 1)).resolution {
+        if case .retry(let at, _) = resolve(.transient(Reason(.play(429)), retryAfter: .seconds(600)), claimed(attempts: 1)).resolution {
             #expect(at >= now + 600)
         } else {
             Issue.record("429 retries")
@@ -51,7 +51,7 @@ struct OutboxResolverTests {
 
     @Test("configuration errors, requests never sent and probes charge nothing and wait for the circuit's probe time, whatever the attempts")
     func uncharged() {
-        for verdict in [OutboxOutcome.Verdict.configuration("token_http_400_invalid_grant"), .notSent("circuit_open")] {
+        for verdict in [OutboxOutcome.Verdict.configuration(Reason(.tokenHTTP(400, error: "invalid_grant"))), .notSent(Reason(.circuitOpen))] {
             let completion = resolve(verdict, claimed(attempts: 3))
             #expect(!completion.charged)
             guard case .retry(let at, _) = completion.resolution else {
@@ -61,7 +61,7 @@ struct OutboxResolverTests {
             #expect(at == now + 5)
         }
         // A probe's transient failure never escalates.
-        #expect(resolve(.transient("play_http_503"), claimed(attempts: 3, charged: false)).resolution == .retry(at: now + 5, reason: "play_http_503"))
+        #expect(resolve(.transient(Reason(.playHTTP(503))), claimed(attempts: 3, charged: false)).resolution == .retry(at: now + 5, reason: Reason(.playHTTP(503))))
     }
 }
 
@@ -87,14 +87,14 @@ struct OutboxWithoutSenderTests {
             Issue.record("not skipped: \(completion.resolution)")
             return
         }
-        #expect(reason.code == "no_revocation_url" && reason.detail?.contains("[Revocation] URL=") == true)
+        #expect(reason.code == .noRevocationURL && reason.detail?.contains("[Revocation] URL=") == true)
         #expect(!completion.charged)
 
         // Applied under its lease: skipped, attempts unchanged.
         var leased = OutboxRules.claim(action.action, owner: "me", leaseUntil: now + 60, charge: false, now: now)
         leased.state = .pending
         let (after, result) = OutboxRules.complete(completion, for: leased, owner: "me", now: now + 1)
-        #expect(after?.state == .skipped && after?.reason == "no_revocation_url" && after?.attempts == 0 && after?.lease == nil)
+        #expect(after?.state == .skipped && after?.reason == .noRevocationURL && after?.attempts == 0 && after?.lease == nil)
         #expect(result.applied && result.state == .skipped)
     }
 

@@ -87,7 +87,7 @@ struct RetryPolicyTests {
         #expect(policy.afterTransientFailure(attempts: 4, receivedAt: now, now: now, retryAfter: nil, circuitClosed: true, random: &random)
             == .retry(at: now + 240))
         #expect(policy.afterTransientFailure(attempts: 5, receivedAt: now, now: now, retryAfter: nil, circuitClosed: true, random: &random)
-            == .escalate(reason: "max_attempts"))
+            == .escalate(reason: .maxAttempts))
     }
 
     @Test("age escalates only while the circuit is closed")
@@ -95,7 +95,7 @@ struct RetryPolicyTests {
         var random = SeededRandomSource(seed: 1)
         let old = now - 90_000
         #expect(policy.afterTransientFailure(attempts: 1, receivedAt: old, now: now, retryAfter: nil, circuitClosed: true, random: &random)
-            == .escalate(reason: "max_age"))
+            == .escalate(reason: .maxAge))
         #expect(policy.afterTransientFailure(attempts: 1, receivedAt: old, now: now, retryAfter: nil, circuitClosed: false, random: &random)
             == .retry(at: now + 30))
         #expect(policy.hasExpired(receivedAt: old, now: now))

@@ -17,43 +17,43 @@ struct CompletionRulesTests {
     func transient() throws {
         let record = F.record(.verifying, attempts: 2, leased: true)
         let at = F.now.addingTimeInterval(60)
-        let (plan, result) = try plan(F.completion(record, .retry(at: at, reason: "http_503: service unavailable")), on: record)
+        let (plan, result) = try plan(F.completion(record, .retry(at: at, reason: Reason(.http(503), detail: "service unavailable"))), on: record)
         #expect(plan.record.state == .pending && plan.record.nextAttemptAt == at && plan.record.lease == nil)
-        #expect(plan.record.reason == "http_503" && plan.record.attempts == 2 && plan.record.updatedAt == F.now)
+        #expect(plan.record.reason == .http(503) && plan.record.attempts == 2 && plan.record.updatedAt == F.now)
         #expect(plan.attempts == [PlannedAttempt(number: 2, kind: .verify, record: F.request())])
         let transition = try #require(plan.transitions.only)
         #expect(transition.from == .verifying && transition.to == .pending && transition.linksLastAttempt)
-        #expect(transition.reason == Reason("http_503", detail: "service unavailable; next attempt \(RFC3339.format(at))"))
-        #expect(result.reason == Reason("http_503", detail: "service unavailable") && result.nextAttemptAt == at && result.applied)
+        #expect(transition.reason == Reason(.http(503), detail: "service unavailable; next attempt \(RFC3339.format(at))"))
+        #expect(result.reason == Reason(.http(503), detail: "service unavailable") && result.nextAttemptAt == at && result.applied)
         #expect(plan.claims.isEmpty)
     }
 
     @Test("21002: the malformed count grows; a probe's or a configuration error's attempt is given back")
     func chargesAndRefunds() throws {
         let record = F.record(.verifying, attempts: 3, leased: true)
-        let (malformed, _) = try plan(F.completion(record, .retry(at: F.now, reason: "apple_21002", malformed: true)), on: record)
+        let (malformed, _) = try plan(F.completion(record, .retry(at: F.now, reason: Reason(.apple(21002)), malformed: true)), on: record)
         #expect(malformed.record.malformedAnswers == 1 && malformed.record.attempts == 3)
         // The claim counted the attempt; the resolver says it is not charged: refunded.
-        let (refunded, result) = try plan(F.completion(record, .retry(at: F.now, reason: "apple_21004"), charged: false), on: record)
+        let (refunded, result) = try plan(F.completion(record, .retry(at: F.now, reason: Reason(.apple(21004))), charged: false), on: record)
         #expect(refunded.record.attempts == 2 && result.attempts == 2)
         // A probe was never counted: nothing to give back.
-        let (probe, _) = try plan(F.completion(record, .retry(at: F.now, reason: "http_503"), charged: false, claimCharged: false), on: record)
+        let (probe, _) = try plan(F.completion(record, .retry(at: F.now, reason: Reason(.http(503))), charged: false, claimCharged: false), on: record)
         #expect(probe.record.attempts == 3)
         // Delivery attempts are their own count.
         var delivering = F.record(.verified, leased: true)
         delivering.deliveryAttempts = 4
-        let (delivery, _) = try plan(F.completion(delivering, .retry(at: F.now, reason: "http_503"), kind: .deliver, charged: false), on: delivering)
+        let (delivery, _) = try plan(F.completion(delivering, .retry(at: F.now, reason: Reason(.http(503))), kind: .deliver, charged: false), on: delivering)
         #expect(delivery.record.deliveryAttempts == 3 && delivery.record.attempts == 1 && delivery.record.state == .verified)
     }
 
     @Test("reject, escalate and limits: the table's states; no next attempt")
     func endings() throws {
         let record = F.record(.verifying, leased: true)
-        let (rejected, r1) = try plan(F.completion(record, .reject(Reason("apple_21010", detail: "receipt unauthorized"))), on: record)
+        let (rejected, r1) = try plan(F.completion(record, .reject(Reason(.apple(21010), detail: "receipt unauthorized"))), on: record)
         #expect(rejected.record.state == .rejected && rejected.record.nextAttemptAt == nil && r1.reason.detail == "receipt unauthorized")
         let (escalated, r2) = try plan(F.completion(record, .escalate(Reason(parsing: "merchant_http_422: bad product").adding("more"))), on: record)
-        #expect(escalated.record.state == .escalated && escalated.record.reason == "merchant_http_422" && r2.reason.detail == "bad product; more")
-        let (limits, _) = try plan(F.completion(record, .escalate(Reason("max_attempts", detail: "20 attempts"), limits: true)), on: record)
+        #expect(escalated.record.state == .escalated && escalated.record.reason == .merchantHTTP(422) && r2.reason.detail == "bad product; more")
+        let (limits, _) = try plan(F.completion(record, .escalate(Reason(.maxAttempts, detail: "20 attempts"), limits: true)), on: record)
         #expect(limits.record.state == .escalated && limits.record.resumeState == nil)
     }
 
@@ -62,7 +62,7 @@ struct CompletionRulesTests {
         let record = F.record(.verifying, leased: true)
         let grant = Grant(transactionID: "T1", productID: "gems")
         let (merchant, result) = try plan(F.completion(record, .verified(grant, finishes: true, finishedBy: .merchant)), on: record)
-        #expect(merchant.record.state == .finished && merchant.record.finishedBy == .merchant && merchant.record.reason == "granted")
+        #expect(merchant.record.state == .finished && merchant.record.finishedBy == .merchant && merchant.record.reason == .granted)
         #expect(merchant.record.grant == grant && result.transactionID == "T1")
         let (toDeliver, _) = try plan(F.completion(record, .verified(grant, finishes: false, finishedBy: .verifier)), on: record)
         #expect(toDeliver.record.state == .verified && toDeliver.record.nextAttemptAt == F.now && toDeliver.record.finishedBy == nil)
@@ -75,10 +75,10 @@ struct CompletionRulesTests {
         let (delivered, result) = try plan(F.completion(record, .delivered, kind: .deliver), on: record)
         #expect(delivered.record.state == .finished && delivered.record.finishedBy == .delivery && result.transactionID == "T9")
         #expect(delivered.record.grant == record.grant)
-        let (refused, _) = try plan(F.completion(record, .escalate("delivery_http_422: no such user"), kind: .deliver), on: record)
+        let (refused, _) = try plan(F.completion(record, .escalate(Reason(.endpointHTTP(.delivery, 422), detail: "no such user")), kind: .deliver), on: record)
         #expect(refused.record.state == .escalated && refused.record.resumeState == .verified)
         let at = F.now.addingTimeInterval(30)
-        let (failed, _) = try plan(F.completion(record, .retry(at: at, reason: "http_503"), kind: .deliver), on: record)
+        let (failed, _) = try plan(F.completion(record, .retry(at: at, reason: Reason(.http(503))), kind: .deliver), on: record)
         #expect(failed.record.state == .verified && failed.record.nextAttemptAt == at)
         #expect(failed.transitions.only?.reason.detail == "next attempt \(RFC3339.format(at))")
     }
@@ -96,15 +96,15 @@ struct CompletionRulesTests {
 
         let (duplicate, result) = try plan(match, on: record, lookups: FixedLookups(claims: ["100": "B1", "101": "B2"]))
         #expect(duplicate.record.state == .escalated && duplicate.claims.isEmpty)
-        #expect(result.reason == Reason("duplicate_transaction", detail: "transaction 100 is claimed by order B1"))
+        #expect(result.reason == Reason(.duplicateTransaction, detail: "transaction 100 is claimed by order B1"))
 
         var refundedItem = F.item("100")
         refundedItem.cancellationDateMilliseconds = 5
         let (refunded, _) = try plan(
             F.completion(record, .match(items: [refundedItem], environment: nil, finishes: true)), on: record)
-        #expect(refunded.record.state == .rejected && refunded.record.reason == "refunded")
+        #expect(refunded.record.state == .rejected && refunded.record.reason == .refunded)
         let (nothing, r) = try plan(F.completion(record, .match(items: [F.item("1", product: "coins")], environment: nil, finishes: false)), on: record)
-        #expect(nothing.record.state == .escalated && r.reason.code == "no_matching_purchase")
+        #expect(nothing.record.state == .escalated && r.reason.code == .noMatchingPurchase)
         // A store that cannot read its claims fails the whole plan (nothing half-applied).
         #expect(throws: FixedLookups.Failure.self) { try CompletionRules.plan(match, for: record, owner: F.owner, now: F.now, lookups: FixedLookups(failing: true)) }
     }
@@ -113,12 +113,12 @@ struct CompletionRulesTests {
     func newProof() throws {
         let record = F.record(.verifying, leased: true, leaseRevision: 1, proofRevision: 2)
         for resolution in [
-            AttemptCompletion.Resolution.reject("apple_21010"), .escalate("max_attempts", limits: true),
-            .retry(at: F.now.addingTimeInterval(999), reason: "apple_21002", malformed: true),
-            .escalate("no_matching_purchase"),
+            AttemptCompletion.Resolution.reject(Reason(.apple(21010))), .escalate(Reason(.maxAttempts), limits: true),
+            .retry(at: F.now.addingTimeInterval(999), reason: Reason(.apple(21002)), malformed: true),
+            .escalate(Reason(.noMatchingPurchase)),
         ] {
             let (plan, result) = try plan(F.completion(record, resolution), on: record)
-            #expect(plan.record.state == .pending && plan.record.nextAttemptAt == F.now && result.reason.code == "new_proof", "\(resolution)")
+            #expect(plan.record.state == .pending && plan.record.nextAttemptAt == F.now && result.reason.code == .newProof, "\(resolution)")
             #expect(plan.record.malformedAnswers == 0)
         }
         let (granted, _) = try plan(F.completion(record, .verified(Grant(), finishes: true, finishedBy: .merchant)), on: record)
@@ -126,7 +126,7 @@ struct CompletionRulesTests {
         // Delivery attempts are not about the proof.
         var delivering = F.record(.verified, leased: true, leaseRevision: 1, proofRevision: 2)
         delivering.grant = Grant(transactionID: "T")
-        let (refused, _) = try plan(F.completion(delivering, .escalate("delivery_http_422"), kind: .deliver), on: delivering)
+        let (refused, _) = try plan(F.completion(delivering, .escalate(Reason(.endpointHTTP(.delivery, 422))), kind: .deliver), on: delivering)
         #expect(refused.record.state == .escalated)
     }
 
@@ -136,7 +136,7 @@ struct CompletionRulesTests {
         record.lease?.owner = "host-b:2:y"
         let (plan, result) = try CompletionRules.plan(
             F.completion(record, .delivered), for: record, owner: F.owner, now: F.now, lookups: lookups)
-        #expect(plan == nil && !result.applied && result.reason.code == "lease_lost")
+        #expect(plan == nil && !result.applied && result.reason.code == .leaseLost)
         record.lease = nil
         #expect(try CompletionRules.plan(F.completion(record, .delivered), for: record, owner: F.owner, now: F.now, lookups: lookups).plan == nil)
     }
@@ -146,11 +146,11 @@ struct CompletionRulesTests {
         var record = F.record(.verifying, leased: true)
         record.deferredAction = DeferredAction(
             request: OperatorRequest(action: .hold, target: .orders(["A1"]), actor: .operator("alice"), note: "look"), verifierKind: .apple)
-        let (held, result) = try plan(F.completion(record, .retry(at: F.now.addingTimeInterval(60), reason: "http_503")), on: record)
-        #expect(held.record.state == .held && held.record.resumeState == .pending && held.record.heldReason == "http_503")
+        let (held, result) = try plan(F.completion(record, .retry(at: F.now.addingTimeInterval(60), reason: Reason(.http(503)))), on: record)
+        #expect(held.record.state == .held && held.record.resumeState == .pending && held.record.heldReason == .http(503))
         #expect(held.record.deferredAction == nil && held.record.nextAttemptAt == nil)
         #expect(held.transitions.map(\.to) == [.pending, .held] && held.transitions[1].actor == .operator("alice"))
-        #expect(result.to == .held && result.appliedAction == .hold && result.appliedBy == .operator("alice") && result.reason.code == "hold")
+        #expect(result.to == .held && result.appliedAction == .hold && result.appliedBy == .operator("alice") && result.reason.code == .hold)
 
         // retry of an order that the attempt escalated as a duplicate, without --force: refused,
         // naming the claimant from this very attempt.
@@ -161,7 +161,7 @@ struct CompletionRulesTests {
             lookups: FixedLookups(claims: ["5": "B7"]))
         #expect(refused.record.state == .escalated && refused.record.deferredAction == nil && refusedResult.appliedAction == nil)
         let last = try #require(refused.transitions.last)
-        #expect(last.reason.code == "retry_not_applied" && last.from == .escalated && last.to == .escalated)
+        #expect(last.reason.code == .notApplied(.retry) && last.from == .escalated && last.to == .escalated)
         #expect(last.reason.detail?.contains("transaction 5 is claimed by order B7") == true)
     }
 }

@@ -48,7 +48,7 @@ struct ConsumptionRulesTests {
                 == #"{"customerConsented":true,"sampleContentProvided":false,"deliveryStatus":"DELIVERED","refundPreference":"DECLINE"}"#)
         let transition = try #require(written.transitions.only)
         #expect(transition.from == .finished && transition.to == .finished && transition.actor == .daemon)
-        #expect(transition.reason.code == "consumption_answer_queued")
+        #expect(transition.reason.code == .consumptionAnswerQueued)
         #expect(transition.reason.detail?.contains("DELIVERED") == true && transition.reason.detail?.contains("notification c-1 (file)") == true)
     }
 
@@ -78,7 +78,7 @@ struct ConsumptionRulesTests {
             let (plan, outcome) = try apply(request(), to: F.record(state, leased: leased))
             #expect(outcome == .noChange(orderID: "A1", state: state), "\(state)")
             #expect(plan?.outbox.isEmpty == true && plan?.changesRecord == false, "\(state)")
-            #expect(plan?.transitions.only?.reason.code == "consumption_not_answered", "\(state)")
+            #expect(plan?.transitions.only?.reason.code == .consumptionNotAnswered, "\(state)")
         }
     }
 
@@ -110,7 +110,7 @@ struct ConsumptionRulesTests {
         let written = try #require(plan)
         #expect(written.outbox.isEmpty && !written.changesRecord)
         let reason = try #require(written.transitions.only?.reason)
-        #expect(reason.code == "consumption_not_answered" && reason.detail?.contains("CustomerConsented=no") == true)
+        #expect(reason.code == .consumptionNotAnswered && reason.detail?.contains("CustomerConsented=no") == true)
     }
 
     @Test("unmatched: recorded unmatched, nothing answered")
@@ -122,7 +122,7 @@ struct ConsumptionRulesTests {
     func late() throws {
         let (plan, outcome) = try apply(request(signedAt: F.now.addingTimeInterval(-12 * 3600)), to: verified(.finished))
         #expect(outcome == .noChange(orderID: "A1", state: .finished))
-        #expect(plan?.outbox.isEmpty == true && plan?.transitions.only?.reason.code == "consumption_deadline_passed")
+        #expect(plan?.outbox.isEmpty == true && plan?.transitions.only?.reason.code == .consumptionDeadlinePassed)
         // Just inside: queued.
         let (inside, _) = try apply(request(signedAt: F.now.addingTimeInterval(-12 * 3600 + 1)), to: verified(.finished))
         #expect(inside?.outbox.count == 1)
@@ -147,9 +147,9 @@ struct ConsumptionRulesTests {
         let late = try #require(action.deadline).addingTimeInterval(1)
         let completion = OutboxCompletion(
             claimed: ClaimedAction(action: action, productID: "gems", proof: OrderProof(transactionID: "500")),
-            resolution: .escalate(Reason("consumption_deadline_passed")), charged: true)
+            resolution: .escalate(Reason(.consumptionDeadlinePassed)), charged: true)
         let (after, result) = OutboxRules.complete(completion, for: action, owner: F.owner, now: late)
-        #expect(after?.state == .escalated && after?.reason == "consumption_deadline_passed")
+        #expect(after?.state == .escalated && after?.reason == .consumptionDeadlinePassed)
         #expect(!result.deadlineWarning && after?.warnedAt == nil)
     }
 }

@@ -13,12 +13,12 @@ struct LeaseRulesTests {
         let (plan, order) = LeaseRules.claim(record, ClaimRequest(kind: .verify, limit: 1, charge: true, leaseUntil: lease), owner: F.owner, now: F.now)
         #expect(plan.record.state == .verifying && plan.record.attempts == 3 && plan.record.nextAttemptAt == nil)
         #expect(plan.record.lease == OrderRecord.Lease(owner: F.owner, until: lease, proofRevision: 1))
-        #expect(plan.transitions.only?.reason == Reason("attempt", detail: "attempt 3"))
+        #expect(plan.transitions.only?.reason == Reason(.attempt, detail: "attempt 3"))
         #expect(order.attempt == 3 && order.charged && order.kind == .verify && order.proof == record.proof)
 
         let (probe, probed) = LeaseRules.claim(record, ClaimRequest(kind: .verify, limit: 1, charge: false, leaseUntil: lease), owner: F.owner, now: F.now)
         #expect(probe.record.attempts == 2 && !probed.charged && probed.attempt == 2)
-        #expect(probe.transitions.only?.reason == Reason("probe", detail: "circuit probe (not charged)"))
+        #expect(probe.transitions.only?.reason == Reason(.probe, detail: "circuit probe (not charged)"))
 
         var verified = F.record(.verified)
         verified.grant = Grant(transactionID: "T")
@@ -33,9 +33,9 @@ struct LeaseRulesTests {
         let released = try LeaseRules.end(record, .released, now: F.now, lookups: FixedLookups())
         #expect(released.record.state == .pending && released.record.nextAttemptAt == F.now && released.record.lease == nil)
         #expect(released.record.attempts == 4)
-        #expect(released.transitions.only?.reason.code == "lease_released")
+        #expect(released.transitions.only?.reason.code == .leaseReleased)
         let expired = try LeaseRules.end(record, .expired, now: F.now, lookups: FixedLookups())
-        #expect(expired.transitions.only?.reason.code == "lease_expired")
+        #expect(expired.transitions.only?.reason.code == .leaseExpired)
         #expect(expired.transitions.only?.reason.detail?.contains(F.owner) == true)
 
         let delivering = F.record(.verified, leased: true)
@@ -54,10 +54,10 @@ struct LeaseRulesTests {
     func waiting() throws {
         let record = F.record(.waiting, proof: OrderProof(transactionID: "1"))
         let (expired, result) = WaitingRules.expire(record, now: F.now)
-        #expect(expired.record.state == .expired && expired.record.reason == "max_age" && result.to == .expired)
+        #expect(expired.record.state == .expired && expired.record.reason == .maxAge && result.to == .expired)
         #expect(WaitingRules.promote(record, usableBy: .apple, now: F.now) == nil)
         let promoted = try #require(WaitingRules.promote(record, usableBy: .appstore, now: F.now))
-        #expect(promoted.record.state == .pending && promoted.record.nextAttemptAt == F.now && promoted.record.reason == "verifier_changed")
+        #expect(promoted.record.state == .pending && promoted.record.nextAttemptAt == F.now && promoted.record.reason == .verifierChanged)
         #expect(WaitingRules.promote(F.record(.pending), usableBy: .apple, now: F.now) == nil)
     }
 
@@ -74,7 +74,7 @@ struct LeaseRulesTests {
     @Test("a new order: pending with usable proof, else waiting; identical content: nothing; another product: conflict")
     func ingestNew() throws {
         let (plan, outcome) = IngestRules.plan(candidate(submission()), existing: nil, verifierKind: .apple, now: F.now)
-        #expect(outcome == .accepted(.pending) && plan?.record.nextAttemptAt == F.now && plan?.record.reason == "ingested")
+        #expect(outcome == .accepted(.pending) && plan?.record.nextAttemptAt == F.now && plan?.record.reason == .ingested)
         #expect(plan?.raw == Array("{}".utf8) && plan?.transitions.only?.from == nil)
         let (waiting, waitingOutcome) = IngestRules.plan(
             candidate(submission(proof: OrderProof(transactionID: "1"))), existing: nil, verifierKind: .apple, now: F.now)
@@ -99,7 +99,7 @@ struct LeaseRulesTests {
             (.verifying, .verifying), (.verified, .verified), (.held, .held),
         ] {
             var stored = F.record(state, proof: OrderProof(transactionID: "old"), resume: state == .held ? .escalated : (state == .escalated ? .verified : nil))
-            stored.heldReason = state == .held ? "duplicate_transaction" : nil
+            stored.heldReason = state == .held ? .duplicateTransaction : nil
             let (plan, outcome) = IngestRules.plan(candidate(submission()), existing: stored, verifierKind: .apple, now: F.now)
             #expect(outcome == .proofReplaced(from: state, to: expected), "\(state)")
             let after = try #require(plan?.record)
@@ -107,9 +107,9 @@ struct LeaseRulesTests {
             #expect(after.proofRevision == 2 && after.contentHash == "h2" && plan?.raw != nil)
             #expect((after.nextAttemptAt == F.now) == (expected == .pending && state != .pending) || state == .pending)
             if state == .held {
-                #expect(after.resumeState == .pending && after.heldReason == "proof_replaced" && after.heldResumeState == nil)
+                #expect(after.resumeState == .pending && after.heldReason == .proofReplaced && after.heldResumeState == nil)
             }
-            if state.isDormant { #expect(after.resumeState == nil && after.reason == "proof_replaced") }
+            if state.isDormant { #expect(after.resumeState == nil && after.reason == .proofReplaced) }
         }
     }
 
@@ -118,7 +118,7 @@ struct LeaseRulesTests {
         for state in [OrderState.finished, .cancelled] {
             let (plan, outcome) = IngestRules.plan(candidate(submission()), existing: F.record(state), verifierKind: .apple, now: F.now)
             #expect(outcome == .duplicateIgnored(state: state, why: "the order is \(state); a later file changes nothing"))
-            #expect(plan?.changesRecord == false && plan?.transitions.only?.reason.code == "duplicate_ignored")
+            #expect(plan?.changesRecord == false && plan?.transitions.only?.reason.code == .duplicateIgnored)
         }
         let same = F.record(.pending, proof: OrderProof(receipt: "TkVX"))
         let (plan, outcome) = IngestRules.plan(candidate(submission()), existing: same, verifierKind: .apple, now: F.now)

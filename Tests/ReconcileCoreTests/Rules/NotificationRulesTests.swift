@@ -15,7 +15,7 @@ struct NotificationRulesTests {
 
     @Test("a refund or revocation of a finished order revokes it with the store's reason and time in its history")
     func revokes() throws {
-        for (type, reason) in [("REFUND", "refunded"), ("REVOKE", "revoked")] {
+        for (type, reason) in [("REFUND", ReasonCode.refunded), ("REVOKE", .revoked)] {
             let (plan, outcome) = try NotificationRules.apply(notification(type), to: F.record(.finished), now: F.now, lookups: FixedLookups())
             #expect(outcome == .applied(orderID: "A1", from: .finished, to: .revoked))
             let written = try #require(plan)
@@ -28,7 +28,7 @@ struct NotificationRulesTests {
             #expect(notice.kind == .revocationNotice && notice.endpoint == .revocation && notice.idempotencyKey == "A1:revoked:n-1")
             #expect(notice.nextAttemptAt == F.now && notice.state == .pending)
             let body = try JSONParser().parse(Array(notice.payload.utf8))
-            #expect(body["event"]?.stringValue == "revoked" && body["order_id"]?.stringValue == "A1" && body["reason"]?.stringValue == reason)
+            #expect(body["event"]?.stringValue == "revoked" && body["order_id"]?.stringValue == "A1" && body["reason"]?.stringValue == reason.rawValue)
             #expect(body["transaction_id"]?.stringValue == "500" && body["revoked_at"]?.stringValue == "2027-01-15T08:00:00Z")
             #expect(body["store"]?.stringValue == "app_store" && body["quantity"]?.int64Value == 1 && body["environment"]?.stringValue == "Production")
             #expect(body["sequence"]?.int64Value == 1 && body["event_time"]?.stringValue == "2027-01-15T08:00:00.000Z", "no signed time: the revocation time")
@@ -74,7 +74,7 @@ struct NotificationRulesTests {
         let (plan, _) = try NotificationRules.apply(notification("REFUND"), to: F.record(.finished), now: F.now, lookups: lookups)
         let written = try #require(plan)
         #expect(written.outboxUpdates.map(\.reference) == [2, 4])
-        #expect(written.outboxUpdates.allSatisfy { $0.state == .skipped && $0.reason == "superseded" && $0.nextAttemptAt == nil })
+        #expect(written.outboxUpdates.allSatisfy { $0.state == .skipped && $0.reason == .superseded && $0.nextAttemptAt == nil })
         #expect(written.outboxUpdates.first?.detail == "superseded by A1:revoked:n-1: the merchant is told the latest word only")
         let body = try JSONParser().parse(Array(try #require(written.outbox.only).payload.utf8))
         #expect(body["sequence"]?.int64Value == 5)
@@ -86,7 +86,7 @@ struct NotificationRulesTests {
         var delivered = charged
         delivered.deliveryAttempts = 2
         let (plan, outcome) = try NotificationRules.apply(notification("REFUND"), to: delivered, now: F.now, lookups: FixedLookups())
-        #expect(outcome == .applied(orderID: "A1", from: .verified, to: .rejected) && plan?.record.reason == "refunded")
+        #expect(outcome == .applied(orderID: "A1", from: .verified, to: .rejected) && plan?.record.reason == .refunded)
         #expect(plan?.outbox.only?.idempotencyKey == "A1:revoked:n-1")
         // A probe is not charged, but its request went: the history says so.
         let probed = FixedLookups(deliveryRequests: [charged.reference])
@@ -97,11 +97,11 @@ struct NotificationRulesTests {
     @Test("a reversal revives an order rejected `refunded` before delivery: verified (to deliver) with a grant, else pending, due now; `reinstated` follows a `revoked`")
     func reversalRevives() throws {
         var granted = F.record(.rejected)
-        granted.reason = "refunded"
+        granted.reason = .refunded
         granted.grant = Grant(transactionID: "500")
         let (plan, outcome) = try NotificationRules.apply(notification("REFUND_REVERSED"), to: granted, now: F.now, lookups: FixedLookups())
         #expect(outcome == .applied(orderID: "A1", from: .rejected, to: .verified))
-        #expect(plan?.record.nextAttemptAt == F.now && plan?.record.reason == "refund_reversed" && plan?.outbox.isEmpty == true)
+        #expect(plan?.record.nextAttemptAt == F.now && plan?.record.reason == .refundReversed && plan?.outbox.isEmpty == true)
         var unverified = granted
         unverified.grant = nil
         let (pending, _) = try NotificationRules.apply(notification("REFUND_REVERSED"), to: unverified, now: F.now, lookups: FixedLookups())
@@ -114,7 +114,7 @@ struct NotificationRulesTests {
         #expect(back?.outbox.only?.idempotencyKey == "A1:reinstated:n-1")
         // Rejected for another reason: a reversal changes nothing.
         var other = granted
-        other.reason = "no_matching_purchase"
+        other.reason = .noMatchingPurchase
         #expect(try NotificationRules.apply(notification("REFUND_REVERSED"), to: other, now: F.now, lookups: FixedLookups()).outcome
             == .noChange(orderID: "A1", state: .rejected))
     }
@@ -139,12 +139,12 @@ struct NotificationRulesTests {
         for state in [OrderState.waiting, .pending, .verified, .escalated, .held] {
             let (plan, outcome) = try NotificationRules.apply(notification("REFUND"), to: F.record(state, resume: state == .held ? .pending : nil), now: F.now, lookups: FixedLookups())
             #expect(outcome == .applied(orderID: "A1", from: state, to: .rejected), "\(state)")
-            #expect(plan?.record.reason == "refunded" && plan?.record.resumeState == nil && plan?.record.nextAttemptAt == nil, "\(state)")
+            #expect(plan?.record.reason == .refunded && plan?.record.resumeState == nil && plan?.record.nextAttemptAt == nil, "\(state)")
         }
         for state in [OrderState.rejected, .expired, .cancelled, .revoked] {
             let (plan, outcome) = try NotificationRules.apply(notification("REFUND"), to: F.record(state), now: F.now, lookups: FixedLookups())
             #expect(outcome == .noChange(orderID: "A1", state: state), "\(state)")
-            #expect(plan?.changesRecord == false && plan?.transitions.only?.reason.code == "refunded_ignored", "\(state)")
+            #expect(plan?.changesRecord == false && plan?.transitions.only?.reason.code == .notificationIgnored(.refunded), "\(state)")
         }
         let (plan, outcome) = try NotificationRules.apply(notification("REFUND"), to: F.record(.verifying, leased: true), now: F.now, lookups: FixedLookups())
         #expect(plan == nil && outcome == .waitsForAttempt(orderID: "A1"))
@@ -153,9 +153,9 @@ struct NotificationRulesTests {
     @Test("a reversal finishes a revoked order again; of an order never revoked it is recorded and changes nothing")
     func reversal() throws {
         let (plan, outcome) = try NotificationRules.apply(notification("REFUND_REVERSED"), to: F.record(.revoked), now: F.now, lookups: FixedLookups())
-        #expect(outcome == .applied(orderID: "A1", from: .revoked, to: .finished) && plan?.record.reason == "refund_reversed")
+        #expect(outcome == .applied(orderID: "A1", from: .revoked, to: .finished) && plan?.record.reason == .refundReversed)
         let (ignored, unchanged) = try NotificationRules.apply(notification("REFUND_REVERSED"), to: F.record(.finished), now: F.now, lookups: FixedLookups())
-        #expect(unchanged == .noChange(orderID: "A1", state: .finished) && ignored?.transitions.only?.reason.code == "refund_reversed_ignored")
+        #expect(unchanged == .noChange(orderID: "A1", state: .finished) && ignored?.transitions.only?.reason.code == .notificationIgnored(.refundReversed))
         #expect(ignored?.changesRecord == false)
     }
 
@@ -166,7 +166,7 @@ struct NotificationRulesTests {
         let later = FixedLookups(storeEvents: ["500": [("REFUND_REVERSED", F.t0.addingTimeInterval(60))]])
         let (plan, outcome) = try NotificationRules.apply(refund, to: F.record(.finished), now: F.now, lookups: later)
         #expect(outcome == .noChange(orderID: "A1", state: .finished))
-        #expect(plan?.changesRecord == false && plan?.outbox.isEmpty == true && plan?.transitions.only?.reason.code == "refunded_reversed_before")
+        #expect(plan?.changesRecord == false && plan?.outbox.isEmpty == true && plan?.transitions.only?.reason.code == .revocationReversedBefore(.refunded))
         let earlier = FixedLookups(storeEvents: ["500": [("REFUND_REVERSED", F.t0.addingTimeInterval(-60))]])
         let (_, again) = try NotificationRules.apply(refund, to: F.record(.finished), now: F.now, lookups: earlier)
         #expect(again == .applied(orderID: "A1", from: .finished, to: .revoked))
@@ -176,7 +176,7 @@ struct NotificationRulesTests {
         let refunds = FixedLookups(storeEvents: ["500": [("REFUND", F.t0.addingTimeInterval(1)), ("REFUND", F.t0.addingTimeInterval(3))]])
         let (stale, kept) = try NotificationRules.apply(reversal, to: F.record(.revoked), now: F.now, lookups: refunds)
         #expect(kept == .noChange(orderID: "A1", state: .revoked))
-        #expect(stale?.outbox.isEmpty == true && stale?.transitions.only?.reason.code == "refund_reversed_superseded")
+        #expect(stale?.outbox.isEmpty == true && stale?.transitions.only?.reason.code == .notificationSuperseded(.refundReversed))
     }
 
     @Test("types that change no order are recorded; a refund for no order is unmatched")

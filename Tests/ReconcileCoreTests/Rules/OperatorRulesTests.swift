@@ -32,7 +32,7 @@ struct OperatorRulesTests {
             case (.moveTo(let to)?, .applied(let from, let applied)):
                 #expect(from == state && applied == to, "\(state) \(action)")
                 let only = try #require(plan?.transitions.only)
-                #expect(only.actor == .operator("alice") && only.from == state && only.to == to && only.reason == Reason(action.rawValue, detail: "n"))
+                #expect(only.actor == .operator("alice") && only.from == state && only.to == to && only.reason == Reason(.operatorAction(action), detail: "n"))
                 #expect(plan?.record.state == to)
                 #expect((plan?.record.nextAttemptAt != nil) == (to == .pending || to == .verified))
             case (nil, .refused(let why)):
@@ -52,19 +52,19 @@ struct OperatorRulesTests {
 
     @Test("hold remembers state, resume state and reason; release puts them back")
     func holdAndRelease() throws {
-        var record = F.record(.escalated, reason: "duplicate_transaction", resume: .verified)
+        var record = F.record(.escalated, reason: .duplicateTransaction, resume: .verified)
         let (held, _) = try apply(request(.hold), to: record)
         let heldRecord = try #require(held?.record)
         #expect(heldRecord.state == .held && heldRecord.resumeState == .escalated)
-        #expect(heldRecord.heldResumeState == .verified && heldRecord.heldReason == "duplicate_transaction" && heldRecord.reason == "hold")
+        #expect(heldRecord.heldResumeState == .verified && heldRecord.heldReason == .duplicateTransaction && heldRecord.reason == .hold)
         let (released, result) = try apply(request(.release), to: heldRecord)
         #expect(result == .applied(from: .held, to: .escalated))
-        #expect(released?.record.resumeState == .verified && released?.record.reason == "duplicate_transaction")
+        #expect(released?.record.resumeState == .verified && released?.record.reason == .duplicateTransaction)
         #expect(released?.record.heldResumeState == nil && released?.record.heldReason == nil)
         // A release with nothing remembered: the reason is the action's.
         record = F.record(.held, resume: .pending)
         let (plain, _) = try apply(request(.release), to: record)
-        #expect(plain?.record.state == .pending && plain?.record.reason == "release" && plain?.record.nextAttemptAt == F.now)
+        #expect(plain?.record.state == .pending && plain?.record.reason == .release && plain?.record.nextAttemptAt == F.now)
     }
 
     @Test("retry: due now; with --reset-attempts also attempts, malformed answers and the age clock; without usable proof: waiting")
@@ -96,7 +96,7 @@ struct OperatorRulesTests {
         func action(_ id: Int64, _ kind: OutboxKind, _ state: OutboxState) -> OutboxAction {
             OutboxAction(
                 reference: id, orderReference: record.reference, orderID: "A1", kind: kind, endpoint: .googlePlay, idempotencyKey: "A1:\(id)",
-                payload: "{}", state: state, attempts: 5, createdAt: F.t0, updatedAt: F.t0, warnedAt: F.t0, reason: "max_attempts")
+                payload: "{}", state: state, attempts: 5, createdAt: F.t0, updatedAt: F.t0, warnedAt: F.t0, reason: .maxAttempts)
         }
         let lookups = FixedLookups(actions: [action(1, .playAcknowledge, .done), action(2, .playConsume, .escalated)])
         let (plan, result) = try apply(request(.retry, note: "Play is back"), to: record, lookups: lookups)
@@ -107,7 +107,7 @@ struct OperatorRulesTests {
         let requeued = try #require(written.outboxUpdates.first)
         #expect(requeued.state == .pending && requeued.attempts == 0 && requeued.nextAttemptAt == F.now && requeued.warnedAt == nil)
         #expect(requeued.idempotencyKey == "A1:2", "sent again under its own key")
-        #expect(written.transitions.only?.reason == Reason("retry_actions", detail: "play_consume sent again; Play is back"))
+        #expect(written.transitions.only?.reason == Reason(.retryActions, detail: "play_consume sent again; Play is back"))
 
         let (none, refused) = try apply(request(.retry), to: record, lookups: FixedLookups(actions: [action(1, .playAcknowledge, .done)]))
         #expect(none == nil && refused == .refused("cannot retry: the order is finished, and no follow-up of it is escalated"))
@@ -119,7 +119,7 @@ struct OperatorRulesTests {
         let notice = OutboxAction(
             reference: 4, orderReference: record.reference, orderID: "A1", kind: .revocationNotice, endpoint: .revocation,
             idempotencyKey: "A1:revoked:1", payload: "{}", state: .escalated, attempts: 20, createdAt: F.t0, updatedAt: F.t0,
-            reason: "revocation_refused")
+            reason: .revocationRefused)
         let (plan, result) = try apply(request(.retry), to: record, lookups: FixedLookups(actions: [notice]))
         #expect(result == .applied(from: .revoked, to: .revoked))
         #expect(plan?.outboxUpdates.map(\.idempotencyKey) == ["A1:revoked:1"] && plan?.outboxUpdates.first?.state == .pending)
@@ -130,8 +130,8 @@ struct OperatorRulesTests {
 
     @Test("retrying a duplicate needs --force, and the refusal names the claimant from the history")
     func duplicateNeedsForce() throws {
-        let record = F.record(.escalated, reason: "duplicate_transaction")
-        let lookups = FixedLookups(details: ["duplicate_transaction": "transaction 7 is claimed by order B1"])
+        let record = F.record(.escalated, reason: .duplicateTransaction)
+        let lookups = FixedLookups(details: [.duplicateTransaction: "transaction 7 is claimed by order B1"])
         let (plan, result) = try apply(request(.retry), to: record, lookups: lookups)
         #expect(plan == nil)
         #expect(result == .refused(
@@ -161,7 +161,7 @@ struct OperatorRulesTests {
         #expect(result == .deferred(state: .verifying))
         let deferred = try #require(plan?.record.deferredAction)
         #expect(deferred.request.action == .cancel && deferred.verifiers == ConfiguredVerifiers(kind: .apple) && plan?.record.state == .verifying)
-        #expect(plan?.transitions.only?.reason == Reason("cancel_requested", detail: "applied when the attempt in flight ends; fraud"))
+        #expect(plan?.transitions.only?.reason == Reason(.requested(.cancel), detail: "applied when the attempt in flight ends; fraud"))
         let (second, refused) = try apply(request(.hold), to: plan?.record)
         #expect(second == nil && refused == .refused("an earlier cancel by operator:alice waits for the attempt in flight to end; try again once it has"))
         let (release, refusedRelease) = try apply(request(.release), to: record)

@@ -82,22 +82,22 @@ struct OutboxRulesTests {
     @Test("completions: done and skipped end the action; a retry keeps it pending with its next attempt; nothing is written without the lease")
     func complete() throws {
         let leased = Self.action()
-        let (done, result) = OutboxRules.complete(Self.completion(leased, .done("acknowledged")), for: leased, owner: Self.owner, now: Self.now)
-        #expect(done?.state == .done && done?.lease == nil && done?.reason == "acknowledged" && result.applied && !result.deadlineWarning)
-        let (skipped, _) = OutboxRules.complete(Self.completion(leased, .skipped("already_acknowledged")), for: leased, owner: Self.owner, now: Self.now)
+        let (done, result) = OutboxRules.complete(Self.completion(leased, .done(Reason(.acknowledged))), for: leased, owner: Self.owner, now: Self.now)
+        #expect(done?.state == .done && done?.lease == nil && done?.reason == .acknowledged && result.applied && !result.deadlineWarning)
+        let (skipped, _) = OutboxRules.complete(Self.completion(leased, .skipped(Reason(.alreadyAcknowledged))), for: leased, owner: Self.owner, now: Self.now)
         #expect(skipped?.state == .skipped)
         let (retried, retry) = OutboxRules.complete(
-            Self.completion(leased, .retry(at: Self.now + 30, reason: "play_http_503")), for: leased, owner: Self.owner, now: Self.now)
+            Self.completion(leased, .retry(at: Self.now + 30, reason: Reason(.playHTTP(503)))), for: leased, owner: Self.owner, now: Self.now)
         #expect(retried?.state == .pending && retried?.nextAttemptAt == Self.now + 30 && retried?.attempts == 1 && retry.nextAttemptAt == Self.now + 30)
         // Uncharged (a configuration error after a charged claim): the attempt is given back.
         let (uncharged, _) = OutboxRules.complete(
-            Self.completion(leased, .retry(at: Self.now + 5, reason: "token_http_400_invalid_grant"), charged: false), for: leased, owner: Self.owner,
+            Self.completion(leased, .retry(at: Self.now + 5, reason: Reason(.tokenHTTP(400, error: "invalid_grant"))), charged: false), for: leased, owner: Self.owner,
             now: Self.now)
         #expect(uncharged?.attempts == 0)
         // Another owner's lease, no lease, an action no longer pending: nothing.
         for action in [Self.action(leased: false), { var a = Self.action(); a.lease?.owner = "host-b:2:y"; return a }(),
                        { var a = Self.action(); a.state = .done; return a }()] {
-            let (after, result) = OutboxRules.complete(Self.completion(action, .done("acknowledged")), for: action, owner: Self.owner, now: Self.now)
+            let (after, result) = OutboxRules.complete(Self.completion(action, .done(Reason(.acknowledged))), for: action, owner: Self.owner, now: Self.now)
             #expect(after == nil && !result.applied && result.reason.code == ReasonCode.leaseLost)
         }
     }
@@ -105,17 +105,17 @@ struct OutboxRulesTests {
     @Test("past its deadline a failing action is warned once; done actions never; escalation past the deadline warns too if not yet warned")
     func deadline() {
         let overdue = Self.action(deadline: Self.now - 1)
-        let (first, warned) = OutboxRules.complete(Self.completion(overdue, .retry(at: Self.now + 30, reason: "play_http_503")), for: overdue, owner: Self.owner, now: Self.now)
+        let (first, warned) = OutboxRules.complete(Self.completion(overdue, .retry(at: Self.now + 30, reason: Reason(.playHTTP(503)))), for: overdue, owner: Self.owner, now: Self.now)
         #expect(warned.deadlineWarning && first?.warnedAt == Self.now)
         var again = first!
         again.lease = OutboxAction.Lease(owner: Self.owner, until: Self.now + 90)
-        let (_, second) = OutboxRules.complete(Self.completion(again, .retry(at: Self.now + 90, reason: "play_http_503")), for: again, owner: Self.owner, now: Self.now + 60)
+        let (_, second) = OutboxRules.complete(Self.completion(again, .retry(at: Self.now + 90, reason: Reason(.playHTTP(503)))), for: again, owner: Self.owner, now: Self.now + 60)
         #expect(!second.deadlineWarning, "warned once")
-        let (_, done) = OutboxRules.complete(Self.completion(overdue, .done("acknowledged")), for: overdue, owner: Self.owner, now: Self.now)
+        let (_, done) = OutboxRules.complete(Self.completion(overdue, .done(Reason(.acknowledged))), for: overdue, owner: Self.owner, now: Self.now)
         #expect(!done.deadlineWarning)
-        let (escalated, escalation) = OutboxRules.complete(Self.completion(overdue, .escalate("max_attempts")), for: overdue, owner: Self.owner, now: Self.now)
+        let (escalated, escalation) = OutboxRules.complete(Self.completion(overdue, .escalate(Reason(.maxAttempts))), for: overdue, owner: Self.owner, now: Self.now)
         #expect(escalated?.state == .escalated && escalation.deadlineWarning)
-        let (_, early) = OutboxRules.complete(Self.completion(Self.action(), .retry(at: Self.now + 30, reason: "play_http_503")), for: Self.action(), owner: Self.owner, now: Self.now)
+        let (_, early) = OutboxRules.complete(Self.completion(Self.action(), .retry(at: Self.now + 30, reason: Reason(.playHTTP(503)))), for: Self.action(), owner: Self.owner, now: Self.now)
         #expect(!early.deadlineWarning)
     }
 

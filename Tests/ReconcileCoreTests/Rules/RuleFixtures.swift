@@ -4,7 +4,7 @@ import Foundation
 /// Lookups from dictionaries: claims (transaction → order id) and history details.
 struct FixedLookups: RuleLookups {
     var claims: [String: String] = [:]
-    var details: [String: String] = [:]
+    var details: [ReasonCode: String] = [:]
     var failing = false
     var actions: [OutboxAction] = []
 
@@ -15,7 +15,7 @@ struct FixedLookups: RuleLookups {
         return claims.filter { transactionIDs.contains($0.key) }
     }
 
-    func latestDetail(orderReference: Int64, reason: String) throws -> String? {
+    func latestDetail(orderReference: Int64, reason: ReasonCode) throws -> String? {
         details[reason]
     }
 
@@ -49,7 +49,7 @@ enum RuleFixtures {
 
     static func record(
         _ state: OrderState, id: String = "A1", proof: OrderProof = OrderProof(receipt: "QUJD"), attempts: Int = 1,
-        leased: Bool = false, leaseRevision: Int64? = nil, proofRevision: Int64 = 1, reason: String? = nil,
+        leased: Bool = false, leaseRevision: Int64? = nil, proofRevision: Int64 = 1, reason: ReasonCode? = nil,
         resume: OrderState? = nil
     ) -> OrderRecord {
         OrderRecord(

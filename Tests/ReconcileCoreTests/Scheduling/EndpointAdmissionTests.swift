@@ -25,9 +25,9 @@ struct EndpointAdmissionTests {
     @Test("failures open the circuit: nothing leased until the probe time, then one probe, which takes a token")
     func probe() {
         var admission = EndpointAdmission(limits: limits, endpoints: [.merchant], now: 0)
-        admission.observe(.merchant, .failure(reason: "http_503"), now: 0)
+        admission.observe(.merchant, .failure(reason: Reason(.http(503))), now: 0)
         #expect(admission.isClosed(.merchant))
-        #expect(admission.observe(.merchant, .failure(reason: "http_503"), now: 0) == .opened(cooldown: 5, reason: "http_503"))
+        #expect(admission.observe(.merchant, .failure(reason: Reason(.http(503))), now: 0) == .opened(cooldown: 5, reason: "http_503"))
         #expect(admission.admit(.merchant, slots: 10, now: 1) == .wait(until: 5))
         #expect(admission.start(.merchant, now: 1) == .giveBack)
         #expect(admission.retryTime(.merchant, now: 1) == 5)
@@ -43,7 +43,7 @@ struct EndpointAdmissionTests {
     func probeWithoutToken() {
         var admission = EndpointAdmission(limits: limits, endpoints: [.sandbox], now: 0)
         for _ in 0..<3 { #expect(admission.acquire(.sandbox, now: 0) == .granted) }
-        admission.observe(.sandbox, .configuration(reason: "apple_21004"), now: 0)
+        admission.observe(.sandbox, .configuration(reason: Reason(.apple(21004))), now: 0)
         #expect(admission.admit(.sandbox, slots: 1, now: 5) == .wait(until: 10), "half-open, but the bucket is empty")
         #expect(admission.states(now: 5).first?.circuit == .halfOpen(probeInFlight: false))
         let sentWithoutToken = admission.sendProbe(.sandbox, now: 6)
@@ -62,7 +62,7 @@ struct EndpointAdmissionTests {
         #expect(admission.states(now: 10).first?.pausedUntil == 30)
         #expect(admission.pause(.merchant, retryAfter: 99_999_999_999, now: 10) == .init(duration: 60, capped: true))
         #expect(admission.pause(.merchant, retryAfter: nil, now: 10).duration == 1)
-        admission.observe(.merchant, .configuration(reason: "http_401"), now: 10)
+        admission.observe(.merchant, .configuration(reason: Reason(.http(401))), now: 10)
         admission.reload(now: 11)
         #expect(admission.states(now: 11).first?.pausedUntil == nil)
         #expect(admission.states(now: 11).first?.circuit == .halfOpen(probeInFlight: false))
@@ -71,7 +71,7 @@ struct EndpointAdmissionTests {
     @Test("new limits keep each circuit's state")
     func reconfigure() {
         var admission = EndpointAdmission(limits: limits, endpoints: [.merchant], now: 0)
-        admission.observe(.merchant, .configuration(reason: "http_401"), now: 0)
+        admission.observe(.merchant, .configuration(reason: Reason(.http(401))), now: 0)
         var changed = limits
         changed.burst = 1
         admission.reconfigure(changed, endpoints: [.merchant, .delivery], now: 1)
@@ -88,8 +88,8 @@ struct EndpointAdmissionTests {
         #expect(streak.check(mismatch).configuration == nil)
         #expect(streak.check(mismatch).configuration == nil)
         let third = streak.check(mismatch)
-        #expect(third.configuration == "bundle_mismatch: 3 receipts in a row are for another app; check BundleID=")
-        #expect(third.verdict == .configuration("bundle_mismatch: 3 receipts in a row are for another app; check BundleID="))
+        #expect(third.configuration?.description == "bundle_mismatch: 3 receipts in a row are for another app; check BundleID=")
+        #expect(third.verdict == .configuration(Reason(.bundleMismatch, detail: "3 receipts in a row are for another app; check BundleID=")))
     }
 }
 
@@ -99,7 +99,7 @@ extension EndpointAdmissionTests {
         var admission = EndpointAdmission(limits: limits, endpoints: [.googlePlay], now: 0)
         // The order with a proof the server cannot take: a configuration answer opens the circuit
         // (nothing known yet), uncharged.
-        #expect(admission.observeAttributed(.googlePlay, .configuration(reason: "http_404"), order: 7, now: 0) == (.opened(cooldown: 5, reason: "http_404"), .endpoint))
+        #expect(admission.observeAttributed(.googlePlay, .configuration(reason: Reason(.http(404))), order: 7, now: 0) == (.opened(cooldown: 5, reason: "http_404"), .endpoint))
         // The probe goes with another order, which the endpoint answers: closed.
         #expect(admission.admit(.googlePlay, slots: 1, now: 5) == .claim(limit: 1, probe: true))
         #expect(admission.probeChoice(.googlePlay, among: [7, 8]) == 1, "not the order that has just failed")
@@ -107,7 +107,7 @@ extension EndpointAdmissionTests {
         #expect(admission.observeAttributed(.googlePlay, .healthy, order: 8, now: 6).change == .closed)
         // The order fails again, and again: its failure, the circuit stays closed however often.
         for time in 7...20 {
-            let (change, blame) = admission.observeAttributed(.googlePlay, .configuration(reason: "http_404"), order: 7, now: ContinuousClock.Instant(integerLiteral: time))
+            let (change, blame) = admission.observeAttributed(.googlePlay, .configuration(reason: Reason(.http(404))), order: 7, now: ContinuousClock.Instant(integerLiteral: time))
             #expect(change == CircuitBreaker.Change.none)
             #expect(blame == .order)
         }
@@ -118,11 +118,11 @@ extension EndpointAdmissionTests {
     @Test("an outage still opens the circuit and re-opens it with the cool-down doubled; every failure is the endpoint's")
     func outage() {
         var admission = EndpointAdmission(limits: limits, endpoints: [.merchant], now: 0)
-        #expect(admission.observeAttributed(.merchant, .failure(reason: "http_503"), order: 1, now: 0) == (.none, .endpoint))
-        #expect(admission.observeAttributed(.merchant, .failure(reason: "http_503"), order: 2, now: 0) == (.opened(cooldown: 5, reason: "http_503"), .endpoint))
+        #expect(admission.observeAttributed(.merchant, .failure(reason: Reason(.http(503))), order: 1, now: 0) == (.none, .endpoint))
+        #expect(admission.observeAttributed(.merchant, .failure(reason: Reason(.http(503))), order: 2, now: 0) == (.opened(cooldown: 5, reason: "http_503"), .endpoint))
         #expect(admission.admit(.merchant, slots: 1, now: 5) == .claim(limit: 1, probe: true))
         _ = admission.sendProbe(.merchant, now: 5)
-        #expect(admission.observeAttributed(.merchant, .failure(reason: "http_503"), order: 1, now: 5.5) == (.reopened(cooldown: 10, reason: "http_503"), .endpoint))
+        #expect(admission.observeAttributed(.merchant, .failure(reason: Reason(.http(503))), order: 1, now: 5.5) == (.reopened(cooldown: 10, reason: "http_503"), .endpoint))
         #expect(admission.admit(.merchant, slots: 1, now: 10) == .wait(until: 15.5))
     }
 
@@ -132,19 +132,19 @@ extension EndpointAdmissionTests {
         admission.observe(.merchant, .healthy, order: 100, now: 0)
         // Within the cool-down (5 s) of a healthy answer, orders' failures are theirs.
         for order in Int64(1)...20 {
-            #expect(admission.observeAttributed(.merchant, .failure(reason: "http_503"), order: order, now: 1) == (.none, .order))
+            #expect(admission.observeAttributed(.merchant, .failure(reason: Reason(.http(503))), order: order, now: 1) == (.none, .order))
         }
         #expect(admission.isClosed(.merchant))
-        admission.observe(.merchant, .failure(reason: "http_503"), order: 21, now: 6)
-        #expect(admission.observe(.merchant, .failure(reason: "http_503"), order: 22, now: 6) == .opened(cooldown: 0, reason: "http_503"))
+        admission.observe(.merchant, .failure(reason: Reason(.http(503))), order: 21, now: 6)
+        #expect(admission.observe(.merchant, .failure(reason: Reason(.http(503))), order: 22, now: 6) == .opened(cooldown: 0, reason: "http_503"))
         #expect(admission.admit(.merchant, slots: 1, now: 6) == .claim(limit: 1, probe: true))
         _ = admission.sendProbe(.merchant, now: 6)
-        #expect(admission.observe(.merchant, .failure(reason: "http_503"), order: 23, now: 7) == .reopened(cooldown: 5, reason: "http_503"))
+        #expect(admission.observe(.merchant, .failure(reason: Reason(.http(503))), order: 23, now: 7) == .reopened(cooldown: 5, reason: "http_503"))
         #expect(admission.admit(.merchant, slots: 1, now: 8) == .wait(until: 12))
         // Long after the last healthy answer (more than CircuitMaxCooldown), the cool-down applies.
         var quiet = EndpointAdmission(limits: limits, endpoints: [.merchant], now: 0)
         quiet.observe(.merchant, .healthy, now: 0)
-        quiet.observe(.merchant, .failure(reason: "http_503"), now: 100)
-        #expect(quiet.observe(.merchant, .failure(reason: "http_503"), now: 100) == .opened(cooldown: 5, reason: "http_503"))
+        quiet.observe(.merchant, .failure(reason: Reason(.http(503))), now: 100)
+        #expect(quiet.observe(.merchant, .failure(reason: Reason(.http(503))), now: 100) == .opened(cooldown: 5, reason: "http_503"))
     }
 }

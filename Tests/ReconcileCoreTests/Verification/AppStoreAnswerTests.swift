@@ -14,11 +14,11 @@ struct AppStoreAnswerTests {
     @Test("Apple's error bodies (fixtures) are read")
     func fixtures() {
         let cases: [(String, Int, Verdict)] = [
-            ("asapi-error-4000006-invalid-transaction-id.json", 400, .reject(reason: "invalid_transaction_id")),
+            ("asapi-error-4000006-invalid-transaction-id.json", 400, .reject(reason: Reason(.invalidTransactionID))),
             ("asapi-error-4040010-transaction-id-not-found.json", 404, .transactionNotFound),
             ("asapi-error-5000000-general-internal.json", 500, .internalError),
             ("asapi-error-4290000-rate-limit-exceeded.json", 429,
-             .transient(reason: "appstore_429", endpointLevel: true, retryAfter: .seconds(7), rateLimited: true)),
+             .transient(reason: Reason(.appStore(429)), endpointLevel: true, retryAfter: .seconds(7), rateLimited: true)),
         ]
         for (file, status, expected) in cases {
             let body = Fixtures.bytes("appstore/" + file)
@@ -28,19 +28,19 @@ struct AppStoreAnswerTests {
 
     @Test("every error code of the table has its class", arguments: [
         (200, nil, Verdict.answer),
-        (404, 4040002, .transient(reason: "appstore_4040002", endpointLevel: false)),
-        (404, 4040004, .transient(reason: "appstore_4040004", endpointLevel: false)),
-        (404, 4040006, .transient(reason: "appstore_4040006", endpointLevel: false)),
-        (500, 5000001, .transient(reason: "appstore_5000001", endpointLevel: true)),
+        (404, 4040002, .transient(reason: Reason(.appStore(4040002)), endpointLevel: false)),
+        (404, 4040004, .transient(reason: Reason(.appStore(4040004)), endpointLevel: false)),
+        (404, 4040006, .transient(reason: Reason(.appStore(4040006)), endpointLevel: false)),
+        (500, 5000001, .transient(reason: Reason(.appStore(5000001)), endpointLevel: true)),
         (500, 5000000, .internalError),
         (404, 4040010, .transactionNotFound),
-        (400, 4000006, .reject(reason: "invalid_transaction_id")),
-        (400, 4000008, .reject(reason: "invalid_original_transaction_id")),
-        (400, 4000187, .reject(reason: "transaction_id_not_original")),
-        (404, 4040001, .reject(reason: "account_not_found")),
-        (404, 4040005, .reject(reason: "original_transaction_not_found")),
-        (503, nil, .transient(reason: "appstore_http_503", endpointLevel: true)),
-        (404, 4049999, .transient(reason: "appstore_4049999", endpointLevel: false)),
+        (400, 4000006, .reject(reason: Reason(.invalidTransactionID))),
+        (400, 4000008, .reject(reason: Reason(.invalidOriginalTransactionID))),
+        (400, 4000187, .reject(reason: Reason(.transactionIDNotOriginal))),
+        (404, 4040001, .reject(reason: Reason(.accountNotFound))),
+        (404, 4040005, .reject(reason: Reason(.originalTransactionNotFound))),
+        (503, nil, .transient(reason: Reason(.appStoreHTTP(503)), endpointLevel: true)),
+        (404, 4049999, .transient(reason: Reason(.appStore(4049999)), endpointLevel: false)),
     ] as [(Int, Int?, Verdict)])
     func table(_ status: Int, _ code: Int?, _ expected: Verdict) {
         let body = code.map(Self.body) ?? []
@@ -54,10 +54,10 @@ struct AppStoreAnswerTests {
                 Issue.record("\(status) \(String(decoding: body, as: UTF8.self)) is not a configuration error")
                 continue
             }
-            #expect(reason.hasPrefix("appstore_"))
+            #expect(reason.description.hasPrefix("appstore_"))
         }
         guard case .configuration(let reason) = AppStoreAnswerClassifier.classify(status: 401, body: [], retryAfter: nil) else { return }
-        #expect(reason.contains("no release"))
+        #expect(reason.description.contains("no release"))
     }
 
     @Test("a 429's Retry-After in epoch milliseconds pauses until then")

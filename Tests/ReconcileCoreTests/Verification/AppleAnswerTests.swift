@@ -36,9 +36,9 @@ struct AppleAnswerTests {
             ("verifyreceipt-21008-production-receipt-sent-to-sandbox.json", .sandbox, .bounce(to: .production, status: 21008)),
             ("verifyreceipt-21002-malformed-receipt-data.json", .production, .bounce(to: .sandbox, status: 21002)),
             ("verifyreceipt-21002-malformed-receipt-data.json", .sandbox, .malformed),
-            ("verifyreceipt-21005-server-unavailable.json", .production, .transient(reason: "apple_21005", endpointLevel: true)),
+            ("verifyreceipt-21005-server-unavailable.json", .production, .transient(reason: Reason(.apple(21005)), endpointLevel: true)),
             ("verifyreceipt-21004-shared-secret-mismatch.json", .production,
-             .configuration(reason: "apple_21004: the shared secret does not match (21004)")),
+             .configuration(reason: Reason(.apple(21004), detail: "the shared secret does not match (21004)"))),
         ])
     func fixtures(name: String, environment: AppleAnswerClassifier.Environment, verdict: AppleAnswerClassifier.Verdict) throws {
         #expect(AppleAnswerClassifier.classify(try fixture(name), from: environment, mayBounce: true) == verdict)
@@ -46,23 +46,23 @@ struct AppleAnswerTests {
 
     @Test("the second answer of a bounce is classified afresh and never bounces again")
     func noDoubleBounce() throws {
-        #expect(try classify(#"{"status":21007}"#, from: .sandbox, mayBounce: false) == .transient(reason: "apple_21007_after_bounce", endpointLevel: false))
-        #expect(try classify(#"{"status":21008}"#, from: .production, mayBounce: false) == .transient(reason: "apple_21008_after_bounce", endpointLevel: false))
+        #expect(try classify(#"{"status":21007}"#, from: .sandbox, mayBounce: false) == .transient(reason: Reason(.appleAfterBounce(21007)), endpointLevel: false))
+        #expect(try classify(#"{"status":21008}"#, from: .production, mayBounce: false) == .transient(reason: Reason(.appleAfterBounce(21008)), endpointLevel: false))
         #expect(try classify(#"{"status":21002}"#, from: .sandbox, mayBounce: false) == .malformed)
-        #expect(try classify(#"{"status":21007}"#, from: .sandbox, mayBounce: true) == .transient(reason: "apple_21007_after_bounce", endpointLevel: false))
+        #expect(try classify(#"{"status":21007}"#, from: .sandbox, mayBounce: true) == .transient(reason: Reason(.appleAfterBounce(21007)), endpointLevel: false))
     }
 
     @Test(
         "the class table",
         arguments: [
-            (#"{"status":21000}"#, AppleAnswerClassifier.Verdict.configuration(reason: "apple_21000: Apple could not read our request (21000)")),
-            (#"{"status":21001}"#, .transient(reason: "apple_21001", endpointLevel: false)),
-            (#"{"status":21003}"#, .reject(reason: "receipt_not_authenticated")),
-            (#"{"status":21009}"#, .transient(reason: "apple_21009", endpointLevel: true)),
-            (#"{"status":21010,"is_retryable":false}"#, .reject(reason: "account_not_found")),
-            (#"{"status":0}"#, .transient(reason: "apple_0_without_receipt", endpointLevel: false)),
-            (#"{"status":99999}"#, .transient(reason: "apple_status_99999", endpointLevel: false)),
-            (#"{"status":"21005"}"#, .transient(reason: "apple_21005", endpointLevel: true)),
+            (#"{"status":21000}"#, AppleAnswerClassifier.Verdict.configuration(reason: Reason(.apple(21000), detail: "Apple could not read our request (21000)"))),
+            (#"{"status":21001}"#, .transient(reason: Reason(.apple(21001)), endpointLevel: false)),
+            (#"{"status":21003}"#, .reject(reason: Reason(.receiptNotAuthenticated))),
+            (#"{"status":21009}"#, .transient(reason: Reason(.apple(21009)), endpointLevel: true)),
+            (#"{"status":21010,"is_retryable":false}"#, .reject(reason: Reason(.accountNotFound))),
+            (#"{"status":0}"#, .transient(reason: Reason(.appleZeroWithoutReceipt), endpointLevel: false)),
+            (#"{"status":99999}"#, .transient(reason: Reason(.appleStatus(99999)), endpointLevel: false)),
+            (#"{"status":"21005"}"#, .transient(reason: Reason(.apple(21005)), endpointLevel: true)),
         ])
     func table(body: String, verdict: AppleAnswerClassifier.Verdict) throws {
         #expect(try classify(body) == verdict)
@@ -85,9 +85,9 @@ struct AppleAnswerTests {
         let verdict = try classify(body)
         let status = try AppleReceiptAnswer.parse(Array(body.utf8)).status
         if retryable {
-            #expect(verdict == .transient(reason: "apple_\(status)", endpointLevel: true))
+            #expect(verdict == .transient(reason: Reason(parsing: "apple_\(status)"), endpointLevel: true))
         } else {
-            #expect(verdict == .reject(reason: "apple_\(status)_not_retryable"))
+            #expect(verdict == .reject(reason: Reason(parsing: "apple_\(status)_not_retryable")))
         }
     }
 

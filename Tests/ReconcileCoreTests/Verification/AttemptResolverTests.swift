@@ -25,53 +25,53 @@ struct AttemptResolverTests {
 
     @Test("transient: backoff, then MaxAttempts escalates")
     func transient() {
-        #expect(resolve(.transient("http_503"), order(attempt: 1)).resolution == .retry(at: now + 30, reason: "http_503"))
-        guard case .retry(let at, _, _) = resolve(.transient("http_429", retryAfter: .seconds(600)), order(attempt: 1)).resolution else {
+        #expect(resolve(.transient(Reason(.http(503))), order(attempt: 1)).resolution == .retry(at: now + 30, reason: Reason(.http(503))))
+        guard case .retry(let at, _, _) = resolve(.transient(Reason(.http(429)), retryAfter: .seconds(600)), order(attempt: 1)).resolution else {
             Issue.record("not a retry")
             return
         }
         #expect(at >= now + 600 && at <= now + 603)
-        let escalated = resolve(.transient("http_503"), order(attempt: 3)).resolution
-        #expect(escalated == .escalate(Reason("max_attempts", detail: "3 attempts reached MaxAttempts (last: http_503)"), limits: true))
+        let escalated = resolve(.transient(Reason(.http(503))), order(attempt: 3)).resolution
+        #expect(escalated == .escalate(Reason(.maxAttempts, detail: "3 attempts reached MaxAttempts (last: http_503)"), limits: true))
     }
 
     @Test("age escalates only with a closed circuit")
     func age() {
         let old = order(attempt: 1, age: 90_000)
-        #expect(resolve(.transient("timeout"), old).resolution == .escalate(Reason("max_age", detail: "older than MaxAge=1d (last: timeout)"), limits: true))
-        #expect(resolve(.transient("timeout"), old, circuitClosed: false).resolution == .retry(at: now + 30, reason: "timeout"))
+        #expect(resolve(.transient(Reason(.timeout)), old).resolution == .escalate(Reason(.maxAge, detail: "older than MaxAge=1d (last: timeout)"), limits: true))
+        #expect(resolve(.transient(Reason(.timeout)), old, circuitClosed: false).resolution == .retry(at: now + 30, reason: Reason(.timeout)))
     }
 
     @Test("21002 is retried twice, then the receipt is rejected as malformed")
     func malformed() {
-        #expect(resolve(.malformed, order(malformed: 0)).resolution == .retry(at: now + 30, reason: "apple_21002", malformed: true))
-        #expect(resolve(.malformed, order(malformed: 1)).resolution == .retry(at: now + 30, reason: "apple_21002", malformed: true))
-        #expect(resolve(.malformed, order(malformed: 2)).resolution == .reject(Reason("malformed_receipt", detail: "Apple answered 21002 3 times")))
+        #expect(resolve(.malformed, order(malformed: 0)).resolution == .retry(at: now + 30, reason: Reason(.apple(21002)), malformed: true))
+        #expect(resolve(.malformed, order(malformed: 1)).resolution == .retry(at: now + 30, reason: Reason(.apple(21002)), malformed: true))
+        #expect(resolve(.malformed, order(malformed: 2)).resolution == .reject(Reason(.malformedReceipt, detail: "Apple answered 21002 3 times")))
     }
 
     @Test("the App Store's 5000000 is retried twice, then the order goes to a person (not rejected: it is Apple's error)")
     func internalError() {
-        #expect(resolve(.internalError, order(malformed: 0)).resolution == .retry(at: now + 30, reason: "appstore_5000000", malformed: true))
-        #expect(resolve(.internalError, order(malformed: 1)).resolution == .retry(at: now + 30, reason: "appstore_5000000", malformed: true))
+        #expect(resolve(.internalError, order(malformed: 0)).resolution == .retry(at: now + 30, reason: Reason(.appStore(5000000)), malformed: true))
+        #expect(resolve(.internalError, order(malformed: 1)).resolution == .retry(at: now + 30, reason: Reason(.appStore(5000000)), malformed: true))
         #expect(resolve(.internalError, order(malformed: 2)).resolution == .escalate(
-            Reason("apple_internal_error", detail: "the App Store Server API answered 5000000 3 times")))
+            Reason(.appleInternalError, detail: "the App Store Server API answered 5000000 3 times")))
     }
 
     @Test("configuration errors and failed probes charge nothing and wait for the circuit")
     func uncharged() {
-        let configuration = resolve(.configuration("apple_21004"), order(attempt: 3))
+        let configuration = resolve(.configuration(Reason(.apple(21004))), order(attempt: 3))
         #expect(configuration.charged == false)
-        #expect(configuration.resolution == .retry(at: now + 5, reason: "apple_21004"))
-        let probe = resolve(.transient("http_503"), order(attempt: 3, charged: false))
+        #expect(configuration.resolution == .retry(at: now + 5, reason: Reason(.apple(21004))))
+        let probe = resolve(.transient(Reason(.http(503))), order(attempt: 3, charged: false))
         #expect(probe.charged == false)
-        #expect(probe.resolution == .retry(at: now + 5, reason: "http_503"))
-        #expect(resolve(.notSent("sandbox_circuit_open"), order()).charged == false)
+        #expect(probe.resolution == .retry(at: now + 5, reason: Reason(.http(503))))
+        #expect(resolve(.notSent(Reason(.endpointCircuitOpen(.sandbox))), order()).charged == false)
     }
 
     @Test("verdicts map to their resolutions; delivery decides whether a match finishes")
     func verdicts() {
-        #expect(resolve(.reject("x"), order()).resolution == .reject("x"))
-        #expect(resolve(.escalate(Reason("y", detail: "z")), order()).resolution == .escalate(Reason("y", detail: "z")))
+        #expect(resolve(.reject(Reason(ReasonCode(rawValue: "x"))), order()).resolution == .reject(Reason(ReasonCode(rawValue: "x"))))
+        #expect(resolve(.escalate(Reason(ReasonCode(rawValue: "y"), detail: "z")), order()).resolution == .escalate(Reason(ReasonCode(rawValue: "y"), detail: "z")))
         #expect(resolve(.granted(Grant(transactionID: "1"), finishedBy: .merchant), order()).resolution
             == .verified(Grant(transactionID: "1"), finishes: true, finishedBy: .merchant))
         #expect(resolve(.match(items: [], environment: "Sandbox"), order()).resolution == .match(items: [], environment: "Sandbox", finishes: true))

@@ -17,21 +17,21 @@ struct MerchantAnswerTests {
             (200, #"{"result":"verified","transaction_id":1000}"#, .verified(transactionID: "1000"), false),
             (200, #"{"result":"verified"}"#, .verified(transactionID: nil), false),
             (200, #"{"result":"rejected","reason":"fraud"}"#, .rejected(reason: "fraud"), false),
-            (200, #"{"result":"pending"}"#, .transient(reason: "merchant_pending", retryAfter: nil), false),
-            (200, "not json", .transient(reason: "merchant_unparseable_answer", retryAfter: nil), true),
-            (200, #"{"result":"maybe"}"#, .transient(reason: "merchant_unknown_result", retryAfter: nil), true),
-            (202, "", .transient(reason: "merchant_accepted_pending", retryAfter: nil), false),
-            (409, "", .transient(reason: "merchant_conflict_in_progress", retryAfter: nil), false),
-            (425, "", .transient(reason: "merchant_too_early", retryAfter: nil), false),
-            (408, "", .transient(reason: "http_408", retryAfter: nil), true),
-            (500, "", .transient(reason: "http_500", retryAfter: nil), true),
-            (503, "", .transient(reason: "http_503", retryAfter: nil), true),
-            (302, "", .transient(reason: "http_302_redirect_not_followed", retryAfter: nil), true),
-            (401, "", .configuration(reason: "http_401: the endpoint refused our credentials"), true),
-            (403, "", .configuration(reason: "http_403: the endpoint refused our credentials"), true),
-            (404, "", .configuration(reason: "http_404: no such endpoint (check the URL)"), true),
-            (422, #"{"reason":"unknown product"}"#, .escalate(reason: "merchant_http_422: unknown product"), false),
-            (400, "garbage", .escalate(reason: "merchant_http_400: no reason given"), false),
+            (200, #"{"result":"pending"}"#, .transient(reason: Reason(.merchantPending), retryAfter: nil), false),
+            (200, "not json", .transient(reason: Reason(.merchantUnparseableAnswer), retryAfter: nil), true),
+            (200, #"{"result":"maybe"}"#, .transient(reason: Reason(.merchantUnknownResult), retryAfter: nil), true),
+            (202, "", .transient(reason: Reason(.merchantAcceptedPending), retryAfter: nil), false),
+            (409, "", .transient(reason: Reason(.merchantConflictInProgress), retryAfter: nil), false),
+            (425, "", .transient(reason: Reason(.merchantTooEarly), retryAfter: nil), false),
+            (408, "", .transient(reason: Reason(.http(408)), retryAfter: nil), true),
+            (500, "", .transient(reason: Reason(.http(500)), retryAfter: nil), true),
+            (503, "", .transient(reason: Reason(.http(503)), retryAfter: nil), true),
+            (302, "", .transient(reason: Reason(.httpRedirectNotFollowed(302)), retryAfter: nil), true),
+            (401, "", .configuration(reason: Reason(.http(401), detail: "the endpoint refused our credentials")), true),
+            (403, "", .configuration(reason: Reason(.http(403), detail: "the endpoint refused our credentials")), true),
+            (404, "", .configuration(reason: Reason(.http(404), detail: "no such endpoint (check the URL)")), true),
+            (422, #"{"reason":"unknown product"}"#, .escalate(reason: Reason(.merchantHTTP(422), detail: "unknown product")), false),
+            (400, "garbage", .escalate(reason: Reason(.merchantHTTP(400), detail: "no reason given")), false),
         ])
     func merchant(status: Int, body: String, verdict: MerchantAnswerClassifier.Verdict, endpointFailure: Bool) {
         let (found, observation) = MerchantAnswerClassifier.classify(exchange(status, body), now: now)
@@ -51,8 +51,8 @@ struct MerchantAnswerTests {
         if read {
             #expect(verdict == .verified(transactionID: nil))
         } else {
-            #expect(verdict == .transient(reason: "wrong_content_type", retryAfter: nil))
-            #expect(observation == .failure(reason: "wrong_content_type"))
+            #expect(verdict == .transient(reason: Reason(.wrongContentType), retryAfter: nil))
+            #expect(observation == .failure(reason: Reason(.wrongContentType)))
         }
         // A delivery's 2xx acknowledges whatever it carries (DESIGN §5).
         #expect(MerchantAnswerClassifier.classifyDelivery(exchange(200, "<html>", headers: headers), now: now).0 == .delivered)
@@ -61,19 +61,19 @@ struct MerchantAnswerTests {
     @Test("429 and Retry-After in both forms")
     func rateLimited() {
         let (seconds, _) = MerchantAnswerClassifier.classify(exchange(429, headers: [HTTPHeader("retry-after", "30")]), now: now)
-        #expect(seconds == .transient(reason: "http_429", retryAfter: .seconds(30)))
+        #expect(seconds == .transient(reason: Reason(.http(429)), retryAfter: .seconds(30)))
         let (date, observation) = MerchantAnswerClassifier.classify(
             exchange(503, headers: [HTTPHeader("Retry-After", "Mon, 30 Nov 2026 07:28:06 GMT")]), now: now)
-        #expect(date == .transient(reason: "http_503", retryAfter: .seconds(120)))
-        #expect(observation == .failure(reason: "http_503"))
+        #expect(date == .transient(reason: Reason(.http(503)), retryAfter: .seconds(120)))
+        #expect(observation == .failure(reason: Reason(.http(503))))
     }
 
     @Test("transport failures are transient endpoint failures, never a grant")
     func failures() {
         for kind in [HTTPFailure.Kind.timeout, .connectionRefused, .connectionReset, .tls, .bodyTooLarge, .dns, .protocolError] {
             let result = HTTPExchangeResult(.failure(HTTPFailure(kind, "x")), latency: .seconds(1))
-            #expect(MerchantAnswerClassifier.classify(result, now: now).0 == .transient(reason: kind.rawValue, retryAfter: nil))
-            #expect(MerchantAnswerClassifier.classifyDelivery(result, now: now).0 == .transient(reason: kind.rawValue, retryAfter: nil))
+            #expect(MerchantAnswerClassifier.classify(result, now: now).0 == .transient(reason: Reason(.transport(kind)), retryAfter: nil))
+            #expect(MerchantAnswerClassifier.classifyDelivery(result, now: now).0 == .transient(reason: Reason(.transport(kind)), retryAfter: nil))
         }
     }
 
@@ -81,8 +81,8 @@ struct MerchantAnswerTests {
         "the delivery answer table",
         arguments: [
             (200, MerchantAnswerClassifier.DeliveryVerdict.delivered), (201, .delivered), (204, .delivered), (409, .delivered),
-            (422, .escalate(reason: "delivery_http_422: no reason given")), (400, .escalate(reason: "delivery_http_400: no reason given")),
-            (503, .transient(reason: "http_503", retryAfter: nil)), (401, .configuration(reason: "http_401: the endpoint refused our credentials")),
+            (422, .escalate(reason: Reason(.endpointHTTP(.delivery, 422), detail: "no reason given"))), (400, .escalate(reason: Reason(.endpointHTTP(.delivery, 400), detail: "no reason given"))),
+            (503, .transient(reason: Reason(.http(503)), retryAfter: nil)), (401, .configuration(reason: Reason(.http(401), detail: "the endpoint refused our credentials"))),
         ])
     func delivery(status: Int, verdict: MerchantAnswerClassifier.DeliveryVerdict) {
         #expect(MerchantAnswerClassifier.classifyDelivery(exchange(status), now: now).0 == verdict)

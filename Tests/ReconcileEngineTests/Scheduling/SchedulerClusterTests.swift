@@ -55,7 +55,7 @@ struct SchedulerClusterTests {
         // V1 verified, its delivery due in 10 s; P1 failed, due again in two hours.
         _ = try store.complete([
             AttemptCompletion(order: v1, records: [record], resolution: .verified(Grant(transactionID: "T1"), finishes: false, finishedBy: .verifier), charged: true),
-            AttemptCompletion(order: p1, records: [record], resolution: .retry(at: start.addingTimeInterval(7200), reason: "http_503"), charged: true),
+            AttemptCompletion(order: p1, records: [record], resolution: .retry(at: start.addingTimeInterval(7200), reason: Reason(.http(503))), charged: true),
         ], owner: store.leaseOwner, now: start)
         try PostgreSQLConnection(PostgreSQLConnectionOptions(uri: uri)).execute(
             "UPDATE orders SET next_attempt_at = (extract(epoch FROM clock_timestamp()) * 1000)::bigint + 10000 WHERE order_id = 'V1'")

@@ -86,7 +86,7 @@ struct SchedulerOutboxTests {
             guard let reference = try connection.scalar("SELECT id FROM orders WHERE order_id = 'P1'") else { throw StoreTestError() }
             let action = OutboxAction(
                 orderID: "P1", kind: .revocationNotice, endpoint: .revocation, idempotencyKey: "P1:revoked:1", payload: Self.notice,
-                nextAttemptAt: now, createdAt: now, updatedAt: now, reason: "queued")
+                nextAttemptAt: now, createdAt: now, updatedAt: now, reason: .queued)
             let columns = OutboxColumns.insert
             try connection.run(
                 "INSERT INTO outbox (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))",
@@ -134,7 +134,7 @@ struct SchedulerOutboxTests {
         #expect(revocations.first?.headers.first { $0.name == "Idempotency-Key" }?.value == "P1:revoked:1")
         #expect(transport.requests.contains { $0.url.hasSuffix(":acknowledge") })
         let notice = try #require(states(store)[.revocationNotice])
-        #expect(notice.reason == "notified" && notice.attempts == 1)
+        #expect(notice.reason == .notified && notice.attempts == 1)
         let counters = await scheduler.counters
         #expect(counters.actions["done"] == 2)
     }
@@ -151,7 +151,7 @@ struct SchedulerOutboxTests {
         let scheduler = Scheduler(
             store: store, settings: settings(threshold: 1, cooldown: .seconds(3600)), senders: try await senders(transport, revocation: true),
             logger: .discarding, clock: SystemClock())
-        await scheduler.report(.revocation, .failure(reason: "http_503"), retryAfter: nil, rateLimited: false)
+        await scheduler.report(.revocation, .failure(reason: Reason(.http(503))), retryAfter: nil, rateLimited: false)
         #expect(await eventually(timeout: .seconds(5)) {
             await scheduler.status().endpoints.first { $0.endpoint == .revocation }?.circuit == "open"
         })
@@ -179,7 +179,7 @@ struct SchedulerOutboxTests {
         }
         #expect(settled, "\(states(store).mapValues(\.state))")
         let notice = try #require(states(store)[.revocationNotice])
-        #expect(notice.reason == "no_revocation_url" && notice.attempts == 0)
+        #expect(notice.reason == .noRevocationURL && notice.attempts == 0)
         #expect(!transport.requests.contains { $0.url == Self.revocationURL })
     }
 }

@@ -12,7 +12,7 @@ struct SchedulerSettingsTests {
     struct ReceiptVerifier: OrderVerifier {
         var firstEndpoint: VerificationEndpoint { .production }
         func verify(_ order: ClaimedOrder, gate: any EndpointGate) async -> VerifierOutcome {
-            VerifierOutcome(records: [], verdict: .notSent("test"))
+            VerifierOutcome(records: [], verdict: .notSent(Reason(ReasonCode(rawValue: "test"))))
         }
     }
 

@@ -47,7 +47,7 @@ struct SchedulerTests {
             logger: .discarding, clock: clock)
         let first = clock.instant()
         #expect(await scheduler.acquire(.sandbox))
-        await scheduler.report(.sandbox, .failure(reason: "http_503"), retryAfter: nil, rateLimited: false)
+        await scheduler.report(.sandbox, .failure(reason: Reason(.http(503))), retryAfter: nil, rateLimited: false)
         #expect(await circuit(scheduler, .sandbox) == "open")
         clock.advance(by: .milliseconds(150))  // the cool-down is over; the next token is not there yet
 
@@ -159,13 +159,13 @@ struct SchedulerTests {
         #expect(!scheduler.quietEndpoints.skipsHealthy(.merchant), "quiet before anything was seen")
         await scheduler.report(.merchant, .healthy, retryAfter: nil, rateLimited: false)
         #expect(scheduler.quietEndpoints.skipsHealthy(.merchant))
-        await scheduler.report(.merchant, .failure(reason: "http_503"), retryAfter: nil, rateLimited: false)
+        await scheduler.report(.merchant, .failure(reason: Reason(.http(503))), retryAfter: nil, rateLimited: false)
         #expect(!scheduler.quietEndpoints.skipsHealthy(.merchant), "still quiet after a failure")
         // This one must reach the circuit: it ends the run of failures.
         await scheduler.report(.merchant, .healthy, retryAfter: nil, rateLimited: false)
-        await scheduler.report(.merchant, .failure(reason: "http_503"), retryAfter: nil, rateLimited: false)
+        await scheduler.report(.merchant, .failure(reason: Reason(.http(503))), retryAfter: nil, rateLimited: false)
         #expect(await circuit(scheduler, .merchant) == "closed", "two failures apart counted as two in a row")
-        await scheduler.report(.merchant, .failure(reason: "http_503"), retryAfter: nil, rateLimited: false)
+        await scheduler.report(.merchant, .failure(reason: Reason(.http(503))), retryAfter: nil, rateLimited: false)
         #expect(await circuit(scheduler, .merchant) == "open")
     }
 }

@@ -37,14 +37,14 @@ struct SchedulerTurnTests {
                         parked[orderID] = continuation
                         return false
                     }
-                    if cancelled { continuation.resume(returning: VerifierOutcome(records: [], verdict: .notSent("cancelled"))) }
+                    if cancelled { continuation.resume(returning: VerifierOutcome(records: [], verdict: .notSent(Reason(.requestCancelled)))) }
                 }
             } onCancel: {
                 let continuation = parked.withLock { parked in
                     cancelledOrders.withLock { $0.append(orderID) }
                     return parked.removeValue(forKey: orderID)
                 }
-                continuation?.resume(returning: VerifierOutcome(records: [], verdict: .notSent("cancelled")))
+                continuation?.resume(returning: VerifierOutcome(records: [], verdict: .notSent(Reason(.requestCancelled))))
             }
         }
 
@@ -72,7 +72,7 @@ struct SchedulerTurnTests {
                     defer { parked.removeAll() }
                     return Array(parked.values)
                 }
-                for continuation in waiting { continuation.resume(returning: VerifierOutcome(records: [], verdict: .notSent("test_over"))) }
+                for continuation in waiting { continuation.resume(returning: VerifierOutcome(records: [], verdict: .notSent(Reason(ReasonCode(rawValue: "test_over"))))) }
                 guard waiting.isEmpty else { return false }
                 return await scheduler.status().inFlight == 0
             }
@@ -153,7 +153,7 @@ struct SchedulerTurnTests {
         let (store, scheduler, verifier) = try setUp(orders: 3, maxInFlight: 1, threshold: 1, cooldown: .seconds(10))
         _ = await scheduler.turn()
         await waitUntil("first attempt") { verifier.started.count == 1 }
-        await verifier.finish("O00", .transient("http_503"), observation: .failure(reason: "http_503"), gate: scheduler)
+        await verifier.finish("O00", .transient(Reason(.http(503))), observation: .failure(reason: Reason(.http(503))), gate: scheduler)
         await waitUntil("circuit open") { await scheduler.status().endpoints.first { $0.endpoint == .merchant }?.circuit == "open" }
         await waitUntil("the attempt ended") { await scheduler.status().inFlight == 0 }
         // The ready order could not start: it goes back uncharged, due at the probe time. The
@@ -194,7 +194,7 @@ struct SchedulerTurnTests {
         let (store, scheduler, verifier) = try setUp(orders: 2, maxInFlight: 1, threshold: 1, cooldown: .seconds(60))
         _ = await scheduler.turn()
         await waitUntil("first attempt") { verifier.started == ["O00"] }
-        await verifier.finish("O00", .transient("http_503"), observation: .failure(reason: "http_503"), gate: scheduler)
+        await verifier.finish("O00", .transient(Reason(.http(503))), observation: .failure(reason: Reason(.http(503))), gate: scheduler)
         await waitUntil("the attempt ended") { await scheduler.status().inFlight == 0 }
         _ = await scheduler.turn()
         _ = await scheduler.turn()
@@ -212,7 +212,7 @@ struct SchedulerTurnTests {
         _ = await scheduler.turn()
         await waitUntil("first attempt") { verifier.started == ["O00"] }
         // O00's proof makes the server answer a bare 404: a configuration error opens the circuit.
-        await verifier.finish("O00", .configuration("http_404"), observation: .configuration(reason: "http_404"), gate: scheduler)
+        await verifier.finish("O00", .configuration(Reason(.http(404))), observation: .configuration(reason: Reason(.http(404))), gate: scheduler)
         await waitUntil("circuit open") { await scheduler.status().endpoints.first { $0.endpoint == .merchant }?.circuit == "open" }
         await waitUntil("the attempt ended") { await scheduler.status().inFlight == 0 }
         _ = await scheduler.turn()
@@ -235,7 +235,7 @@ struct SchedulerTurnTests {
             _ = await scheduler.turn()
             await waitUntil("O00 attempt \(attempts)") { verifier.started.count == 2 + attempts }
             #expect(verifier.started.last == "O00")
-            await verifier.finish("O00", .configuration("http_404"), observation: .configuration(reason: "http_404"), gate: scheduler)
+            await verifier.finish("O00", .configuration(Reason(.http(404))), observation: .configuration(reason: Reason(.http(404))), gate: scheduler)
             await waitUntil("the attempt ended") { await scheduler.status().inFlight == 0 }
             #expect(await scheduler.status().endpoints.first { $0.endpoint == .merchant }?.circuit == "closed")
             _ = await scheduler.turn()
@@ -255,7 +255,7 @@ struct SchedulerTurnTests {
         _ = await scheduler.turn()
         await waitUntil("one in flight, one leased ahead") { verifier.started.count == 1 }
         #expect(try store.countsByState() == [.verifying: 2])
-        await verifier.finish("O00", .transient("http_503"), observation: .failure(reason: "http_503"), gate: scheduler)
+        await verifier.finish("O00", .transient(Reason(.http(503))), observation: .failure(reason: Reason(.http(503))), gate: scheduler)
         await waitUntil("the attempt ended") { await scheduler.status().inFlight == 0 }
         _ = await scheduler.turn()
         let sent = try #require(try store.order(id: "O00"))
@@ -354,7 +354,7 @@ struct SchedulerTurnTests {
         await scheduler.setHeartbeat(every: .seconds(2)) {}
         let running = Task { await scheduler.run() }
         await waitUntil("first attempt") { verifier.started.count == 1 }
-        await verifier.finish("O00", .transient("http_503"), gate: scheduler)
+        await verifier.finish("O00", .transient(Reason(.http(503))), gate: scheduler)
         await waitUntil("its retry an hour ahead") { (try? store.order(id: "O00"))?.attempts == 1 && (try? store.countsByState()) == [.pending: 1] }
         await clock.waitForTimers()
         clock.stepWall(by: 2 * 3_600)  // the retry an hour ahead is now an hour overdue

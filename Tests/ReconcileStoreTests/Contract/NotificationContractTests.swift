@@ -183,7 +183,7 @@ struct NotificationContractTests {
         #expect(try store.applyWaitingNotifications(now: t0 + 2).isEmpty, "applied while the attempt was in flight")
         let record = AttemptRecord(endpoint: .production, httpStatus: 503, latency: .milliseconds(9), outcome: .transient, startedAt: t0)
         _ = try store.complete(
-            [AttemptCompletion(order: claimed, records: [record], resolution: .retry(at: t0 + 60, reason: Reason("http_503")), charged: true)],
+            [AttemptCompletion(order: claimed, records: [record], resolution: .retry(at: t0 + 60, reason: Reason(.http(503))), charged: true)],
             owner: owner, now: t0 + 3)
         // Applied in the commit that ended the attempt: nothing is left waiting.
         #expect(try store.order(id: "V1")?.state == .rejected)

@@ -56,7 +56,7 @@ struct OperableStoreContractTests {
     }
 
     func escalated(_ store: any OrderStore, _ orderID: String, at time: Date) throws {
-        try attempted(store, orderID, at: time, .escalate("no_matching_purchase"))
+        try attempted(store, orderID, at: time, .escalate(Reason(.noMatchingPurchase)))
         #expect(try store.order(id: orderID)?.state == .escalated)
     }
 
@@ -102,7 +102,7 @@ struct OperableStoreContractTests {
     func listed(_ store: any OrderStore) throws {
         try escalated(store, "E1", at: t0)
         try ingest(store, "W1", at: t0 + 5, waiting: true)
-        try attempted(store, "A3", at: t0 + 6, .retry(at: t0 + 100, reason: "http_503"))
+        try attempted(store, "A3", at: t0 + 6, .retry(at: t0 + 100, reason: Reason(.http(503))))
         try ingest(store, "A1", at: t0 + 10)
         try ingest(store, "A2", product: "coins", at: t0 + 20)
         try ingest(store, "G1", at: t0 + 30, token: "tok-G1")
@@ -190,7 +190,7 @@ struct OperableStoreContractTests {
         try ingest(store, "mid", at: t0 + 60)
         let mid = try lease(store, "mid", at: t0 + 60)
         try ingest(store, "W", at: t0 + 70, waiting: true)
-        try attempted(store, "new", at: t0 + 120, .retry(at: t0 + 500, reason: "http_503"))
+        try attempted(store, "new", at: t0 + 120, .retry(at: t0 + 500, reason: Reason(.http(503))))
         let refund = StoreNotification(
             source: .appStore, notificationID: "n-1", type: "REFUND", transactionID: "404", productID: "gems", environment: "Production",
             signedAt: t0, revokedAt: t0, revocationReason: 0, via: .file)
@@ -242,7 +242,7 @@ struct OperableStoreContractTests {
 
     /// ``bulkOrders`` in `state`, taken in at t0, t0 + 1, …, and R1 rejected before them all.
     func bulkOrders(_ store: any OrderStore, in state: OrderState) throws {
-        try attempted(store, "R1", at: t0 - 10, .reject("apple_21010"))
+        try attempted(store, "R1", at: t0 - 10, .reject(Reason(.apple(21010))))
         for (index, id) in Self.bulkOrders.enumerated() {
             let time = t0 + Double(index)
             switch state {
@@ -355,7 +355,7 @@ struct OperableStoreContractTests {
         #expect(run.stopsAsked == 3 && run.clockAsked == 3)
         #expect(try store.order(id: "V1")?.state == .verifying)
         // The deferred hold is applied when the attempt ends.
-        let ended = try complete(store, v1, .retry(at: t0 + 500, reason: "http_503"), at: t0 + 200)
+        let ended = try complete(store, v1, .retry(at: t0 + 500, reason: Reason(.http(503))), at: t0 + 200)
         #expect(ended.to == .held && ended.appliedAction == .hold && ended.appliedBy == alice)
 
         // --state verifying: one order already has an action waiting (refused), the other defers.
@@ -428,7 +428,7 @@ struct OperableStoreContractTests {
         let opened = try await kind.open()
         defer { opened.close() }
         let store = opened.operable
-        try attempted(store, "A1", at: t0, .reject("apple_21010"))
+        try attempted(store, "A1", at: t0, .reject(Reason(.apple(21010))))
         #expect(try act(store, .retry, ["A1"], note: "new receipt sent", at: t0 + 10) == [.applied(from: .rejected, to: .pending)])
         let history = try store.history(orderID: "A1")
         #expect(history.map(\.from) == [nil, .pending, .verifying, .rejected])

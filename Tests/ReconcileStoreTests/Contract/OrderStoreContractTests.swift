@@ -57,8 +57,8 @@ struct OrderStoreContractTests {
         case .verifying: _ = try claimed()
         case .verified: _ = try complete(store, try claimed(), .verified(Grant(transactionID: "T-\(id)"), finishes: false, finishedBy: .verifier))
         case .finished: _ = try complete(store, try claimed(), .verified(Grant(transactionID: "T-\(id)"), finishes: true, finishedBy: .merchant))
-        case .rejected: _ = try complete(store, try claimed(), .reject("apple_21010"))
-        case .escalated: _ = try complete(store, try claimed(), .escalate("no_matching_purchase"))
+        case .rejected: _ = try complete(store, try claimed(), .reject(Reason(.apple(21010))))
+        case .escalated: _ = try complete(store, try claimed(), .escalate(Reason(.noMatchingPurchase)))
         case .held: _ = try act(store, .hold, [id])
         case .cancelled: _ = try act(store, .cancel, [id], note: "n")
         case .expired: _ = try store.expireWaiting(receivedBefore: t0 + 1, now: t0 + 2, limit: 10)
@@ -167,13 +167,13 @@ struct OrderStoreContractTests {
         let store = opened.store
         _ = try store.ingest(["A1", "A2", "A3", "A4"].map { candidate($0) }, verifierKind: .apple, now: t0)
         let orders = Dictionary(uniqueKeysWithValues: try claim(store).map { ($0.orderID, $0) })
-        let retry = try complete(store, orders["A1"]!, .retry(at: t0 + 30, reason: "http_503: unavailable"))
-        #expect(retry.to == .pending && retry.nextAttemptAt == t0 + 30 && retry.reason == Reason("http_503", detail: "unavailable"))
+        let retry = try complete(store, orders["A1"]!, .retry(at: t0 + 30, reason: Reason(.http(503), detail: "unavailable")))
+        #expect(retry.to == .pending && retry.nextAttemptAt == t0 + 30 && retry.reason == Reason(.http(503), detail: "unavailable"))
         #expect(try store.order(id: "A1")?.nextAttemptAt == t0 + 30 && store.order(id: "A1")?.leaseOwner == nil)
         let last = try #require(try store.history(orderID: "A1").last)
         #expect(last.from == .verifying && last.to == .pending && last.reason == "http_503" && last.endpoint == "production" && last.verifierStatus == 0)
-        #expect(try complete(store, orders["A2"]!, .reject("apple_21010")).to == .rejected)
-        #expect(try complete(store, orders["A3"]!, .escalate(Reason("max_attempts", detail: "20 attempts"), limits: true)).to == .escalated)
+        #expect(try complete(store, orders["A2"]!, .reject(Reason(.apple(21010)))).to == .rejected)
+        #expect(try complete(store, orders["A3"]!, .escalate(Reason(.maxAttempts, detail: "20 attempts"), limits: true)).to == .escalated)
         let granted = try complete(store, orders["A4"]!, .verified(Grant(transactionID: "T4"), finishes: true, finishedBy: .merchant))
         #expect(granted.to == .finished && granted.transactionID == "T4")
         #expect(try store.order(id: "A4")?.finishedBy == .merchant && store.order(id: "A4")?.verifiedTransactionID == "T4")
@@ -204,7 +204,7 @@ struct OrderStoreContractTests {
             let completions = claimed.enumerated().map { index, order in
                 AttemptCompletion(
                     order: order, records: [request(1000 * round + index, outcome: .answered)],
-                    resolution: .retry(at: t0 + Double(round * 100 + 50), reason: "http_503: round \(round)"), charged: true)
+                    resolution: .retry(at: t0 + Double(round * 100 + 50), reason: Reason(.http(503), detail: "round \(round)")), charged: true)
             }
             let results = try store.complete(completions, owner: owner, now: t0 + Double(round * 100 + 1))
             #expect(results.allSatisfy { $0.applied })
@@ -224,10 +224,10 @@ struct OrderStoreContractTests {
         let store = opened.store
         _ = try store.ingest([candidate("A1")], verifierKind: .apple, now: t0)
         var order = try #require(try claim(store).first)
-        _ = try complete(store, order, .retry(at: t0 + 1, reason: "apple_21004"), charged: false)
+        _ = try complete(store, order, .retry(at: t0 + 1, reason: Reason(.apple(21004))), charged: false)
         #expect(try store.order(id: "A1")?.attempts == 0)
         order = try #require(try claim(store, at: t0 + 2).first)
-        _ = try complete(store, order, .retry(at: t0 + 3, reason: "apple_21002", malformed: true), at: t0 + 2)
+        _ = try complete(store, order, .retry(at: t0 + 3, reason: Reason(.apple(21002)), malformed: true), at: t0 + 2)
         order = try #require(try claim(store, at: t0 + 4).first)
         #expect(order.malformedAnswers == 1 && order.attempt == 2)
     }
@@ -246,7 +246,7 @@ struct OrderStoreContractTests {
         #expect(results.map(\.to).sorted { $0.rawValue < $1.rawValue } == [.escalated, .finished])
         let loser = try #require(results.first { $0.to == .escalated })
         let winner = try #require(results.first { $0.to == .finished })
-        #expect(loser.reason.code == "duplicate_transaction" && loser.reason.detail == "transaction 500 is claimed by order \(winner.orderID)")
+        #expect(loser.reason.code == .duplicateTransaction && loser.reason.detail == "transaction 500 is claimed by order \(winner.orderID)")
         #expect(try store.order(id: winner.orderID)?.verifiedTransactionID == "500")
         // resolve with a transaction another order holds is refused.
         #expect(try act(store, .resolve, [loser.orderID], note: "n", transaction: "500") == [.refused("transaction 500 is already claimed by order \(winner.orderID)")])
@@ -265,7 +265,7 @@ struct OrderStoreContractTests {
         #expect(try store.nextDueTime(.deliver) == t0 + 1)
         let order = try #require(try claim(store, .deliver, at: t0 + 2).first)
         #expect(order.grant?.transactionID == "T-D1" && order.kind == .deliver)
-        #expect(try complete(store, order, .escalate("delivery_http_422"), at: t0 + 3).to == .escalated)
+        #expect(try complete(store, order, .escalate(Reason(.endpointHTTP(.delivery, 422))), at: t0 + 3).to == .escalated)
         #expect(try act(store, .retry, ["D1"]) == [.applied(from: .escalated, to: .verified)])
         let again = try #require(try claim(store, .deliver, at: t0 + 20).first)
         #expect(try complete(store, again, .delivered, at: t0 + 21).to == .finished)
@@ -280,8 +280,8 @@ struct OrderStoreContractTests {
         _ = try store.ingest([candidate("A1")], verifierKind: .apple, now: t0)
         let order = try #require(try claim(store).first)
         #expect(try store.ingest([candidate("A1", receipt: "TkVX")], verifierKind: .apple, now: t0 + 1) == [.proofReplaced(from: .verifying, to: .verifying)])
-        let result = try complete(store, order, .reject("apple_21010"), at: t0 + 2)
-        #expect(result.to == .pending && result.reason.code == "new_proof")
+        let result = try complete(store, order, .reject(Reason(.apple(21010))), at: t0 + 2)
+        #expect(result.to == .pending && result.reason.code == .newProof)
         let retried = try #require(try claim(store, at: t0 + 3).first)
         #expect(retried.proof.receipt == "TkVX")
     }
@@ -374,7 +374,7 @@ struct OrderStoreContractTests {
         #expect(try act(store, .cancel, ["A1"], note: "fraud") == [.deferred(state: .verifying)])
         guard case .refused(let why) = try act(store, .hold, ["A1"])[0] else { Issue.record("second action not refused"); return }
         #expect(why.contains("an earlier cancel by operator:alice"))
-        let result = try complete(store, order, .retry(at: t0 + 60, reason: "http_503"), at: t0 + 20)
+        let result = try complete(store, order, .retry(at: t0 + 60, reason: Reason(.http(503))), at: t0 + 20)
         #expect(result.to == .cancelled && result.appliedAction == .cancel && result.appliedBy == alice)
         #expect(try store.order(id: "A1")?.state == .cancelled && store.order(id: "A1")?.nextAttemptAt == nil)
         #expect(try store.history(orderID: "A1").suffix(2).map(\.to) == [.pending, .cancelled])
@@ -391,7 +391,7 @@ struct OrderStoreContractTests {
         _ = try store.ingest([candidate("W2", receipt: nil, transactionID: "2")], verifierKind: .apple, now: t0 + 100)
         #expect(try store.oldestWaitingReceivedAt() == t0)
         let expired = try store.expireWaiting(receivedBefore: t0 + 50, now: t0 + 200, limit: 10)
-        #expect(expired.map(\.orderID) == ["W1"] && expired[0].to == .expired && expired[0].reason.code == "max_age")
+        #expect(expired.map(\.orderID) == ["W1"] && expired[0].to == .expired && expired[0].reason.code == .maxAge)
         #expect(try store.promoteWaiting(usableBy: .apple, now: t0 + 201) == 0)
         #expect(try store.promoteWaiting(usableBy: .appstore, now: t0 + 201) == 1)
         #expect(try store.order(id: "W2")?.state == .pending && store.order(id: "W2")?.nextAttemptAt == t0 + 201)
@@ -405,8 +405,8 @@ struct OrderStoreContractTests {
         let store = opened.store
         _ = try store.ingest([candidate("A1"), candidate("A2")], verifierKind: .apple, now: t0)
         let orders = try claim(store)
-        _ = try complete(store, orders[0], .retry(at: t0 + 10_000, reason: "http_503"))
-        _ = try complete(store, orders[1], .retry(at: t0 + 50, reason: "http_503"))
+        _ = try complete(store, orders[0], .retry(at: t0 + 10_000, reason: Reason(.http(503))))
+        _ = try complete(store, orders[1], .retry(at: t0 + 50, reason: Reason(.http(503))))
         #expect(try store.clampNextAttempts(notAfter: t0 + 100) == 1)
         #expect(try store.nextDueTime(.verify) == t0 + 50)
         #expect(try store.order(id: orders[0].orderID)?.nextAttemptAt == t0 + 100)

@@ -63,9 +63,9 @@ struct OutboxContractTests {
 
         // Another owner's completion is refused; the lease holder's is applied.
         let action = try #require(leased.first)
-        let foreign = try store.completeActions([OutboxCompletion(claimed: action, resolution: .done("acknowledged"), charged: true)], owner: "node-b/2:y", now: t0 + 3)
+        let foreign = try store.completeActions([OutboxCompletion(claimed: action, resolution: .done(Reason(.acknowledged)), charged: true)], owner: "node-b/2:y", now: t0 + 3)
         #expect(foreign.first?.applied == false)
-        let done = try store.completeActions([OutboxCompletion(claimed: action, resolution: .done("acknowledged"), charged: true)], owner: owner, now: t0 + 3)
+        let done = try store.completeActions([OutboxCompletion(claimed: action, resolution: .done(Reason(.acknowledged)), charged: true)], owner: owner, now: t0 + 3)
         #expect(done.first?.applied == true && done.first?.state == .done)
         #expect(try store.actions(orderID: "P1").map(\.state) == [.done])
         #expect(try store.outboxSummary().pending == 0)
@@ -84,7 +84,7 @@ struct OutboxContractTests {
         #expect(try store.actions(orderID: "P3").first?.state == .pending, "a refused retry changed the action")
 
         let leased = try #require(try claimActions(store).first)
-        let escalation = OutboxCompletion(claimed: leased, resolution: .escalate(Reason("max_attempts")), charged: true)
+        let escalation = OutboxCompletion(claimed: leased, resolution: .escalate(Reason(.maxAttempts)), charged: true)
         #expect(try store.completeActions([escalation], owner: owner, now: t0 + 3).first?.state == .escalated)
         #expect(try claimActions(store, at: t0 + 1000).isEmpty)
 
@@ -136,7 +136,7 @@ struct OutboxContractTests {
         let rescued = try claimActions(alive, owner: alive.leaseOwner, at: Date().addingTimeInterval(1))
         #expect(rescued.map(\.action.idempotencyKey) == [leased.action.idempotencyKey])
         // The dead node's late completion is refused.
-        let late = try dead.completeActions([OutboxCompletion(claimed: leased, resolution: .done("acknowledged"), charged: true)], owner: dead.leaseOwner, now: t0 + 200)
+        let late = try dead.completeActions([OutboxCompletion(claimed: leased, resolution: .done(Reason(.acknowledged)), charged: true)], owner: dead.leaseOwner, now: t0 + 200)
         #expect(late.first?.applied == false)
     }
 }

@@ -88,22 +88,22 @@ struct RefundOrderContractTests {
         _ = try store.ingestNotifications([event("rr-2", "REFUND_REVERSED", transaction: "500", signed: 20)], now: t0 + 102)
         #expect(try claimNotices(store, at: t0 + 103).isEmpty, "a later notice was sent while an earlier one was in flight")
         // The merchant answered 503: `revoked` is sent again before `reinstated`.
-        let retry = OutboxCompletion(claimed: try #require(first.first), resolution: .retry(at: t0 + 110, reason: Reason("http_503")), charged: true)
+        let retry = OutboxCompletion(claimed: try #require(first.first), resolution: .retry(at: t0 + 110, reason: Reason(.http(503))), charged: true)
         _ = try store.completeActions([retry], owner: owner, now: t0 + 104)
         #expect(try store.nextActionDueTime(endpoint: .revocation) == t0 + 110, "the waiting notice's due time hid the earlier one's")
         let again = try claimNotices(store, at: t0 + 111)
         #expect(again.map(\.action.idempotencyKey) == ["F1:revoked:r-1"])
-        _ = try store.completeActions([OutboxCompletion(claimed: try #require(again.first), resolution: .done(Reason("delivered")), charged: true)], owner: owner, now: t0 + 112)
+        _ = try store.completeActions([OutboxCompletion(claimed: try #require(again.first), resolution: .done(Reason(.delivered)), charged: true)], owner: owner, now: t0 + 112)
         let second = try claimNotices(store, at: t0 + 113)
         #expect(second.map(\.action.idempotencyKey) == ["F1:reinstated:rr-2"])
         let body = try JSONParser().parse(Array(try #require(second.first).action.payload.utf8))
         #expect(body["sequence"]?.int64Value == 2 && body["event_time"]?.stringValue == "2027-01-15T08:00:20.000Z")
-        _ = try store.completeActions([OutboxCompletion(claimed: try #require(second.first), resolution: .retry(at: t0 + 200, reason: Reason("http_503")), charged: true)], owner: owner, now: t0 + 114)
+        _ = try store.completeActions([OutboxCompletion(claimed: try #require(second.first), resolution: .retry(at: t0 + 200, reason: Reason(.http(503))), charged: true)], owner: owner, now: t0 + 114)
         // A third event while `reinstated` waits (not in flight): it is superseded, never sent after.
         _ = try store.ingestNotifications([event("r-3", "REFUND", transaction: "500", signed: 30)], now: t0 + 115)
         let all = try notices(store, "F1")
         #expect(all.map(\.idempotencyKey) == ["F1:revoked:r-1", "F1:reinstated:rr-2", "F1:revoked:r-3"])
-        #expect(all.map(\.state) == [.done, .skipped, .pending] && all[1].reason == "superseded")
+        #expect(all.map(\.state) == [.done, .skipped, .pending] && all[1].reason == .superseded)
         #expect(try claimNotices(store, at: t0 + 116).map(\.action.idempotencyKey) == ["F1:revoked:r-3"])
         #expect(try store.order(id: "F1")?.state == .revoked)
     }
@@ -121,7 +121,7 @@ struct RefundOrderContractTests {
         // E1's verification failed for now; E2 was granted (the App Store Server API: no claim).
         _ = try store.complete(
             [
-                AttemptCompletion(order: first, records: [answered], resolution: .retry(at: t0 + 3600, reason: Reason("http_503")), charged: true),
+                AttemptCompletion(order: first, records: [answered], resolution: .retry(at: t0 + 3600, reason: Reason(.http(503))), charged: true),
                 AttemptCompletion(order: second, records: [answered], resolution: .verified(Grant(transactionID: "900"), finishes: true, finishedBy: .verifier), charged: true),
             ], owner: owner, now: t0 + 1)
         #expect(try store.order(id: "E2")?.state == .finished)
@@ -147,7 +147,7 @@ struct RefundOrderContractTests {
         let delivering = try #require(try store.claimDue(.deliver, now: t0 + 2, limit: 10, owner: owner, leaseUntil: t0 + 120, charge: true).first)
         let timedOut = AttemptRecord(endpoint: .delivery, httpStatus: nil, latency: .seconds(10), outcome: .transient, startedAt: t0 + 2)
         _ = try store.complete(
-            [AttemptCompletion(order: delivering, records: [timedOut], resolution: .retry(at: t0 + 60, reason: Reason("timeout")), charged: true)],
+            [AttemptCompletion(order: delivering, records: [timedOut], resolution: .retry(at: t0 + 60, reason: Reason(.timeout)), charged: true)],
             owner: owner, now: t0 + 12)
         #expect(try store.ingestNotifications([event("r-1", "REFUND", transaction: "700", signed: 20)], now: t0 + 20)
             == [.taken(.applied(orderID: "V1", from: .verified, to: .rejected))])

@@ -92,7 +92,7 @@ struct PostgreSQLOrderStoreRaceTests {
                 continue
             }
             for loser in members where loser.orderID != winner.orderID {
-                #expect(loser.to == .escalated && loser.reason.code == "duplicate_transaction")
+                #expect(loser.to == .escalated && loser.reason.code == .duplicateTransaction)
                 #expect(loser.reason.detail == "transaction T-G\(group) is claimed by order \(winner.orderID)")
             }
             let holder = try connection.queryFirst(
@@ -152,7 +152,7 @@ struct PostgreSQLOrderStoreRaceTests {
         _ = try stores[0].ingest(ids.map { candidate($0) }, verifierKind: .apple, now: t0)
         let leased = try stores[0].claimDue(.verify, now: t0, limit: ids.count, owner: owner(0), leaseUntil: t0 + 60, charge: true)
         _ = try stores[0].complete(
-            leased.map { AttemptCompletion(order: $0, records: [], resolution: .escalate("no_matching_purchase"), charged: true) }, owner: owner(0), now: t0 + 1)
+            leased.map { AttemptCompletion(order: $0, records: [], resolution: .escalate(Reason(.noMatchingPurchase)), charged: true) }, owner: owner(0), now: t0 + 1)
         #expect(try stores[0].countsByState() == [.escalated: ids.count])
 
         let retried = try await StartingGate.race(nodes) { node in
@@ -193,7 +193,7 @@ struct PostgreSQLOrderStoreRaceTests {
             #expect(why.contains("an earlier hold by operator:op"))
         }
         let result = try stores[0].complete(
-            [AttemptCompletion(order: order, records: [], resolution: .retry(at: t0 + 60, reason: "http_503"), charged: true)], owner: owner(0), now: t0 + 2)[0]
+            [AttemptCompletion(order: order, records: [], resolution: .retry(at: t0 + 60, reason: Reason(.http(503))), charged: true)], owner: owner(0), now: t0 + 2)[0]
         #expect(result.to == .held && result.appliedAction == .hold)
         #expect(try stores[nodes - 1].history(orderID: "A1").filter { $0.reason == "hold_requested" }.count == 1)
     }

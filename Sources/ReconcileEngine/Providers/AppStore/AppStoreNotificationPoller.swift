@@ -181,7 +181,7 @@ public final class AppStoreNotificationPoller: Service {
             do {
                 taken = try await store.writing { [store] in try store.takeTurn(environment.checkpoint + ".turn", until: now.addingTimeInterval(settings.interval.inSeconds * 0.9), now: now) }
             } catch {
-                return stop(&summary, "store_unavailable", "cannot take the \(name) polling turn: \(error)", reason: StoreFailure.of(error).rawValue)
+                return stop(&summary, "store_unavailable", "cannot take the \(name) polling turn: \(error)", reason: .storeFailure(StoreFailure.of(error)))
             }
             guard taken else {
                 summary.stoppedBecause = "another_node_polls"
@@ -193,7 +193,7 @@ public final class AppStoreNotificationPoller: Service {
         do {
             checkpoint = try await store.writing { [store] in try store.checkpoint(environment.checkpoint) }
         } catch {
-            return stop(&summary, "store_unavailable", "cannot read the \(name) notification checkpoint: \(error)", reason: StoreFailure.of(error).rawValue)
+            return stop(&summary, "store_unavailable", "cannot read the \(name) notification checkpoint: \(error)", reason: .storeFailure(StoreFailure.of(error)))
         }
         // Apple refuses a start further back than it keeps history: a minute inside that edge.
         let earliest = now.addingTimeInterval(-environment.history.inSeconds + 60)
@@ -207,15 +207,15 @@ public final class AppStoreNotificationPoller: Service {
                 return stop(
                     &summary, "too_many_pages",
                     "\(name) notification history holds more than \(settings.maximumPages) pages since \(RFC3339.format(start)); the checkpoint stays",
-                    reason: "too_many_pages")
+                    reason: .tooManyPages)
             }
             guard await gate.acquire(environment.endpoint) else {
-                return stop(&summary, "\(name)_circuit_open", "\(name) notification history not asked: the endpoint's circuit is open", reason: "circuit_open")
+                return stop(&summary, "\(name)_circuit_open", "\(name) notification history not asked: the endpoint's circuit is open", reason: .circuitOpen)
             }
             let page: Page
             switch await fetch(environment, settings: settings, body: body, paginationToken: paginationToken) {
             case .failure(let failure):
-                return stop(&summary, failure.reason, "\(name) notification history: \(failure.reason); retried at the next poll", reason: failure.reason)
+                return stop(&summary, failure.reason.description, "\(name) notification history: \(failure.reason); retried at the next poll", reason: failure.reason.code)
             case .success(let fetched):
                 page = fetched
             }
@@ -250,7 +250,7 @@ public final class AppStoreNotificationPoller: Service {
                 } catch {
                     return stop(
                         &summary, "store_unavailable", "cannot commit \(Plural.count(valid.count, "polled notification")): \(error); retried at the next poll",
-                        reason: StoreFailure.of(error).rawValue)
+                        reason: .storeFailure(StoreFailure.of(error)))
                 }
                 for (notification, outcome) in zip(valid, outcomes) {
                     if case .duplicate = outcome { summary.duplicates += 1 } else { summary.taken += 1 }
@@ -266,12 +266,12 @@ public final class AppStoreNotificationPoller: Service {
             return stop(
                 &summary, "invalid_notifications",
                 "\(name) notification history: \(Plural.count(summary.invalid, "notification")) did not verify; the checkpoint stays at \(checkpoint.map(RFC3339.format) ?? "none"), so they are read again at the next poll",
-                reason: "invalid_notifications")
+                reason: .invalidNotifications)
         }
         do {
             try await store.writing { [store] in try store.advanceCheckpoint(environment.checkpoint, to: now, now: Date()) }
         } catch {
-            return stop(&summary, "store_unavailable", "cannot store the \(name) notification checkpoint: \(error)", reason: StoreFailure.of(error).rawValue)
+            return stop(&summary, "store_unavailable", "cannot store the \(name) notification checkpoint: \(error)", reason: .storeFailure(StoreFailure.of(error)))
         }
         summary.completed = true
         if summary.taken > 0 || summary.invalid > 0 {
@@ -283,9 +283,9 @@ public final class AppStoreNotificationPoller: Service {
     }
 
     /// Ends a poll early: logged at `warning`, the checkpoint left where it was.
-    private func stop(_ summary: inout Summary, _ code: String, _ message: String, reason: String) -> Summary {
+    private func stop(_ summary: inout Summary, _ code: String, _ message: String, reason: ReasonCode) -> Summary {
         summary.stoppedBecause = code
-        logger.warning(message, [.endpoint: summary.endpoint.rawValue, .reason: reason])
+        logger.warning(message, [.endpoint: summary.endpoint.rawValue, .reason: reason.rawValue])
         return summary
     }
 
@@ -310,7 +310,7 @@ public final class AppStoreNotificationPoller: Service {
     }
 
     struct FetchFailure: Error {
-        var reason: String
+        var reason: Reason
     }
 
     /// One POST to Get Notification History, judged as `Kind=appstore` judges answers, reported
@@ -320,8 +320,8 @@ public final class AppStoreNotificationPoller: Service {
         do {
             token = try settings.tokens.token(now: Date())
         } catch {
-            await gate.report(environment.endpoint, .configuration(reason: "appstore_key"), retryAfter: nil, rateLimited: false)
-            return .failure(FetchFailure(reason: "appstore_key: cannot sign the token (\(error))"))
+            await gate.report(environment.endpoint, .configuration(reason: Reason(.appStoreKey)), retryAfter: nil, rateLimited: false)
+            return .failure(FetchFailure(reason: Reason(.appStoreKey, detail: "cannot sign the token (\(error))")))
         }
         var endpoint = environment.settings
         endpoint.bearerToken = token
@@ -337,22 +337,22 @@ public final class AppStoreNotificationPoller: Service {
         case .verdict(let verdict):
             return .failure(FetchFailure(reason: Self.reason(verdict)))
         case .answer(.notFound):
-            return .failure(FetchFailure(reason: "appstore_4040010"))
+            return .failure(FetchFailure(reason: Reason(.appStore(4040010))))
         case .answer(.body(let bytes)):
-            guard let page = Self.parse(bytes) else { return .failure(FetchFailure(reason: "unparseable_answer")) }
+            guard let page = Self.parse(bytes) else { return .failure(FetchFailure(reason: Reason(.unparseableAnswer))) }
             return .success(page)
         }
     }
 
     /// A verdict's reason code, for the log.
-    static func reason(_ verdict: VerifierOutcome.Verdict) -> String {
+    static func reason(_ verdict: VerifierOutcome.Verdict) -> Reason {
         switch verdict {
         case .transient(let reason, _), .limitedTransient(let reason, _), .configuration(let reason), .reject(let reason), .escalate(let reason), .notSent(let reason):
-            reason.code
+            Reason(reason.code)
         case .internalError:
-            "appstore_5000000"
+            Reason(.appStore(5000000))
         default:
-            "unexpected_answer"
+            Reason(.unexpectedAnswer)
         }
     }
 

@@ -70,7 +70,7 @@ public struct AppStoreVerifier: OrderVerifier {
         } else if let receipt = order.proof.receipt {
             verdict = await lookUpHistory(receipt: receipt, exchanges: &exchanges, gate: gate)
         } else {
-            verdict = .escalate(Reason("no_usable_proof", detail: "the order carries no receipt, transaction id or signed transaction"))
+            verdict = .escalate(Reason(.noUsableProof, detail: "the order carries no receipt, transaction id or signed transaction"))
         }
         return VerifierOutcome(records: exchanges.records, verdict: verdict)
     }
@@ -85,7 +85,7 @@ public struct AppStoreVerifier: OrderVerifier {
             payload = try productionTransactions.verify(jws, now: Date())
         } catch .wrongEnvironment(let found) where found == AppStoreEnvironment.sandbox.rawValue {
             guard allowSandbox else {
-                return .reject(Reason("sandbox_not_allowed", detail: "a sandbox transaction, and AllowSandbox=no"))
+                return .reject(Reason(.sandboxNotAllowed, detail: "a sandbox transaction, and AllowSandbox=no"))
             }
             do {
                 payload = try sandboxTransactions.verify(jws, now: Date())
@@ -100,7 +100,7 @@ public struct AppStoreVerifier: OrderVerifier {
         do {
             transaction = try AppStoreTransaction.parse(payload.json)
         } catch {
-            return .reject(Reason("invalid_signed_transaction", detail: error.description))
+            return .reject(Reason(.invalidSignedTransaction, detail: error.description))
         }
         // Confirmed where it was signed: a refund since then shows in Apple's fresh copy.
         let step = await get("/inApps/v1/transactions/\(Self.pathComponent(transaction.transactionID))", on: environment, exchanges: &exchanges, gate: gate)
@@ -108,7 +108,7 @@ public struct AppStoreVerifier: OrderVerifier {
         case .verdict(let verdict):
             return verdict
         case .notFound:
-            return .escalate(Reason("transaction_not_found", detail: "Apple does not know the signed transaction \(transaction.transactionID)"))
+            return .escalate(Reason(.transactionNotFound, detail: "Apple does not know the signed transaction \(transaction.transactionID)"))
         case .answer(let body):
             return confirmed(body, transactionID: transaction.transactionID, environment: environment)
         }
@@ -121,7 +121,7 @@ public struct AppStoreVerifier: OrderVerifier {
         var step = await get(path, on: .production, exchanges: &exchanges, gate: gate)
         if case .notFound = step {
             guard allowSandbox else {
-                return .escalate(Reason("transaction_not_found", detail: "production does not know transaction \(transactionID), and AllowSandbox=no"))
+                return .escalate(Reason(.transactionNotFound, detail: "production does not know transaction \(transactionID), and AllowSandbox=no"))
             }
             environment = .sandbox
             step = await get(path, on: .sandbox, exchanges: &exchanges, gate: gate)
@@ -130,7 +130,7 @@ public struct AppStoreVerifier: OrderVerifier {
         case .verdict(let verdict):
             return verdict
         case .notFound:
-            return .escalate(Reason("transaction_not_found", detail: "neither production nor the sandbox knows transaction \(transactionID)"))
+            return .escalate(Reason(.transactionNotFound, detail: "neither production nor the sandbox knows transaction \(transactionID)"))
         case .answer(let body):
             return confirmed(body, transactionID: transactionID, environment: environment)
         }
@@ -148,11 +148,11 @@ public struct AppStoreVerifier: OrderVerifier {
             do {
                 extracted = try ReceiptTransactionID.extract(fromTransactionReceipt: compact)
             } catch let legacyError {
-                return .reject(Reason("unreadable_receipt", detail: "neither an app receipt (\(error)) nor a transaction receipt (\(legacyError))"))
+                return .reject(Reason(.unreadableReceipt, detail: "neither an app receipt (\(error)) nor a transaction receipt (\(legacyError))"))
             }
         }
         guard let transactionID = extracted else {
-            return .escalate(Reason("no_matching_purchase", detail: "the receipt holds no in-app purchase"))
+            return .escalate(Reason(.noMatchingPurchase, detail: "the receipt holds no in-app purchase"))
         }
         var environment = VerificationEndpoint.production
         var transactions: [AppStoreTransaction] = []
@@ -165,7 +165,7 @@ public struct AppStoreVerifier: OrderVerifier {
             var step = await get(path, on: environment, exchanges: &exchanges, gate: gate)
             if case .notFound = step, environment == .production, page == 1 {
                 guard allowSandbox else {
-                    return .escalate(Reason("transaction_not_found", detail: "production does not know the receipt's transaction, and AllowSandbox=no"))
+                    return .escalate(Reason(.transactionNotFound, detail: "production does not know the receipt's transaction, and AllowSandbox=no"))
                 }
                 environment = .sandbox
                 step = await get(path, on: .sandbox, exchanges: &exchanges, gate: gate)
@@ -173,17 +173,17 @@ public struct AppStoreVerifier: OrderVerifier {
             let body: [UInt8]
             switch step {
             case .verdict(let verdict): return verdict
-            case .notFound: return .escalate(Reason("transaction_not_found", detail: "Apple does not know the receipt's transaction"))
+            case .notFound: return .escalate(Reason(.transactionNotFound, detail: "Apple does not know the receipt's transaction"))
             case .answer(let answer): body = answer
             }
             let history: AppStoreDocument.HistoryPage
             do {
                 history = try AppStoreDocument.historyPage(body)
             } catch {
-                return .transient("unparseable_answer: \(error.description)")
+                return .transient(Reason(.unparseableAnswer, detail: error.description))
             }
             if environment == .production, let expected = appAppleID, let found = history.appAppleID, found != expected {
-                return .configuration("appstore_wrong_app: Apple answered for app \(found), AppAppleID=\(expected)")
+                return .configuration(Reason(.appStoreWrongApp, detail: "Apple answered for app \(found), AppAppleID=\(expected)"))
             }
             for signed in history.signedTransactions {
                 switch verifyReturned(signed, environment: environment) {
@@ -193,7 +193,7 @@ public struct AppStoreVerifier: OrderVerifier {
             }
             guard history.hasMore, let next = history.revision else { break }
             guard page < maximumHistoryPages else {
-                return .escalate(Reason("history_too_long", detail: "more than \(maximumHistoryPages) pages of history"))
+                return .escalate(Reason(.historyTooLong, detail: "more than \(maximumHistoryPages) pages of history"))
             }
             revision = next
         }
@@ -208,14 +208,14 @@ public struct AppStoreVerifier: OrderVerifier {
         do {
             jws = try AppStoreDocument.signedTransactionInfo(body)
         } catch {
-            return .transient("unparseable_answer: \(error.description)")
+            return .transient(Reason(.unparseableAnswer, detail: error.description))
         }
         switch verifyReturned(jws, environment: environment) {
         case .failure(let failure):
             return failure.verdict
         case .success(let transaction):
             guard transaction.transactionID == transactionID || transaction.originalTransactionID == transactionID else {
-                return .transient("appstore_answered_another_transaction")
+                return .transient(Reason(.appStoreAnsweredAnotherTransaction))
             }
             return match([transaction], environment: environment)
         }
@@ -230,14 +230,14 @@ public struct AppStoreVerifier: OrderVerifier {
         } catch let error as SignedDataError {
             switch error {
             case .wrongBundle:
-                return .failure(VerdictFailure(verdict: .escalate(Reason("bundle_mismatch", detail: "Apple's answer: \(error.description); BundleID=\(bundleID)"))))
+                return .failure(VerdictFailure(verdict: .escalate(Reason(.bundleMismatch, detail: "Apple's answer: \(error.description); BundleID=\(bundleID)"))))
             default:
                 // A forged or broken answer, or roots that do not fit: believe nothing, and stop
                 // asking until someone looks (the circuit opens on configuration errors).
-                return .failure(VerdictFailure(verdict: .configuration("appstore_unverifiable_answer: \(error.description)")))
+                return .failure(VerdictFailure(verdict: .configuration(Reason(.appStoreUnverifiableAnswer, detail: error.description))))
             }
         } catch {
-            return .failure(VerdictFailure(verdict: .transient("unparseable_answer: \(error)")))
+            return .failure(VerdictFailure(verdict: .transient(Reason(.unparseableAnswer, detail: "\(error)"))))
         }
     }
 
@@ -250,7 +250,7 @@ public struct AppStoreVerifier: OrderVerifier {
     /// the transaction that claims the transaction id.
     func match(_ transactions: [AppStoreTransaction], environment: VerificationEndpoint) -> VerifierOutcome.Verdict {
         if environment == .sandbox && !allowSandbox {
-            return .reject(Reason("sandbox_not_allowed", detail: "a sandbox transaction, and AllowSandbox=no"))
+            return .reject(Reason(.sandboxNotAllowed, detail: "a sandbox transaction, and AllowSandbox=no"))
         }
         return .match(items: transactions.map(\.item), environment: environment == .sandbox ? "Sandbox" : "Production")
     }
@@ -259,11 +259,11 @@ public struct AppStoreVerifier: OrderVerifier {
     static func refusedProof(_ error: SignedDataError) -> VerifierOutcome.Verdict {
         switch error {
         case .wrongBundle:
-            .escalate(Reason("bundle_mismatch", detail: "the signed transaction: \(error.description)"))
+            .escalate(Reason(.bundleMismatch, detail: "the signed transaction: \(error.description)"))
         case .wrongEnvironment:
-            .reject(Reason("wrong_environment", detail: "the signed transaction: \(error.description)"))
+            .reject(Reason(.wrongEnvironment, detail: "the signed transaction: \(error.description)"))
         default:
-            .reject(Reason("invalid_signed_transaction", detail: error.description))
+            .reject(Reason(.invalidSignedTransaction, detail: error.description))
         }
     }
 
@@ -273,7 +273,7 @@ public struct AppStoreVerifier: OrderVerifier {
     func get(_ path: String, on endpoint: VerificationEndpoint, exchanges: inout Exchanges, gate: any EndpointGate) async -> Step {
         // The scheduler took the first request's token (for production); every other takes its own.
         if exchanges.sent > 0 || endpoint != .production {
-            guard await gate.acquire(endpoint) else { return .verdict(.notSent("\(endpoint.rawValue)_circuit_open")) }
+            guard await gate.acquire(endpoint) else { return .verdict(.notSent(Reason(.endpointCircuitOpen(endpoint)))) }
         }
         exchanges.sent += 1
         let settings = endpoint == .sandbox ? sandbox : production
@@ -281,8 +281,8 @@ public struct AppStoreVerifier: OrderVerifier {
         do {
             token = try tokens.token(now: Date())
         } catch {
-            await gate.report(endpoint, .configuration(reason: "appstore_key"), retryAfter: nil, rateLimited: false)
-            return .verdict(.configuration("appstore_key: cannot sign the token (\(error))"))
+            await gate.report(endpoint, .configuration(reason: Reason(.appStoreKey)), retryAfter: nil, rateLimited: false)
+            return .verdict(.configuration(Reason(.appStoreKey, detail: "cannot sign the token (\(error))")))
         }
         var endpointSettings = settings
         endpointSettings.bearerToken = token
@@ -317,26 +317,26 @@ public struct AppStoreVerifier: OrderVerifier {
         case .answer:
             guard HTTPAnswerClassifier.declaresJSON(response) else {
                 return .init(
-                    .verdict(.transient("wrong_content_type")), observation: .failure(reason: "wrong_content_type"),
-                    detail: "wrong_content_type", verifierStatus: code)
+                    .verdict(.transient(Reason(.wrongContentType))), observation: .failure(reason: Reason(.wrongContentType)),
+                    detail: ReasonCode.wrongContentType.rawValue, verifierStatus: code)
             }
             return .init(.answer(.body(response.body)), verifierStatus: code)
         case .transactionNotFound:
-            return .init(.answer(.notFound), detail: "appstore_4040010", verifierStatus: code)
+            return .init(.answer(.notFound), detail: ReasonCode.appStore(4040010).rawValue, verifierStatus: code)
         case .transient(let reason, let endpointLevel, let after, let rateLimited):
             return .init(
-                .verdict(.transient(Reason(parsing: reason), retryAfter: after)), observation: endpointLevel ? .failure(reason: reason) : .healthy,
-                retryAfter: after, rateLimited: rateLimited, detail: reason, verifierStatus: code)
+                .verdict(.transient(reason, retryAfter: after)), observation: endpointLevel ? .failure(reason: reason) : .healthy,
+                retryAfter: after, rateLimited: rateLimited, detail: reason.description, verifierStatus: code)
         case .internalError:
             return .init(
-                .verdict(.internalError), observation: .failure(reason: "appstore_5000000"), detail: "appstore_5000000", verifierStatus: code)
+                .verdict(.internalError), observation: .failure(reason: Reason(.appStore(5000000))), detail: ReasonCode.appStore(5000000).rawValue, verifierStatus: code)
         case .reject(let reason):
             return .init(
-                .verdict(.reject(Reason(parsing: reason).adding("the App Store Server API answered \(response.status)"))), detail: reason,
+                .verdict(.reject(reason.adding("the App Store Server API answered \(response.status)"))), detail: reason.description,
                 verifierStatus: code)
         case .configuration(let reason):
             return .init(
-                .verdict(.configuration(Reason(parsing: reason))), observation: .configuration(reason: reason), detail: reason,
+                .verdict(.configuration(reason)), observation: .configuration(reason: reason), detail: reason.description,
                 verifierStatus: code)
         }
     }

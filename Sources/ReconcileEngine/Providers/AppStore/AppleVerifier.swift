@@ -31,7 +31,7 @@ public struct AppleVerifier: OrderVerifier {
 
     public func verify(_ order: ClaimedOrder, gate: any EndpointGate) async -> VerifierOutcome {
         guard let receipt = order.proof.receipt else {
-            return VerifierOutcome(records: [], verdict: .escalate(Reason("no_usable_proof", detail: "Kind=apple needs a receipt")))
+            return VerifierOutcome(records: [], verdict: .escalate(Reason(.noUsableProof, detail: "Kind=apple needs a receipt")))
         }
         let body = JSONWriter.bytes(.object(JSONObject([
             "receipt-data": .string(receipt.filter { !$0.isWhitespace }), "password": .string(sharedSecret),
@@ -48,14 +48,14 @@ public struct AppleVerifier: OrderVerifier {
         case .bounce(let environment, let status):
             if status == 21007 && !allowSandbox {
                 return VerifierOutcome(
-                    records: records, verdict: .reject(Reason("sandbox_not_allowed", detail: "a sandbox receipt (21007), and AllowSandbox=no")))
+                    records: records, verdict: .reject(Reason(.sandboxNotAllowed, detail: "a sandbox receipt (21007), and AllowSandbox=no")))
             }
             // From production, the only bounce is to the sandbox.
             guard environment == .sandbox, sandbox != nil else {
-                return VerifierOutcome(records: records, verdict: .transient("apple_\(status)_no_sandbox_url"))
+                return VerifierOutcome(records: records, verdict: .transient(Reason(.appleNoSandboxURL(status))))
             }
             guard await gate.acquire(.sandbox) else {
-                return VerifierOutcome(records: records, verdict: .transient("sandbox_circuit_open"))
+                return VerifierOutcome(records: records, verdict: .transient(Reason(.endpointCircuitOpen(.sandbox))))
             }
             let (secondRecord, second) = await send(body, to: .sandbox, via: exchange)
             records.append(secondRecord)
@@ -65,7 +65,7 @@ public struct AppleVerifier: OrderVerifier {
             let secondVerdict = AppleAnswerClassifier.classify(sandboxAnswer, from: .sandbox, mayBounce: false)
             if secondVerdict == .valid && !allowSandbox {
                 return VerifierOutcome(
-                    records: records, verdict: .reject(Reason("sandbox_not_allowed", detail: "a sandbox receipt, and AllowSandbox=no")))
+                    records: records, verdict: .reject(Reason(.sandboxNotAllowed, detail: "a sandbox receipt, and AllowSandbox=no")))
             }
             return VerifierOutcome(records: records, verdict: verdict(of: secondVerdict, answer: sandboxAnswer))
         case let other:
@@ -75,7 +75,7 @@ public struct AppleVerifier: OrderVerifier {
 
     static func verdict(of meaning: EndpointExchange.Judgement<AppleReceiptAnswer>.Meaning) -> VerifierOutcome.Verdict {
         switch meaning {
-        case .answer: .transient("unexpected")
+        case .answer: .transient(Reason(.unexpected))
         case .verdict(let verdict): verdict
         }
     }
@@ -90,15 +90,15 @@ public struct AppleVerifier: OrderVerifier {
             }
             return .match(items: answer.items, environment: answer.environment)
         case .bounce(_, let status):
-            return .transient("apple_\(status)_after_bounce")
+            return .transient(Reason(.appleAfterBounce(status)))
         case .transient(let reason, _):
-            return .transient(Reason(parsing: reason))
+            return .transient(reason)
         case .malformed:
             return .malformed
         case .reject(let reason):
-            return .reject(Reason(reason, detail: "Apple answered \(answer.status)"))
+            return .reject(reason.adding("Apple answered \(answer.status)"))
         case .configuration(let reason):
-            return .configuration(Reason(parsing: reason))
+            return .configuration(reason)
         }
     }
 
@@ -124,8 +124,8 @@ public struct AppleVerifier: OrderVerifier {
             answer = try AppleReceiptAnswer.parse(response.body)
         } catch {
             return .init(
-                .verdict(.transient("unparseable_answer")), observation: .failure(reason: "unparseable_answer"),
-                detail: "unparseable_answer: \(error.description)")
+                .verdict(.transient(Reason(.unparseableAnswer))), observation: .failure(reason: Reason(.unparseableAnswer)),
+                detail: "\(ReasonCode.unparseableAnswer): \(error.description)")
         }
         let environment: AppleAnswerClassifier.Environment = endpoint == .sandbox ? .sandbox : .production
         var judgement = EndpointExchange.Judgement<AppleReceiptAnswer>(
@@ -133,10 +133,10 @@ public struct AppleVerifier: OrderVerifier {
         switch AppleAnswerClassifier.classify(answer, from: environment, mayBounce: true) {
         case .transient(let reason, true):
             judgement.observation = .failure(reason: reason)
-            judgement.detail = reason
+            judgement.detail = reason.description
         case .configuration(let reason):
             judgement.observation = .configuration(reason: reason)
-            judgement.detail = reason
+            judgement.detail = reason.description
         default:
             break
         }

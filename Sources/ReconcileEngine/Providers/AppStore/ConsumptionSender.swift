@@ -32,26 +32,26 @@ public struct ConsumptionSender: OutboxSender {
     public func send(_ claimed: ClaimedAction, gate: any EndpointGate) async -> OutboxOutcome {
         let action = claimed.action
         guard action.kind == .consumptionAnswer else {
-            return OutboxOutcome(records: [], verdict: .escalate(Reason("unknown_action", detail: "\(action.kind.rawValue) is not a consumption answer")))
+            return OutboxOutcome(records: [], verdict: .escalate(Reason(.unknownAction, detail: "\(action.kind.rawValue) is not a consumption answer")))
         }
         if ConsumptionRules.isPastDeadline(action, now: Date()) {
             let deadline = action.deadline.map(RFC3339.format) ?? "?"
             return OutboxOutcome(
                 records: [],
-                verdict: .escalate(Reason(ConsumptionRules.deadlinePassed, detail: "Apple's 12-hour deadline passed at \(deadline); the answer is not sent any more")))
+                verdict: .escalate(Reason(.consumptionDeadlinePassed, detail: "Apple's 12-hour deadline passed at \(deadline); the answer is not sent any more")))
         }
         guard case .object(let payload)? = try? JSONParser().parse(Array(action.payload.utf8)),
             let transactionID = payload["transaction_id"]?.stringValue, !transactionID.isEmpty, case .object(let body)? = payload["request"]
         else {
             return OutboxOutcome(
-                records: [], verdict: .escalate(Reason("consumption_payload_invalid", detail: "the recorded answer is not what the rule writes; nothing was sent")))
+                records: [], verdict: .escalate(Reason(.consumptionPayloadInvalid, detail: "the recorded answer is not what the rule writes; nothing was sent")))
         }
         let token: String
         do {
             token = try tokens.token(now: Date())
         } catch {
-            await gate.report(endpoint, .configuration(reason: "appstore_key"), retryAfter: nil, rateLimited: false)
-            return OutboxOutcome(records: [], verdict: .configuration(Reason("appstore_key", detail: "cannot sign the token (\(error))")))
+            await gate.report(endpoint, .configuration(reason: Reason(.appStoreKey)), retryAfter: nil, rateLimited: false)
+            return OutboxOutcome(records: [], verdict: .configuration(Reason(.appStoreKey, detail: "cannot sign the token (\(error))")))
         }
         var settings = api
         settings.bearerToken = token
@@ -69,41 +69,42 @@ public struct ConsumptionSender: OutboxSender {
         switch HTTPAnswerClassifier.classify(result, handled: Set(100...599), now: Date()) {
         case .endpointFailure(let reason, let retryAfter, let rateLimited):
             return .init(
-                .answer(.transient(Reason(parsing: reason), retryAfter: retryAfter)), observation: .failure(reason: reason), retryAfter: retryAfter,
-                rateLimited: rateLimited, detail: reason)
+                .answer(.transient(reason, retryAfter: retryAfter)), observation: .failure(reason: reason), retryAfter: retryAfter,
+                rateLimited: rateLimited, detail: reason.description)
         case .configuration(let reason):
-            return .init(.answer(.configuration(Reason(parsing: reason))), observation: .configuration(reason: reason), detail: reason)
+            return .init(.answer(.configuration(reason)), observation: .configuration(reason: reason), detail: reason.description)
         case .answer(let answer):
             response = answer
         }
         let status = response.status
         let code = AppStoreAnswerClassifier.errorCode(in: response.body)
         if status == 200 || status == 202 {
-            return .init(.answer(.done(Reason("answered", detail: "Apple took the consumption information (HTTP \(status))"))), verifierStatus: code)
+            return .init(.answer(.done(Reason(.answered, detail: "Apple took the consumption information (HTTP \(status))"))), verifierStatus: code)
         }
         if status == 400 || status == 404, !(code.map(AppStoreAnswerClassifier.retryableCodes.contains) ?? false) {
-            let reason = "appstore_\(code.map(String.init) ?? "http_\(status)")"
+            let refused: ReasonCode = code.map(ReasonCode.appStore) ?? .appStoreHTTP(status)
             return .init(
-                .answer(.escalate(Reason(reason, detail: "Apple refused the consumption answer (HTTP \(status)); it is not sent again"))),
-                detail: reason, verifierStatus: code)
+                .answer(.escalate(Reason(refused, detail: "Apple refused the consumption answer (HTTP \(status)); it is not sent again"))),
+                detail: refused.rawValue, verifierStatus: code)
         }
         let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: Date()) }
         switch AppStoreAnswerClassifier.classify(status: status, body: response.body, retryAfter: retryAfter) {
         case .configuration(let reason):
-            return .init(.answer(.configuration(Reason(parsing: reason))), observation: .configuration(reason: reason), detail: reason, verifierStatus: code)
+            return .init(.answer(.configuration(reason)), observation: .configuration(reason: reason), detail: reason.description, verifierStatus: code)
         case .transient(let reason, let endpointLevel, let after, let rateLimited):
             return .init(
-                .answer(.transient(Reason(parsing: reason), retryAfter: after)), observation: endpointLevel ? .failure(reason: reason) : .healthy,
-                retryAfter: after, rateLimited: rateLimited, detail: reason, verifierStatus: code)
+                .answer(.transient(reason, retryAfter: after)), observation: endpointLevel ? .failure(reason: reason) : .healthy,
+                retryAfter: after, rateLimited: rateLimited, detail: reason.description, verifierStatus: code)
         case .internalError:
             return .init(
-                .answer(.transient(Reason("appstore_5000000"))), observation: .failure(reason: "appstore_5000000"), detail: "appstore_5000000",
+                .answer(.transient(Reason(.appStore(5000000)))), observation: .failure(reason: Reason(.appStore(5000000))),
+                detail: ReasonCode.appStore(5000000).rawValue,
                 verifierStatus: code)
         case .answer, .transactionNotFound, .reject:
             // Not reached for this endpoint's statuses (2xx, 400 and 404 are read above); a
             // surprise is retried, not taken as an answer.
-            let reason = "appstore_http_\(status)\(code.map { "_\($0)" } ?? "")"
-            return .init(.answer(.transient(Reason(reason))), observation: .failure(reason: reason), detail: reason, verifierStatus: code)
+            let reason = Reason(.appStoreHTTP(status, errorCode: code))
+            return .init(.answer(.transient(reason)), observation: .failure(reason: reason), detail: reason.description, verifierStatus: code)
         }
     }
 }

@@ -7,7 +7,7 @@ import ReconcileCore
 extension GooglePlayVerifier {
     /// Why a page could not be read, in a few words for the log (never a token or a body).
     public struct VoidedListFailure: Error, Sendable, Hashable {
-        public var reason: String
+        public var reason: Reason
     }
 
     /// One page, from `startTime` (milliseconds) to Google's now (an `endTime` from a clock
@@ -35,7 +35,7 @@ extension GooglePlayVerifier {
     /// go on (review: a package Google refuses must not stop them).
     static func judgeVoidedPage(_ result: HTTPExchangeResult) -> EndpointExchange.Judgement<PlayVoidedPurchase.Page> {
         guard let response = result.response else {
-            return .of(HTTPAnswerClassifier.classify(result, now: Date())) { _ in .init(.verdict(.transient("unexpected"))) }
+            return .of(HTTPAnswerClassifier.classify(result, now: Date())) { _ in .init(.verdict(.transient(Reason(.unexpected)))) }
         }
         let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: Date()) }
         switch PlayAnswerClassifier.classify(status: response.status, body: response.body, retryAfter: retryAfter) {
@@ -45,27 +45,29 @@ extension GooglePlayVerifier {
                 return .init(.answer(page), detail: "\(page.purchases.count) voided")
             }
         case .unauthorized(let reason):
-            return .init(.verdict(.configuration(Reason(parsing: reason))), observation: .configuration(reason: reason), detail: reason)
+            return .init(.verdict(.configuration(reason)), observation: .configuration(reason: reason), detail: reason.description)
         case .transient(let reason, let endpointLevel, let after, let rateLimited):
             return .init(
-                .verdict(.transient(Reason(parsing: reason), retryAfter: after)), observation: endpointLevel ? .failure(reason: reason) : .healthy,
-                retryAfter: after, rateLimited: rateLimited, detail: reason)
+                .verdict(.transient(reason, retryAfter: after)), observation: endpointLevel ? .failure(reason: reason) : .healthy,
+                retryAfter: after, rateLimited: rateLimited, detail: reason.description)
         case .configuration(let reason):
-            let why = response.status == 403 ? "\(reason) (voided purchases need the \"View financial data\" permission)" : reason
-            return .init(.verdict(.configuration(Reason(parsing: why))), observation: .healthy, detail: why)
+            let why = response.status == 403
+                ? Reason(reason.code, detail: [reason.detail, "(voided purchases need the \"View financial data\" permission)"].compactMap { $0 }.joined(separator: " "))
+                : reason
+            return .init(.verdict(.configuration(why)), observation: .healthy, detail: why.description)
         case .tokenExpired(let reason), .tokenNotFound(let reason), .escalate(let reason):
             // No token is named in this request: a 4xx here is our request, or the package.
-            return .init(.verdict(.configuration(Reason(parsing: reason))), observation: .healthy, detail: reason)
+            return .init(.verdict(.configuration(reason)), observation: .healthy, detail: reason.description)
         }
     }
 
-    static func failureReason(_ verdict: VerifierOutcome.Verdict) -> String {
+    static func failureReason(_ verdict: VerifierOutcome.Verdict) -> Reason {
         switch verdict {
         case .transient(let reason, _), .limitedTransient(let reason, _), .configuration(let reason), .reject(let reason), .escalate(let reason),
             .notSent(let reason):
-            reason.code + (reason.detail.map { ": \($0)" } ?? "")
+            reason
         default:
-            "unexpected_answer"
+            Reason(.unexpectedAnswer)
         }
     }
 }

@@ -46,7 +46,7 @@ public struct GooglePlayVerifier: OrderVerifier, OutboxSender {
     public func verify(_ order: ClaimedOrder, gate: any EndpointGate) async -> VerifierOutcome {
         var exchanges = Exchanges()
         guard let token = order.proof.purchaseToken else {
-            return VerifierOutcome(records: [], verdict: .escalate(Reason(ReasonCode.noUsableProof, detail: "the order carries no purchase token")))
+            return VerifierOutcome(records: [], verdict: .escalate(Reason(.noUsableProof, detail: "the order carries no purchase token")))
         }
         let package = order.proof.packageName ?? packageName
         // The order's own package_name must not choose which app's purchase is accepted (an
@@ -54,7 +54,7 @@ public struct GooglePlayVerifier: OrderVerifier, OutboxSender {
         guard packageNames.contains(package) else {
             return VerifierOutcome(
                 records: [],
-                verdict: .escalate(Reason(ReasonCode.foreignPackage, detail: ConfiguredVerifiers.foreignPackageDetail(package, configured: packageNames))))
+                verdict: .escalate(Reason(.foreignPackage, detail: ConfiguredVerifiers.foreignPackageDetail(package, configured: packageNames))))
         }
         let step = await get(package: package, product: order.productID, token: token, exchanges: &exchanges, gate: gate)
         let verdict: VerifierOutcome.Verdict
@@ -80,10 +80,10 @@ public struct GooglePlayVerifier: OrderVerifier, OutboxSender {
         var exchanges = Exchanges()
         let action = claimed.action
         guard action.kind == .playAcknowledge || action.kind == .playConsume else {
-            return OutboxOutcome(records: [], verdict: .escalate(Reason("unknown_action", detail: "\(action.kind.rawValue) is not Google Play's")))
+            return OutboxOutcome(records: [], verdict: .escalate(Reason(.unknownAction, detail: "\(action.kind.rawValue) is not Google Play's")))
         }
         guard let token = claimed.proof.purchaseToken else {
-            return OutboxOutcome(records: [], verdict: .escalate(Reason("purchase_token_gone", detail: "the order no longer holds its purchase token")))
+            return OutboxOutcome(records: [], verdict: .escalate(Reason(.purchaseTokenGone, detail: "the order no longer holds its purchase token")))
         }
         let package = action.payloadText("package_name") ?? claimed.proof.packageName ?? packageName
         let product = action.payloadText("product_id") ?? claimed.productID
@@ -96,7 +96,7 @@ public struct GooglePlayVerifier: OrderVerifier, OutboxSender {
             break
         }
         guard await gate.acquire(.googlePlay) else {
-            return OutboxOutcome(records: exchanges.records, verdict: .notSent("googleplay_circuit_open"))
+            return OutboxOutcome(records: exchanges.records, verdict: .notSent(Reason(.endpointCircuitOpen(.googlePlay))))
         }
         let path = Self.purchasePath(package: package, product: product, token: token) + ":\(verb)"
         let body: [UInt8] = action.kind == .playConsume ? [] : Array("{}".utf8)
@@ -105,7 +105,7 @@ public struct GooglePlayVerifier: OrderVerifier, OutboxSender {
         case .verdict(let verdict):
             return OutboxOutcome(records: exchanges.records, verdict: Self.outboxVerdict(verdict))
         case .answer(.done):
-            return OutboxOutcome(records: exchanges.records, verdict: .done(Reason(verb == "consume" ? "consumed" : "acknowledged")))
+            return OutboxOutcome(records: exchanges.records, verdict: .done(Reason(verb == "consume" ? .consumed : .acknowledged)))
         case .answer(.recheck(let reason)):
             // Google says the purchase is in no state for it: look again and decide.
             switch await lookBeforeAction(action.kind, package: package, product: product, token: token, exchanges: &exchanges, gate: gate) {
@@ -114,7 +114,7 @@ public struct GooglePlayVerifier: OrderVerifier, OutboxSender {
             case .owed:
                 return OutboxOutcome(
                     records: exchanges.records,
-                    verdict: .escalate(Reason(parsing: reason).adding("Google refuses to \(verb) a purchase it says is not done")))
+                    verdict: .escalate(reason.adding("Google refuses to \(verb) a purchase it says is not done")))
             }
         }
     }
@@ -134,13 +134,13 @@ public struct GooglePlayVerifier: OrderVerifier, OutboxSender {
             return .decided(Self.outboxVerdict(verdict))
         case .purchase(let purchase):
             if kind == .playConsume && purchase.isConsumed {
-                return .decided(.skipped(Reason("already_consumed", detail: "Google says the purchase is consumed")))
+                return .decided(.skipped(Reason(.alreadyConsumed, detail: "Google says the purchase is consumed")))
             }
             if kind == .playAcknowledge && purchase.isAcknowledged {
-                return .decided(.skipped(Reason("already_acknowledged", detail: "Google says the purchase is acknowledged")))
+                return .decided(.skipped(Reason(.alreadyAcknowledged, detail: "Google says the purchase is acknowledged")))
             }
             if purchase.purchaseState == PlayPurchase.cancelled {
-                return .decided(.escalate(Reason("purchase_cancelled", detail: "Google says the purchase was cancelled since it was verified")))
+                return .decided(.escalate(Reason(.purchaseCancelled, detail: "Google says the purchase was cancelled since it was verified")))
             }
             return .owed
         }
@@ -154,7 +154,7 @@ public struct GooglePlayVerifier: OrderVerifier, OutboxSender {
         case .configuration(let reason): .configuration(reason)
         case .notSent(let reason): .notSent(reason)
         case .reject(let reason), .escalate(let reason): .escalate(reason)
-        default: .transient("play_unexpected_answer")
+        default: .transient(Reason(.playUnexpectedAnswer))
         }
     }
 
@@ -175,7 +175,7 @@ public struct GooglePlayVerifier: OrderVerifier, OutboxSender {
     func get(package: String, product: String, token: String, exchanges: inout Exchanges, gate: any EndpointGate) async -> Get {
         // The scheduler took the first request's token; every other takes its own.
         if exchanges.sent > 0 {
-            guard await gate.acquire(.googlePlay) else { return .verdict(.notSent("googleplay_circuit_open")) }
+            guard await gate.acquire(.googlePlay) else { return .verdict(.notSent(Reason(.endpointCircuitOpen(.googlePlay)))) }
         }
         let path = Self.purchasePath(package: package, product: product, token: token)
         switch await exchange(method: "GET", path: path, body: [], exchanges: &exchanges, gate: gate, judge: Self.judgePurchase) {
@@ -200,7 +200,7 @@ public struct GooglePlayVerifier: OrderVerifier, OutboxSender {
             case .failure(.unavailable(let reason)): return .verdict(.notSent(reason))
             }
             if exchanges.sent > 0 && refreshed {
-                guard await gate.acquire(.googlePlay) else { return .verdict(.notSent("googleplay_circuit_open")) }
+                guard await gate.acquire(.googlePlay) else { return .verdict(.notSent(Reason(.endpointCircuitOpen(.googlePlay)))) }
             }
             exchanges.sent += 1
             var settings = api
@@ -235,7 +235,7 @@ public struct GooglePlayVerifier: OrderVerifier, OutboxSender {
     /// A `purchases.products.get` answer: the purchase (its fields in the history), or a verdict.
     static func judgePurchase(_ result: HTTPExchangeResult) -> EndpointExchange.Judgement<PlayPurchase> {
         guard let response = result.response else {
-            return .of(HTTPAnswerClassifier.classify(result, now: Date())) { _ in .init(.verdict(.transient("unexpected"))) }
+            return .of(HTTPAnswerClassifier.classify(result, now: Date())) { _ in .init(.verdict(.transient(Reason(.unexpected)))) }
         }
         let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: Date()) }
         switch PlayAnswerClassifier.classify(status: response.status, body: response.body, retryAfter: retryAfter) {
@@ -245,22 +245,22 @@ public struct GooglePlayVerifier: OrderVerifier, OutboxSender {
                 return .init(.answer(purchase), detail: purchase.summary, verifierStatus: purchase.purchaseState, environment: purchase.isTest ? "Test" : "Production")
             }
         case .unauthorized(let reason):
-            return .init(.verdict(.configuration(Reason(parsing: reason))), observation: .configuration(reason: reason), detail: reason)
+            return .init(.verdict(.configuration(reason)), observation: .configuration(reason: reason), detail: reason.description)
         case .tokenExpired(let reason):
             return .init(
-                .verdict(.reject(Reason("token_expired", detail: "Google says the purchase token is no longer valid (\(reason))"))), detail: reason)
+                .verdict(.reject(Reason(.tokenExpired, detail: "Google says the purchase token is no longer valid (\(reason))"))), detail: reason.description)
         case .tokenNotFound(let reason):
             return .init(
-                .verdict(.limitedTransient(Reason(parsing: reason), then: Reason("invalid_token", detail: "Google does not know the purchase token"))),
-                detail: reason)
+                .verdict(.limitedTransient(reason, then: Reason(.invalidToken, detail: "Google does not know the purchase token"))),
+                detail: reason.description)
         case .transient(let reason, let endpointLevel, let after, let rateLimited):
             return .init(
-                .verdict(.transient(Reason(parsing: reason), retryAfter: after)), observation: endpointLevel ? .failure(reason: reason) : .healthy,
-                retryAfter: after, rateLimited: rateLimited, detail: reason)
+                .verdict(.transient(reason, retryAfter: after)), observation: endpointLevel ? .failure(reason: reason) : .healthy,
+                retryAfter: after, rateLimited: rateLimited, detail: reason.description)
         case .configuration(let reason):
-            return .init(.verdict(.configuration(Reason(parsing: reason))), observation: .configuration(reason: reason), detail: reason)
+            return .init(.verdict(.configuration(reason)), observation: .configuration(reason: reason), detail: reason.description)
         case .escalate(let reason):
-            return .init(.verdict(.escalate(Reason("play_refused", detail: reason))), detail: reason)
+            return .init(.verdict(.escalate(Reason(.playRefused, detail: reason.description))), detail: reason.description)
         }
     }
 
@@ -270,14 +270,14 @@ public struct GooglePlayVerifier: OrderVerifier, OutboxSender {
         _ response: HTTPResponse, _ read: ([UInt8]) throws -> EndpointExchange.Judgement<Answer>
     ) -> EndpointExchange.Judgement<Answer> {
         guard HTTPAnswerClassifier.declaresJSON(response) else {
-            return .init(.verdict(.transient("wrong_content_type")), observation: .failure(reason: "wrong_content_type"), detail: "wrong_content_type")
+            return .init(.verdict(.transient(Reason(.wrongContentType))), observation: .failure(reason: Reason(.wrongContentType)), detail: ReasonCode.wrongContentType.rawValue)
         }
         do {
             return try read(response.body)
         } catch {
             let description = "\(error)"
             return .init(
-                .verdict(.transient(Reason("unparseable_answer", detail: description))), observation: .failure(reason: "unparseable_answer"),
+                .verdict(.transient(Reason(.unparseableAnswer, detail: description))), observation: .failure(reason: Reason(.unparseableAnswer)),
                 detail: "unparseable_answer: \(description)")
         }
     }
@@ -285,27 +285,27 @@ public struct GooglePlayVerifier: OrderVerifier, OutboxSender {
     /// What an acknowledge or consume request's answer says.
     enum ActionAnswer {
         case done
-        case recheck(String)
+        case recheck(Reason)
     }
 
     static func judgeAction(_ result: HTTPExchangeResult) -> EndpointExchange.Judgement<ActionAnswer> {
         guard let response = result.response else {
-            return .of(HTTPAnswerClassifier.classify(result, now: Date())) { _ in .init(.verdict(.transient("unexpected"))) }
+            return .of(HTTPAnswerClassifier.classify(result, now: Date())) { _ in .init(.verdict(.transient(Reason(.unexpected)))) }
         }
         let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: Date()) }
         switch PlayAnswerClassifier.classifyAction(status: response.status, body: response.body, retryAfter: retryAfter) {
         case .done:
             return .init(.answer(.done), detail: "done")
         case .recheck(let reason):
-            return .init(.answer(.recheck(reason)), detail: reason)
+            return .init(.answer(.recheck(reason)), detail: reason.description)
         case .unauthorized(let reason), .configuration(let reason):
-            return .init(.verdict(.configuration(Reason(parsing: reason))), observation: .configuration(reason: reason), detail: reason)
+            return .init(.verdict(.configuration(reason)), observation: .configuration(reason: reason), detail: reason.description)
         case .transient(let reason, let endpointLevel, let after, let rateLimited):
             return .init(
-                .verdict(.transient(Reason(parsing: reason), retryAfter: after)), observation: endpointLevel ? .failure(reason: reason) : .healthy,
-                retryAfter: after, rateLimited: rateLimited, detail: reason)
+                .verdict(.transient(reason, retryAfter: after)), observation: endpointLevel ? .failure(reason: reason) : .healthy,
+                retryAfter: after, rateLimited: rateLimited, detail: reason.description)
         case .escalate(let reason):
-            return .init(.verdict(.escalate(Reason("play_refused", detail: reason))), detail: reason)
+            return .init(.verdict(.escalate(Reason(.playRefused, detail: reason.description))), detail: reason.description)
         }
     }
 }

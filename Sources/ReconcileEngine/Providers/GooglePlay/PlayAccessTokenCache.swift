@@ -97,14 +97,14 @@ public actor PlayAccessTokenCache {
         account: GoogleServiceAccount, endpoint: EndpointSettings, transport: any HTTPTransport, gate: any EndpointGate
     ) async -> Fetched {
         guard await gate.acquire(.googlePlayToken) else {
-            return Fetched(token: .failure(.unavailable("googleplay-token_circuit_open")), expiresIn: 0)
+            return Fetched(token: .failure(.unavailable(Reason(.endpointCircuitOpen(.googlePlayToken)))), expiresIn: 0)
         }
         let assertion: String
         do {
             assertion = try GoogleJWT.assertion(for: account, now: Date())
         } catch {
-            await gate.report(.googlePlayToken, .configuration(reason: "play_key"), retryAfter: nil, rateLimited: false)
-            return Fetched(token: .failure(.configuration(Reason("play_key", detail: "cannot sign the grant (\(error))"))), expiresIn: 0)
+            await gate.report(.googlePlayToken, .configuration(reason: Reason(.playKey)), retryAfter: nil, rateLimited: false)
+            return Fetched(token: .failure(.configuration(Reason(.playKey, detail: "cannot sign the grant (\(error))"))), expiresIn: 0)
         }
         let body = "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)"
         let request = HTTPRequest(
@@ -125,7 +125,7 @@ public actor PlayAccessTokenCache {
         case .verdict(.transient(let reason, _)):
             return Fetched(token: .failure(.unavailable(reason)), expiresIn: 0, record: record)
         case .verdict:
-            return Fetched(token: .failure(.unavailable("token_unexpected_answer")), expiresIn: 0, record: record)
+            return Fetched(token: .failure(.unavailable(Reason(.tokenUnexpectedAnswer))), expiresIn: 0, record: record)
         }
     }
 
@@ -133,18 +133,18 @@ public actor PlayAccessTokenCache {
     /// the token.
     static func judge(_ result: HTTPExchangeResult) -> EndpointExchange.Judgement<PlayTokenAnswer> {
         guard let response = result.response else {
-            return .of(HTTPAnswerClassifier.classify(result, now: Date())) { _ in .init(.verdict(.transient("unexpected"))) }
+            return .of(HTTPAnswerClassifier.classify(result, now: Date())) { _ in .init(.verdict(.transient(Reason(.unexpected)))) }
         }
         let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: Date()) }
         switch PlayTokenAnswer.classify(status: response.status, body: response.body, retryAfter: retryAfter) {
         case .token(let answer):
             return .init(.answer(answer), detail: "access token for \(answer.expiresIn) s")
         case .configuration(let reason):
-            return .init(.verdict(.configuration(Reason(parsing: reason))), observation: .configuration(reason: reason), detail: reason)
+            return .init(.verdict(.configuration(reason)), observation: .configuration(reason: reason), detail: reason.description)
         case .transient(let reason, let endpointLevel, let after, let rateLimited):
             return .init(
-                .verdict(.transient(Reason(parsing: reason), retryAfter: after)), observation: endpointLevel ? .failure(reason: reason) : .healthy,
-                retryAfter: after, rateLimited: rateLimited, detail: reason)
+                .verdict(.transient(reason, retryAfter: after)), observation: endpointLevel ? .failure(reason: reason) : .healthy,
+                retryAfter: after, rateLimited: rateLimited, detail: reason.description)
         }
     }
 }

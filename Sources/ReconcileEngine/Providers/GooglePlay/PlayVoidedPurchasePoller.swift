@@ -175,7 +175,7 @@ public final class PlayVoidedPurchasePoller: Service {
                 let until = now.addingTimeInterval((settings.interval ?? .seconds(3600)).inSeconds * 0.9)
                 taken = try await store.writing { [store] in try store.takeTurn(checkpointName + ".turn", until: until, now: now) }
             } catch {
-                return stop(&summary, "store_unavailable", "cannot take the \(package) voided purchases turn: \(error)", reason: StoreFailure.of(error).rawValue)
+                return stop(&summary, "store_unavailable", "cannot take the \(package) voided purchases turn: \(error)", reason: .storeFailure(StoreFailure.of(error)))
             }
             guard taken else {
                 summary.stoppedBecause = "another_node_polls"
@@ -186,7 +186,7 @@ public final class PlayVoidedPurchasePoller: Service {
         do {
             checkpoint = try await store.writing { [store] in try store.checkpoint(checkpointName) }
         } catch {
-            return stop(&summary, "store_unavailable", "cannot read the \(package) voided purchases checkpoint: \(error)", reason: StoreFailure.of(error).rawValue)
+            return stop(&summary, "store_unavailable", "cannot read the \(package) voided purchases checkpoint: \(error)", reason: .storeFailure(StoreFailure.of(error)))
         }
         // Google refuses a start older than 30 days: an hour inside that edge. The end is left
         // to Google (its "now"; ours may run ahead), and the checkpoint a minute behind ours.
@@ -198,7 +198,7 @@ public final class PlayVoidedPurchasePoller: Service {
         if from < earliest, let checkpoint {
             logger.warning(
                 "\(package) voided purchases were last read up to \(RFC3339.format(checkpoint)); Google lists 30 days back, so purchases voided and listed before \(RFC3339.format(earliest)) can no longer be read",
-                [.endpoint: VerificationEndpoint.googlePlay.rawValue, .reason: "voided_gap"])
+                [.endpoint: VerificationEndpoint.googlePlay.rawValue, .reason: ReasonCode.voidedGap.rawValue])
         }
         let start = max(earliest, from)
         let end = now.addingTimeInterval(-60)
@@ -209,17 +209,17 @@ public final class PlayVoidedPurchasePoller: Service {
                 return stop(
                     &summary, "too_many_pages",
                     "\(package) voided purchases: more than \(settings.maximumPages) pages since \(RFC3339.format(start)); the checkpoint stays",
-                    reason: "too_many_pages")
+                    reason: .tooManyPages)
             }
             guard await gate.acquire(.googlePlay) else {
-                return stop(&summary, "googleplay_circuit_open", "\(package) voided purchases not read: Google Play's circuit is open", reason: "circuit_open")
+                return stop(&summary, "googleplay_circuit_open", "\(package) voided purchases not read: Google Play's circuit is open", reason: .circuitOpen)
             }
             let page: PlayVoidedPurchase.Page
             switch await settings.verifier.voidedPage(
                 package: package, startTime: start.epochMilliseconds, pageToken: pageToken, gate: gate)
             {
             case .failure(let failure):
-                return stop(&summary, failure.reason, "\(package) voided purchases: \(failure.reason); read again later", reason: Reason(parsing: failure.reason).code)
+                return stop(&summary, failure.reason.description, "\(package) voided purchases: \(failure.reason); read again later", reason: failure.reason.code)
             case .success(let fetched):
                 page = fetched
             }
@@ -235,7 +235,7 @@ public final class PlayVoidedPurchasePoller: Service {
                     return stop(
                         &summary, "store_unavailable",
                         "cannot commit \(Plural.count(notifications.count, "voided purchase")) of \(package): \(error); read again later",
-                        reason: StoreFailure.of(error).rawValue)
+                        reason: .storeFailure(StoreFailure.of(error)))
                 }
                 for (notification, outcome) in zip(notifications, outcomes) {
                     if case .duplicate = outcome { summary.duplicates += 1 } else { summary.taken += 1 }
@@ -245,13 +245,13 @@ public final class PlayVoidedPurchasePoller: Service {
             }
             pageToken = page.nextPageToken
             if let token = pageToken, !tokensSeen.insert(token).inserted {
-                return stop(&summary, "repeated_page_token", "\(package) voided purchases: Google named the same next page twice; the checkpoint stays", reason: "repeated_page_token")
+                return stop(&summary, "repeated_page_token", "\(package) voided purchases: Google named the same next page twice; the checkpoint stays", reason: .repeatedPageToken)
             }
         } while pageToken != nil
         do {
             try await store.writing { [store] in try store.advanceCheckpoint(checkpointName, to: max(end, checkpoint ?? end), now: Date()) }
         } catch {
-            return stop(&summary, "store_unavailable", "cannot store the \(package) voided purchases checkpoint: \(error)", reason: StoreFailure.of(error).rawValue)
+            return stop(&summary, "store_unavailable", "cannot store the \(package) voided purchases checkpoint: \(error)", reason: .storeFailure(StoreFailure.of(error)))
         }
         summary.completed = true
         if summary.taken > 0 {
@@ -262,9 +262,9 @@ public final class PlayVoidedPurchasePoller: Service {
         return summary
     }
 
-    private func stop(_ summary: inout Summary, _ code: String, _ message: String, reason: String) -> Summary {
+    private func stop(_ summary: inout Summary, _ code: String, _ message: String, reason: ReasonCode) -> Summary {
         summary.stoppedBecause = code
-        logger.warning(message, [.endpoint: VerificationEndpoint.googlePlay.rawValue, .reason: reason])
+        logger.warning(message, [.endpoint: VerificationEndpoint.googlePlay.rawValue, .reason: reason.rawValue])
         return summary
     }
 }

@@ -39,7 +39,7 @@ public struct DeliveryClient: OrderVerifier {
         if PurchaseStore(order.proof) == .googlePlay, let package = order.proof.packageName, !playPackages.isEmpty, !playPackages.contains(package) {
             return VerifierOutcome(
                 records: [],
-                verdict: .escalate(Reason(ReasonCode.foreignPackage, detail: ConfiguredVerifiers.foreignPackageDetail(package, configured: playPackages))))
+                verdict: .escalate(Reason(.foreignPackage, detail: ConfiguredVerifiers.foreignPackageDetail(package, configured: playPackages))))
         }
         let exchange = EndpointExchange(transport: transport, gate: gate)
         let (record, meaning) = await exchange.send(endpoint.orderRequest(order, body: Self.body(order)), to: .delivery, judge: Self.judge)
@@ -56,12 +56,12 @@ public struct DeliveryClient: OrderVerifier {
             return .init(.verdict(.delivered), observation: observation)
         case .transient(let reason, let after):
             return .init(
-                .verdict(.transient(Reason(parsing: reason), retryAfter: after)), observation: observation, retryAfter: after,
-                rateLimited: rateLimited, detail: reason)
+                .verdict(.transient(reason, retryAfter: after)), observation: observation, retryAfter: after,
+                rateLimited: rateLimited, detail: reason.description)
         case .escalate(let reason):
-            return .init(.verdict(.escalate(Reason("delivery_refused", detail: reason))), observation: observation, detail: reason)
+            return .init(.verdict(.escalate(Reason(.deliveryRefused, detail: reason.description))), observation: observation, detail: reason.description)
         case .configuration(let reason):
-            return .init(.verdict(.configuration(Reason(parsing: reason))), observation: observation, detail: reason)
+            return .init(.verdict(.configuration(reason)), observation: observation, detail: reason.description)
         }
     }
 }

@@ -53,15 +53,15 @@ public struct MerchantVerifier: OrderVerifier {
             let grant = Grant(transactionID: transactionID, productID: order.productID)
             return .init(.verdict(.granted(grant, finishedBy: .merchant)), observation: observation)
         case .rejected(let reason):
-            return .init(.verdict(.reject(Reason("merchant_rejected", detail: reason))), observation: observation)
+            return .init(.verdict(.reject(Reason(.merchantRejected, detail: reason))), observation: observation)
         case .transient(let reason, let after):
             return .init(
-                .verdict(.transient(Reason(parsing: reason), retryAfter: after)), observation: observation, retryAfter: after,
-                rateLimited: rateLimited, detail: reason)
+                .verdict(.transient(reason, retryAfter: after)), observation: observation, retryAfter: after,
+                rateLimited: rateLimited, detail: reason.description)
         case .escalate(let reason):
-            return .init(.verdict(.escalate(Reason("merchant_refused", detail: reason))), observation: observation, detail: reason)
+            return .init(.verdict(.escalate(Reason(.merchantRefused, detail: reason.description))), observation: observation, detail: reason.description)
         case .configuration(let reason):
-            return .init(.verdict(.configuration(Reason(parsing: reason))), observation: observation, detail: reason)
+            return .init(.verdict(.configuration(reason)), observation: observation, detail: reason.description)
         }
     }
 }

@@ -28,14 +28,14 @@ public struct RevocationSender: OutboxSender {
     public func send(_ claimed: ClaimedAction, gate: any EndpointGate) async -> OutboxOutcome {
         let action = claimed.action
         guard action.kind == .revocationNotice else {
-            return OutboxOutcome(records: [], verdict: .escalate(Reason("unknown_action", detail: "\(action.kind.rawValue) is not a revocation notice")))
+            return OutboxOutcome(records: [], verdict: .escalate(Reason(.unknownAction, detail: "\(action.kind.rawValue) is not a revocation notice")))
         }
         let body = Array(action.payload.utf8)
         // The body is the rule's, as written; one that is not a JSON object would only be
         // refused by the merchant after every retry: a person looks at it now.
         guard case .object? = try? JSONParser().parse(body) else {
             return OutboxOutcome(
-                records: [], verdict: .escalate(Reason("revocation_payload_invalid", detail: "the recorded notice is not a JSON object; nothing was sent")))
+                records: [], verdict: .escalate(Reason(.revocationPayloadInvalid, detail: "the recorded notice is not a JSON object; nothing was sent")))
         }
         let request = target.request(headers: target.headers([HTTPHeader("Idempotency-Key", action.idempotencyKey)]), body: body)
         let exchange = EndpointExchange(transport: transport, gate: gate)
@@ -45,21 +45,21 @@ public struct RevocationSender: OutboxSender {
     }
 
     /// What a revocation endpoint's answer means for the notice and the endpoint: the
-    /// delivery's classes (``MerchantAnswerClassifier/classifyDelivery(_:now:label:)``).
+    /// delivery's classes (``MerchantAnswerClassifier/classifyDelivery(_:now:endpoint:)``).
     static func judge(_ result: HTTPExchangeResult) -> EndpointExchange.Judgement<OutboxOutcome.Verdict> {
-        let (verdict, observation) = MerchantAnswerClassifier.classifyDelivery(result, now: Date(), label: "revocation")
+        let (verdict, observation) = MerchantAnswerClassifier.classifyDelivery(result, now: Date(), endpoint: .revocation)
         switch verdict {
         case .delivered:
             let status = result.response.map { "HTTP \($0.status)" } ?? "answered"
-            return .init(.answer(.done(Reason("notified", detail: "the merchant took the notice (\(status))"))), observation: observation)
+            return .init(.answer(.done(Reason(.notified, detail: "the merchant took the notice (\(status))"))), observation: observation)
         case .transient(let reason, let after):
             return .init(
-                .answer(.transient(Reason(parsing: reason), retryAfter: after)), observation: observation, retryAfter: after,
-                rateLimited: result.response?.status == 429, detail: reason)
+                .answer(.transient(reason, retryAfter: after)), observation: observation, retryAfter: after,
+                rateLimited: result.response?.status == 429, detail: reason.description)
         case .escalate(let reason):
-            return .init(.answer(.escalate(Reason("revocation_refused", detail: reason))), observation: observation, detail: reason)
+            return .init(.answer(.escalate(Reason(.revocationRefused, detail: reason.description))), observation: observation, detail: reason.description)
         case .configuration(let reason):
-            return .init(.answer(.configuration(Reason(parsing: reason))), observation: observation, detail: reason)
+            return .init(.answer(.configuration(reason)), observation: observation, detail: reason.description)
         }
     }
 }

@@ -55,7 +55,7 @@ public struct SharedStoreCoordinator: ClusterCoordinator {
                 holdUntil = mono + timing.heartbeatInterval
                 logger.notice(
                     "joined \(Plural.count(view.liveNodes - 1, "other live node")) on the shared store; taking a 1/\(view.liveNodes) share of the limits in \(TimeSpan.format(timing.heartbeatInterval))",
-                    [.reason: "cluster_join"])
+                    [.reason: ReasonCode.clusterJoin.rawValue])
             }
             if view.liveNodes != liveNodes {
                 pass.liveNodesChanged = (liveNodes, view.liveNodes)
@@ -89,7 +89,7 @@ public struct SharedStoreCoordinator: ClusterCoordinator {
             for lease in rescued {
                 logger.warning(
                     "rescued order \(lease.orderID): the lease of \(lease.owner) ended at \(RFC3339.formatWithMilliseconds(lease.leasedUntil)) during its attempt; the attempt counts and the order is due again",
-                    [.orderID: lease.orderID, .reason: "lease_expired"])
+                    [.orderID: lease.orderID, .reason: ReasonCode.leaseExpired.rawValue])
             }
             count += rescued.count
             self.rescued += rescued.count

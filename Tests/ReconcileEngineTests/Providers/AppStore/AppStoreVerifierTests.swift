@@ -106,7 +106,7 @@ struct AppStoreVerifierTests {
             Issue.record("\(refused.verdict)")
             return
         }
-        #expect(reason.code == "transaction_not_found")
+        #expect(reason.code == .transactionNotFound)
         #expect(strict.requests.count == 1)
     }
 
@@ -145,9 +145,9 @@ struct AppStoreVerifierTests {
         let forged = parts[0] + "." + Base64URL.encode(Array(#"{"transactionId":"1003","productId":"gems","bundleId":"com.example.app","environment":"Production"}"#.utf8)) + "." + parts[2]
         let none = ScriptedTransport([:])
         let tampered = try await verifier(none).verify(Self.order(signed: forged), gate: RecordingGate())
-        #expect({ if case .reject(let reason) = tampered.verdict, reason.code == "invalid_signed_transaction" { true } else { false } }(), "\(tampered.verdict)")
+        #expect({ if case .reject(let reason) = tampered.verdict, reason.code == .invalidSignedTransaction { true } else { false } }(), "\(tampered.verdict)")
         let sandbox = try await verifier(none, allowSandbox: false).verify(Self.order(signed: try await Self.signed("1004", environment: "Sandbox")), gate: RecordingGate())
-        #expect({ if case .reject(let reason) = sandbox.verdict, reason.code == "sandbox_not_allowed" { true } else { false } }(), "\(sandbox.verdict)")
+        #expect({ if case .reject(let reason) = sandbox.verdict, reason.code == .sandboxNotAllowed { true } else { false } }(), "\(sandbox.verdict)")
         #expect(none.requests.isEmpty, "a refused proof was sent to Apple")
 
         let url = Self.production + "/inApps/v1/transactions/1003"
@@ -166,10 +166,10 @@ struct AppStoreVerifierTests {
         let url = Self.production + "/inApps/v1/transactions/9"
         let cases: [(HTTPExchangeResult, (VerifierOutcome.Verdict) -> Bool)] = [
             (answer(500, #"{"errorCode":5000000,"errorMessage":"x"}"#), { $0 == .internalError }),
-            (answer(429, #"{"errorCode":4290000}"#, headers: [HTTPHeader("Retry-After", "30")]), { $0 == .transient("appstore_429", retryAfter: .seconds(30)) }),
+            (answer(429, #"{"errorCode":4290000}"#, headers: [HTTPHeader("Retry-After", "30")]), { $0 == .transient(Reason(.appStore(429)), retryAfter: .seconds(30)) }),
             (answer(401, "Unauthenticated"), { if case .configuration(let reason) = $0 { reason.description.contains("no release") } else { false } }),
-            (answer(400, #"{"errorCode":4000006}"#), { if case .reject(let reason) = $0, reason.code == "invalid_transaction_id" { true } else { false } }),
-            (failure(.timeout), { $0 == .transient("timeout") }),
+            (answer(400, #"{"errorCode":4000006}"#), { if case .reject(let reason) = $0, reason.code == .invalidTransactionID { true } else { false } }),
+            (failure(.timeout), { $0 == .transient(Reason(.timeout)) }),
         ]
         for (result, check) in cases {
             let transport = ScriptedTransport([url: [result]])

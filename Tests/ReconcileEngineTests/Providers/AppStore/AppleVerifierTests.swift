@@ -50,7 +50,7 @@ struct AppleVerifierTests {
     @Test("21007 with AllowSandbox=no is rejected without asking the sandbox")
     func sandboxRefused() async {
         let (outcome, transport) = await verify([Self.production: [answer(#"{"status":21007}"#)]], allowSandbox: false)
-        #expect(outcome.verdict == .reject(Reason("sandbox_not_allowed", detail: "a sandbox receipt (21007), and AllowSandbox=no")))
+        #expect(outcome.verdict == .reject(Reason(.sandboxNotAllowed, detail: "a sandbox receipt (21007), and AllowSandbox=no")))
         #expect(transport.requests.count == 1)
     }
 
@@ -59,7 +59,7 @@ struct AppleVerifierTests {
         let (allowed, _) = await verify([Self.production: [answer(#"{"status":21002}"#)], Self.sandbox: [answer(Self.valid)]])
         guard case .match = allowed.verdict else { Issue.record("\(allowed.verdict)"); return }
         let (refused, _) = await verify([Self.production: [answer(#"{"status":21002}"#)], Self.sandbox: [answer(Self.valid)]], allowSandbox: false)
-        #expect(refused.verdict == .reject(Reason("sandbox_not_allowed", detail: "a sandbox receipt, and AllowSandbox=no")))
+        #expect(refused.verdict == .reject(Reason(.sandboxNotAllowed, detail: "a sandbox receipt, and AllowSandbox=no")))
         let (both, _) = await verify([Self.production: [answer(#"{"status":21002}"#)], Self.sandbox: [answer(#"{"status":21002}"#)]])
         #expect(both.verdict == .malformed)
     }
@@ -68,21 +68,21 @@ struct AppleVerifierTests {
     func noSecondBounce() async {
         let (outcome, transport) = await verify([Self.production: [answer(#"{"status":21007}"#)], Self.sandbox: [answer(#"{"status":21008}"#)]])
         #expect(transport.requests.count == 2)
-        #expect(outcome.verdict == .transient("apple_21008_after_bounce"))
+        #expect(outcome.verdict == .transient(Reason(.appleAfterBounce(21008))))
     }
 
     @Test("the sandbox's circuit open: the attempt is transient, nothing sent there")
     func sandboxClosed() async {
         let (outcome, transport) = await verify([Self.production: [answer(#"{"status":21007}"#)]], gate: RecordingGate(open: false))
         #expect(transport.requests.count == 1)
-        #expect(outcome.verdict == .transient("sandbox_circuit_open"))
+        #expect(outcome.verdict == .transient(Reason(.endpointCircuitOpen(.sandbox))))
     }
 
     @Test("another bundle escalates bundle_mismatch")
     func bundleMismatch() async {
         let other = #"{"status":0,"receipt":{"bundle_id":"com.other","in_app":[]}}"#
         let (outcome, _) = await verify([Self.production: [answer(other)]])
-        #expect(outcome.verdict == .escalate(Reason("bundle_mismatch", detail: "the receipt is for \"com.other\", BundleID=com.example.app")))
+        #expect(outcome.verdict == .escalate(Reason(.bundleMismatch, detail: "the receipt is for \"com.other\", BundleID=com.example.app")))
     }
 
     @Test("endpoint health is reported per exchange")
@@ -95,8 +95,8 @@ struct AppleVerifierTests {
         _ = await verify([Self.production: [answer(#"{"status":21004}"#)]], gate: gate)
         _ = await verify([Self.production: [answer(#"{"status":21003}"#)]], gate: gate)
         #expect(gate.observations == [
-            .failure(reason: "apple_21005"), .failure(reason: "http_503"), .failure(reason: "timeout"), .failure(reason: "unparseable_answer"),
-            .configuration(reason: "apple_21004: the shared secret does not match (21004)"), .healthy,
+            .failure(reason: Reason(.apple(21005))), .failure(reason: Reason(.http(503))), .failure(reason: Reason(.timeout)), .failure(reason: Reason(.unparseableAnswer)),
+            .configuration(reason: Reason(.apple(21004), detail: "the shared secret does not match (21004)")), .healthy,
         ])
     }
 
@@ -104,7 +104,7 @@ struct AppleVerifierTests {
     func noReceipt() async {
         let transport = ScriptedTransport([:])
         let outcome = await verifier(transport).verify(claimed(receipt: nil), gate: RecordingGate())
-        #expect(outcome.verdict == .escalate(Reason("no_usable_proof", detail: "Kind=apple needs a receipt")))
+        #expect(outcome.verdict == .escalate(Reason(.noUsableProof, detail: "Kind=apple needs a receipt")))
         #expect(transport.requests.isEmpty)
     }
 }

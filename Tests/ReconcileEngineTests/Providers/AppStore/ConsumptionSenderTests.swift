@@ -55,7 +55,7 @@ struct ConsumptionSenderTests {
     @Test("one PUT to /inApps/v2/transactions/consumption/{transactionId}: the rule's request as the JSON body, a signed bearer token")
     func request() async throws {
         let (outcome, transport, _) = try await send([answer(202, "")])
-        #expect(outcome.verdict == .done(Reason("answered", detail: "Apple took the consumption information (HTTP 202)")))
+        #expect(outcome.verdict == .done(Reason(.answered, detail: "Apple took the consumption information (HTTP 202)")))
         let request = try #require(transport.requests.only)
         #expect(request.method == "PUT" && request.url == Self.url)
         #expect(request.body == Array(Self.body.utf8))
@@ -116,7 +116,7 @@ struct ConsumptionSenderTests {
     @Test("a 429's Retry-After is handed on")
     func retryAfter() async throws {
         let (limited, _, _) = try await send([answer(429, "{}", headers: [HTTPHeader("Retry-After", "7")])])
-        #expect(limited.verdict == .transient(Reason("appstore_429"), retryAfter: .seconds(7)))
+        #expect(limited.verdict == .transient(Reason(.appStore(429)), retryAfter: .seconds(7)))
     }
 
     @Test("past Apple's deadline nothing is sent: escalated consumption_deadline_passed")
@@ -127,20 +127,20 @@ struct ConsumptionSenderTests {
             Issue.record("not escalated: \(outcome.verdict)")
             return
         }
-        #expect(reason.code == "consumption_deadline_passed")
+        #expect(reason.code == .consumptionDeadlinePassed)
     }
 
     @Test("nothing is sent for another kind of action or a payload the rule did not write")
     func refusesWithoutSending() async throws {
         let (wrongKind, t1, _) = try await send([answer(202, "")], action(kind: .revocationNotice))
-        #expect(wrongKind.verdict == .escalate(Reason("unknown_action", detail: "revocation_notice is not a consumption answer")) && t1.requests.isEmpty)
+        #expect(wrongKind.verdict == .escalate(Reason(.unknownAction, detail: "revocation_notice is not a consumption answer")) && t1.requests.isEmpty)
         for payload in ["[]", #"{"transaction_id":"2000000123"}"#, #"{"request":{}}"#, "not json"] {
             let (outcome, transport, _) = try await send([answer(202, "")], action(payload: payload))
             guard case .escalate(let reason) = outcome.verdict else {
                 Issue.record("\(payload): \(outcome.verdict)")
                 continue
             }
-            #expect(reason.code == "consumption_payload_invalid" && transport.requests.isEmpty, "\(payload)")
+            #expect(reason.code == .consumptionPayloadInvalid && transport.requests.isEmpty, "\(payload)")
         }
     }
 

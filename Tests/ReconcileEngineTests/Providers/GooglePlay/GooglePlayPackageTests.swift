@@ -48,7 +48,7 @@ struct GooglePlayPackageTests {
             Issue.record("not escalated: \(foreign.verdict)")
             return
         }
-        #expect(reason.code == "foreign_package")
+        #expect(reason.code == .foreignPackage)
         #expect(reason.detail?.contains("\"com.example.cheap\"") == true && reason.detail?.contains("com.example.app com.example.lite") == true, "\(reason)")
         #expect(transport.requests.isEmpty, "Google was asked about another app's purchase")
 
@@ -93,7 +93,7 @@ struct GooglePlayPackageTests {
             Issue.record("not escalated: \(outcome.verdict)")
             return
         }
-        #expect(reason.code == "foreign_package" && transport.requests.isEmpty)
+        #expect(reason.code == .foreignPackage && transport.requests.isEmpty)
         claimed.proof.packageName = "com.example.lite"
         #expect(await client.verify(claimed, gate: RecordingGate()).verdict == .delivered)
     }

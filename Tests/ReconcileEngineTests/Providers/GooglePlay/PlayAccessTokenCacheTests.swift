@@ -87,7 +87,7 @@ struct PlayAccessTokenCacheTests {
             Issue.record("not a configuration error: \(answer.token)")
             return
         }
-        #expect(reason.code.hasPrefix("token_http_400_invalid_grant"))
+        #expect(reason.code == .tokenHTTP(400, error: "invalid_grant"))
         #expect(gate.reports.withLock { $0.contains { $0.0 == .googlePlayToken } })
         #expect(await tokens.statistics.failures == 1)
     }

@@ -37,7 +37,7 @@ struct RevocationSenderTests {
     @Test("one POST: the payload's bytes as the body, Idempotency-Key the action's key, JSON, the bearer token")
     func request() async throws {
         let (outcome, transport, _) = await send([answer(200, "{}")])
-        #expect(outcome.verdict == .done(Reason("notified", detail: "the merchant took the notice (HTTP 200)")))
+        #expect(outcome.verdict == .done(Reason(.notified, detail: "the merchant took the notice (HTTP 200)")))
         let request = try #require(transport.requests.first)
         #expect(transport.requests.count == 1)
         #expect(request.method == "POST" && request.url == Self.url)
@@ -59,7 +59,7 @@ struct RevocationSenderTests {
         let sender = sender(transport)
         var verdicts: [OutboxOutcome.Verdict] = []
         for _ in 0..<3 { verdicts.append(await sender.send(notice(), gate: RecordingGate()).verdict) }
-        #expect(verdicts.last == .done(Reason("notified", detail: "the merchant took the notice (HTTP 204)")))
+        #expect(verdicts.last == .done(Reason(.notified, detail: "the merchant took the notice (HTTP 204)")))
         let keys = transport.requests.map { $0.headers.first { $0.name == "Idempotency-Key" }?.value }
         #expect(keys == ["A1:revoked:1", "A1:revoked:1", "A1:revoked:1"])
         #expect(Set(transport.requests.map(\.body)) == [Array(Self.payload.utf8)])
@@ -105,9 +105,9 @@ struct RevocationSenderTests {
     @Test("a 429's Retry-After is handed on; a refusal names the status and the merchant's reason")
     func details() async {
         let (limited, _, _) = await send([answer(429, "{}", headers: [HTTPHeader("Retry-After", "7")])])
-        #expect(limited.verdict == .transient(Reason("http_429"), retryAfter: .seconds(7)))
+        #expect(limited.verdict == .transient(Reason(.http(429)), retryAfter: .seconds(7)))
         let (refused, _, _) = await send([answer(422, #"{"reason":"unknown order"}"#)])
-        #expect(refused.verdict == .escalate(Reason("revocation_refused", detail: "revocation_http_422: unknown order")))
+        #expect(refused.verdict == .escalate(Reason(.revocationRefused, detail: "revocation_http_422: unknown order")))
     }
 
     @Test("the token is never in the outcome: not in a record, a reason or a detail, whatever the answer")
@@ -127,14 +127,14 @@ struct RevocationSenderTests {
     func refusesWithoutSending() async {
         let transport = ScriptedTransport([Self.url: [answer(200, "{}")]])
         let wrongKind = await sender(transport).send(notice(kind: .playAcknowledge), gate: RecordingGate())
-        #expect(wrongKind.verdict == .escalate(Reason("unknown_action", detail: "play_acknowledge is not a revocation notice")))
+        #expect(wrongKind.verdict == .escalate(Reason(.unknownAction, detail: "play_acknowledge is not a revocation notice")))
         for payload in ["", "[1,2]", "{\"event\":", "null"] {
             let outcome = await sender(transport).send(notice(payload: payload), gate: RecordingGate())
             guard case .escalate(let reason) = outcome.verdict else {
                 Issue.record("\(payload): \(outcome.verdict)")
                 continue
             }
-            #expect(reason.code == "revocation_payload_invalid")
+            #expect(reason.code == .revocationPayloadInvalid)
         }
         #expect(transport.requests.isEmpty)
     }
