@@ -177,6 +177,12 @@ public actor Scheduler {
         // After a stop, the loop goes on committing outcomes (without claiming) until nothing is
         // in flight or the drain time is up.
         while !stopping || (inFlight > 0 && drainDeadline.map { clock.instant() < $0 } ?? false) {
+            if Task.isCancelled && drainDeadline == nil {
+                // run()'s task was cancelled: a stop without a drain.
+                stopping = true
+                drainDeadline = clock.instant()
+                continue
+            }
             let began = clock.instant()
             var deadline = turn()
             if stopping, let drainDeadline { deadline = min(deadline ?? drainDeadline, drainDeadline) }
@@ -185,7 +191,11 @@ public actor Scheduler {
                 let beat = clock.instant() + interval
                 deadline = min(deadline ?? beat, beat)
             }
-            await wake.wait(until: deadline)
+            await withTaskCancellationHandler {
+                await wake.wait(until: deadline)
+            } onCancel: { [wake] in
+                wake.signal()
+            }
             // Turns no closer together than `turnSpacing` while work flows: the actor is free
             // meanwhile for attempts to report and finish (each refills its slot from the work
             // leased ahead), and the next turn commits their outcomes in one transaction.

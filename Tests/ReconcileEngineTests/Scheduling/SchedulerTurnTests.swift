@@ -343,6 +343,20 @@ struct SchedulerTurnTests {
         await verifier.releaseAll(scheduler)
     }
 
+    @Test("cancelling run()'s task is a stop without a drain: the attempt is cancelled and keeps its lease, the order leased ahead goes back uncharged")
+    func cancelledRun() async throws {
+        let (store, scheduler, verifier) = try setUp(orders: 2, maxInFlight: 1, loop: true)
+        let running = Task { await scheduler.run() }
+        await waitUntil("one in flight, one leased ahead") { verifier.started.count == 1 && (try? store.countsByState()) == [.verifying: 2] }
+        running.cancel()
+        await running.value
+        #expect(await scheduler.stopped)
+        #expect(verifier.cancelled == ["O00"])
+        #expect(try store.countsByState() == [.verifying: 1, .pending: 1])
+        #expect(try store.order(id: "O01")?.attempts == 0)
+        await verifier.releaseAll(scheduler)
+    }
+
     /// A step the kernel did not announce (no timerfd clock-set notice, or a clock set under a
     /// process): the loop sleeps towards the retry's monotonic deadline, an hour away, and sees
     /// the step at its next turn, the watchdog's heartbeat.
