@@ -52,9 +52,8 @@ public actor Scheduler {
     /// Set once the attempts still running after the drain were cancelled: what they report
     /// then says nothing of their endpoints.
     var attemptsCancelled = false
-    /// The attempts ``start(_:)`` hands to the task group ``run()`` owns.
-    let attemptStarts: AsyncStream<Attempt>
-    let attemptStarter: AsyncStream<Attempt>.Continuation
+    /// The attempts in flight, as tasks ``run()`` cancels and awaits when its loop ends.
+    let attempts = AttemptTasks()
     var stopWaiters: [CheckedContinuation<Void, Never>] = []
     var drainDeadline: ContinuousClock.Instant?
     var heartbeat: (@Sendable () -> Void)?
@@ -118,51 +117,27 @@ public actor Scheduler {
         self.wallOffset = clock.now().timeIntervalSince1970
         self.startedAt = clock.now()
         self.admission = EndpointAdmission(limits: Self.limits(settings), endpoints: senders.endpoints, now: madeAt)
-        (attemptStarts, attemptStarter) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     }
 
     // MARK: - The loop
 
-    /// An attempt to run as a child task of ``run()``'s group, off the scheduler's executor.
-    typealias Attempt = @Sendable () async -> Void
-
     /// Runs until ``stop(drainTimeout:)``. Releases the leases a crash left first.
     ///
-    /// Attempts run in a task group this call owns: when the loop has ended (after the drain),
-    /// those still running are cancelled and awaited before it returns (their outcomes are not
-    /// committed; their orders keep their leases until the next start releases them). The
-    /// task running this call being cancelled cancels them too.
+    /// The attempts are this call's (``AttemptTasks``): when the loop has ended (after the
+    /// drain), those still running are cancelled and awaited before it returns (their outcomes
+    /// are not committed; their orders keep their leases until the next start releases them).
+    /// Cancelling the task running this call is a stop without a drain.
     public func run() async {
-        await withDiscardingTaskGroup { group in
-            group.addTask { await self.loop() }
-            await runAttempts()
-        }
+        await loop()
+        attemptsCancelled = true
+        await attempts.closeAndCancel()
         stopped = true
         for waiter in stopWaiters { waiter.resume() }
         stopWaiters.removeAll()
     }
 
-    /// Runs each attempt ``start(_:)`` hands over as a child task, until the loop ends; then
-    /// cancels and awaits those still running. (``run()`` calls it; tests that drive
-    /// ``turn()`` themselves run it beside, and end it with ``endAttempts()``.)
-    func runAttempts() async {
-        await withDiscardingTaskGroup { group in
-            for await attempt in attemptStarts {
-                group.addTask { await attempt() }
-            }
-            attemptsCancelled = true
-            group.cancelAll()
-        }
-    }
-
-    /// No more attempts start: ``runAttempts()`` cancels those still running and returns.
-    func endAttempts() {
-        attemptStarter.finish()
-    }
-
     /// The turns, from start to the end of the drain; then no more attempts start.
     func loop() async {
-        defer { endAttempts() }
         do {
             let released = try store.releaseLeases(now: storeNow())
             if !released.isEmpty {
@@ -493,16 +468,16 @@ public actor Scheduler {
         if case .order(let order, _) = item.work { held.insert(order.reference) }
         reporter.attemptStarted()
         let pool = item.pool
-        // In run()'s task group, off the scheduler's executor: building bodies and parsing
-        // answers run in parallel.
+        // Tasks run() owns, off the scheduler's executor: building bodies and parsing answers
+        // run in parallel.
         switch item.work {
         case .order(let order, let verifier):
-            attemptStarter.yield { [self] in
+            attempts.start { [self] in
                 let outcome = await verifier.verify(order, gate: OrderGate(scheduler: self, order: order.reference))
                 await self.finished(order, outcome, endpoint: verifier.firstEndpoint, pool: pool)
             }
         case .action(let action, let sender):
-            attemptStarter.yield { [self] in
+            attempts.start { [self] in
                 let outcome = await sender.send(action, gate: self)
                 await self.finished(action, outcome, endpoint: sender.endpoint, pool: pool)
             }

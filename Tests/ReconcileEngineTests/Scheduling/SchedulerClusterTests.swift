@@ -64,7 +64,6 @@ struct SchedulerClusterTests {
         let verifier = SchedulerTurnTests.HeldVerifier()
         clock.stepWall(by: Date().timeIntervalSince(clock.now()))  // this host's clock right, to begin with
         let scheduler = Scheduler(store: store, settings: settings(), senders: Scheduler.Senders(verifier: verifier), logger: .discarding, clock: clock)
-        SchedulerTurnTests.runAttempts(of: scheduler)
         await scheduler.finishUndeliverable()
         _ = await scheduler.turn()
         clock.stepWall(by: -3 * 3600)
@@ -73,7 +72,6 @@ struct SchedulerClusterTests {
         #expect(try store.order(id: "V1")?.state == .verified, "finished undelivered by a node without a delivery URL")
         #expect(try store.order(id: "P1")?.nextAttemptAt == dueBefore, "brought forward by one host's clock step")
         #expect(verifier.started.isEmpty)
-        await scheduler.endAttempts()
     }
 
     @Test("an order leased ahead whose lease ended while the node was cut off, and which another node took, is not sent when the node comes back")
@@ -88,7 +86,6 @@ struct SchedulerClusterTests {
         _ = try a.ingest([try candidate("O00"), try candidate("O01")], verifierKind: .http, now: Date().addingTimeInterval(-60))
         let verifier = SchedulerTurnTests.HeldVerifier()
         let scheduler = Scheduler(store: a, settings: settings(), senders: Scheduler.Senders(verifier: verifier), logger: .discarding, clock: clock)
-        SchedulerTurnTests.runAttempts(of: scheduler)
 
         // One attempt in flight, one order leased ahead of the slot.
         _ = await scheduler.turn()

@@ -77,8 +77,6 @@ struct SchedulerTurnTests {
                 return await scheduler.status().inFlight == 0
             }
             #expect(released, "attempts still in flight at the end of the test")
-            // Tests that drive the turns themselves run the attempts beside: that ends too.
-            await scheduler.endAttempts()
             // The gates hold the scheduler, which holds this verifier: let the cycle go.
             gates.withLock { $0.removeAll() }
         }
@@ -87,7 +85,7 @@ struct SchedulerTurnTests {
     func setUp(
         orders: Int, maxInFlight: Int, threshold: Int = 10, cooldown: Duration = .seconds(10), maxRate: Double? = nil, burst: Int = 10,
         maxAttempts: Int? = nil, initialDelay: Duration = .seconds(30), logger: Logger = .discarding,
-        coordinator: (any ClusterCoordinator)? = nil, loop: Bool = false
+        coordinator: (any ClusterCoordinator)? = nil
     ) throws
         -> (SQLiteOrderStore, Scheduler, HeldVerifier)
     {
@@ -113,14 +111,7 @@ struct SchedulerTurnTests {
         settings.turnSpacing = nil
         let scheduler = Scheduler(
             store: store, settings: settings, senders: Scheduler.Senders(verifier: verifier), logger: logger, clock: clock, coordinator: coordinator)
-        // A test that calls turn() itself runs the attempts beside; run() runs its own.
-        if !loop { Self.runAttempts(of: scheduler) }
         return (store, scheduler, verifier)
-    }
-
-    /// Runs the attempts `scheduler` starts while a test drives its turns (``HeldVerifier/releaseAll(_:)`` ends it).
-    static func runAttempts(of scheduler: Scheduler) {
-        Task { await scheduler.runAttempts() }
     }
 
     func waitUntil(_ what: String, _ condition: () async -> Bool) async {
@@ -289,7 +280,7 @@ struct SchedulerTurnTests {
 
     @Test("stop drains: in-flight attempts finish and are committed; stop() returns once run() has ended")
     func draining() async throws {
-        let (store, scheduler, verifier) = try setUp(orders: 1, maxInFlight: 2, loop: true)
+        let (store, scheduler, verifier) = try setUp(orders: 1, maxInFlight: 2)
         let running = Task { await scheduler.run() }
         await waitUntil("in flight") { verifier.started.count == 1 }
         let stopping = Task { await scheduler.stop(drainTimeout: .seconds(30)) }
@@ -305,7 +296,7 @@ struct SchedulerTurnTests {
 
     @Test("a stop starts nothing leased ahead, even when a slot frees during the drain: it goes back uncharged")
     func drainingStartsNothing() async throws {
-        let (store, scheduler, verifier) = try setUp(orders: 3, maxInFlight: 2, loop: true)
+        let (store, scheduler, verifier) = try setUp(orders: 3, maxInFlight: 2)
         let running = Task { await scheduler.run() }
         await waitUntil("two in flight, one leased ahead") { verifier.started.count == 2 }
         #expect(try store.countsByState() == [.verifying: 3])
@@ -327,7 +318,7 @@ struct SchedulerTurnTests {
 
     @Test("an attempt still in flight after DrainTimeout is cancelled and awaited; it keeps its lease for the next start")
     func drainTimeout() async throws {
-        let (store, scheduler, verifier) = try setUp(orders: 1, maxInFlight: 1, loop: true)
+        let (store, scheduler, verifier) = try setUp(orders: 1, maxInFlight: 1)
         let running = Task { await scheduler.run() }
         await waitUntil("in flight") { verifier.started.count == 1 }
         let stopping = Task { await scheduler.stop(drainTimeout: .milliseconds(200)) }
@@ -345,7 +336,7 @@ struct SchedulerTurnTests {
 
     @Test("cancelling run()'s task is a stop without a drain: the attempt is cancelled and keeps its lease, the order leased ahead goes back uncharged")
     func cancelledRun() async throws {
-        let (store, scheduler, verifier) = try setUp(orders: 2, maxInFlight: 1, loop: true)
+        let (store, scheduler, verifier) = try setUp(orders: 2, maxInFlight: 1)
         let running = Task { await scheduler.run() }
         await waitUntil("one in flight, one leased ahead") { verifier.started.count == 1 && (try? store.countsByState()) == [.verifying: 2] }
         running.cancel()
@@ -364,7 +355,7 @@ struct SchedulerTurnTests {
     func clockStepsForward() async throws {
         let capture = CapturingLogHandler()
         let (store, scheduler, verifier) = try setUp(
-            orders: 1, maxInFlight: 1, initialDelay: .seconds(3_600), logger: Logger(handler: capture), loop: true)
+            orders: 1, maxInFlight: 1, initialDelay: .seconds(3_600), logger: Logger(handler: capture))
         await scheduler.setHeartbeat(every: .seconds(2)) {}
         let running = Task { await scheduler.run() }
         await waitUntil("first attempt") { verifier.started.count == 1 }
