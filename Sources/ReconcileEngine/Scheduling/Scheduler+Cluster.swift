@@ -65,7 +65,7 @@ extension Scheduler {
     func takeShare(liveNodes: Int, before: Int) {
         admission.reconfigure(Self.limits(settings, share: coordinator.share), endpoints: senders.endpoints, now: clock.instant())
         logger.notice(
-            "live nodes on the shared store: \(liveNodes) (were \(before)); this one takes MaxInFlight=\(maxInFlight(.main))\(settings.maxRate.map { ", MaxRate=\(String(format: "%.3g", $0 * coordinator.share))" } ?? "")",
+            "live nodes on the shared store: \(liveNodes) (were \(before)); this one takes MaxInFlight=\(maxInFlight(.main))\(settings.main.maxRate.map { ", MaxRate=\(String(format: "%.3g", $0 * coordinator.share))" } ?? "")",
             [.reason: ReasonCode.clusterShare.rawValue])
         changeObserver?()
     }

@@ -7,17 +7,13 @@ extension Scheduler {
     /// timing — as plain values, compared and replaced whole on reload. The parts that send the
     /// requests are ``Senders``.
     public struct Settings: Sendable, Hashable {
+        /// `[Verifier]`'s limits: its orders, deliveries, revocation notices and consumption
+        /// answers (the `main` pool; `maxRate` per endpoint).
+        public var main: PoolLimits
         /// Google Play's own limits when `[GooglePlay]` is configured (its orders and outbox
         /// actions have a pool of their own); `nil`: none.
         public var googlePlay: PoolLimits?
         public var resolver: AttemptResolver
-        public var maxInFlight: Int
-        /// Requests per second per endpoint; `nil` is unlimited.
-        public var maxRate: Double?
-        public var burst: Int
-        public var circuitThreshold: Int
-        public var circuitCooldown: Duration
-        public var circuitMaxCooldown: Duration
         /// The longest single request, for the lease.
         public var requestTimeout: Duration
         /// The sandbox's share of `maxRate` (a tenth for the App Store Server API).
@@ -34,7 +30,7 @@ extension Scheduler {
         /// Requests per second for `endpoint`; `nil` is unlimited.
         public func rate(for endpoint: VerificationEndpoint) -> Double? {
             if endpoint.isGooglePlay, let googlePlay { return googlePlay.maxRate }
-            return endpoint == .sandbox ? maxRate.map { max(0.001, $0 * sandboxRateFactor) } : maxRate
+            return endpoint == .sandbox ? main.maxRate.map { max(0.001, $0 * sandboxRateFactor) } : main.maxRate
         }
 
         public init(
@@ -42,18 +38,14 @@ extension Scheduler {
             circuitMaxCooldown: Duration, requestTimeout: Duration
         ) {
             self.resolver = resolver
-            self.maxInFlight = maxInFlight
-            self.maxRate = maxRate
-            self.burst = burst
-            self.circuitThreshold = circuitThreshold
-            self.circuitCooldown = circuitCooldown
-            self.circuitMaxCooldown = circuitMaxCooldown
+            self.main = PoolLimits(
+                maxInFlight: maxInFlight, maxRate: maxRate, burst: burst, circuitThreshold: circuitThreshold,
+                circuitCooldown: circuitCooldown, circuitMaxCooldown: circuitMaxCooldown)
             self.requestTimeout = requestTimeout
         }
     }
 
-    /// One pool's limits: `[GooglePlay]`'s `MaxInFlight=`, `MaxRate=`, `Burst=` and circuit
-    /// keys, read from its section as they are.
+    /// One pool's limits: a section's `MaxInFlight=`, `MaxRate=`, `Burst=` and circuit keys.
     public struct PoolLimits: Sendable, Hashable {
         public var maxInFlight: Int
         /// Requests per second to each of the pool's endpoints; `nil` is unlimited.
@@ -145,8 +137,8 @@ extension Scheduler {
             }
         }
         return EndpointAdmission.Limits(
-            circuitThreshold: settings.circuitThreshold, circuitCooldown: settings.circuitCooldown,
-            circuitMaxCooldown: settings.circuitMaxCooldown, burst: settings.burst, rates: rates, perEndpoint: perEndpoint
+            circuitThreshold: settings.main.circuitThreshold, circuitCooldown: settings.main.circuitCooldown,
+            circuitMaxCooldown: settings.main.circuitMaxCooldown, burst: settings.main.burst, rates: rates, perEndpoint: perEndpoint
         ).shared(share)
     }
 }

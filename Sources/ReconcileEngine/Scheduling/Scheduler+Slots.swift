@@ -48,8 +48,8 @@ extension Scheduler {
     func maxInFlight(_ pool: Pool) -> Int {
         let configured =
             switch pool {
-            case .main: settings.maxInFlight
-            case .googlePlay: settings.googlePlay?.maxInFlight ?? settings.maxInFlight
+            case .main: settings.main.maxInFlight
+            case .googlePlay: settings.googlePlay?.maxInFlight ?? settings.main.maxInFlight
             }
         return EndpointAdmission.Limits.sharedInFlight(configured, share: coordinator.share)
     }
