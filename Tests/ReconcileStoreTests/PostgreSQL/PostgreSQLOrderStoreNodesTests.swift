@@ -153,7 +153,13 @@ struct PostgreSQLOrderStoreNodesTests {
         let rescued = Mutex<[RescuedLease]?>(nil)
         let rescue = Thread { rescued.withLock { $0 = try? rescuer.rescueExpiredLeases(limit: 100) } }
         rescue.start()
-        try await Task.sleep(for: .milliseconds(300))
+        // The rescue runs while the completion's transaction is open: it skips the locked row
+        // (or, were it to wait for it, is seen waiting) before the completion commits.
+        let observer = try database.connect()
+        let waiting = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        #expect(await eventually(timeout: .seconds(10), every: .milliseconds(5)) {
+            rescued.withLock { $0 } != nil || ((try? observer.scalar(waiting)) ?? 0) >= 1
+        }, "the rescue never ran")
         try completing.execute("COMMIT")
         _ = await eventually(timeout: .seconds(5), every: .milliseconds(50)) { rescued.withLock { $0 } != nil }
         #expect(rescued.withLock { $0 }?.isEmpty == true)

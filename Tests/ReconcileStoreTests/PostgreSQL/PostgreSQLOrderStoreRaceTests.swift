@@ -129,7 +129,7 @@ struct PostgreSQLOrderStoreRaceTests {
                         owner: "n", now: t0 + 1)[0]
                 }
             }
-            try await Task.sleep(for: .milliseconds(400))
+            #expect(try await database.someoneWaitsForALock(), "the completion never waited for the rival's claim")
             try other.execute(commits ? "COMMIT" : "ROLLBACK")
             let result = try await completion.value
             if commits {

@@ -50,4 +50,12 @@ final class PostgreSQLTestDatabase: Sendable {
     func connect() throws -> PostgreSQLConnection {
         try PostgreSQLConnection(options)
     }
+
+    /// Whether, within 10 s, a session of this database came to wait for a lock another holds
+    /// (`pg_stat_activity`): a race the test staged is then really under way.
+    func someoneWaitsForALock() async throws -> Bool {
+        let observer = try connect()
+        let query = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        return await eventually(timeout: .seconds(10), every: .milliseconds(5)) { ((try? observer.scalar(query)) ?? 0) >= 1 }
+    }
 }
