@@ -23,13 +23,14 @@ struct ServiceGroupTests {
         let journal: Journal
         let stopSignal = WakeSignal(clock: SystemClock())  // waits without a deadline
         let stopped = Atomic<Bool>(false)
-        let failAfter: Duration?
+        /// Fails (or returns) once this many parts have started, itself included.
+        let failOnceStarted: Int?
         let returnEarly: Bool
 
-        init(_ name: String, journal: Journal, failAfter: Duration? = nil, returnEarly: Bool = false) {
+        init(_ name: String, journal: Journal, failOnceStarted: Int? = nil, returnEarly: Bool = false) {
             self.name = name
             self.journal = journal
-            self.failAfter = failAfter
+            self.failOnceStarted = failOnceStarted
             self.returnEarly = returnEarly
         }
 
@@ -37,8 +38,8 @@ struct ServiceGroupTests {
 
         func run() async throws {
             journal.append("start \(name)")
-            if let failAfter {
-                try await Task.sleep(for: failAfter)
+            if let failOnceStarted {
+                _ = await eventually(every: .milliseconds(1)) { [journal] in journal.all.count { $0.hasPrefix("start") } >= failOnceStarted }
                 journal.append("end \(name)")
                 if returnEarly { return }
                 throw Broken()
@@ -73,7 +74,7 @@ struct ServiceGroupTests {
         let capture = CapturingLogHandler()
         let logger = Logger(handler: capture)
         let group = ServiceGroup(
-            [Part("ingest", journal: journal), Part("scheduler", journal: journal, failAfter: Duration.milliseconds(50)), Part("metrics", journal: journal)],
+            [Part("ingest", journal: journal), Part("scheduler", journal: journal, failOnceStarted: 3), Part("metrics", journal: journal)],
             logger: logger)
         await #expect(throws: ServiceGroup.UnexpectedEnd(service: "scheduler", error: "disk on fire")) { try await group.run() }
         let events = journal.all
@@ -86,7 +87,7 @@ struct ServiceGroupTests {
     func earlyReturn() async throws {
         let journal = Journal()
         let group = ServiceGroup(
-            [Part("watch", journal: journal, failAfter: Duration.milliseconds(20), returnEarly: true), Part("scheduler", journal: journal)],
+            [Part("watch", journal: journal, failOnceStarted: 2, returnEarly: true), Part("scheduler", journal: journal)],
             logger: .discarding)
         await #expect(throws: ServiceGroup.UnexpectedEnd(service: "watch", error: nil)) { try await group.run() }
         #expect(journal.all.suffix(2) == ["stop scheduler", "end scheduler"])
