@@ -62,16 +62,16 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Waits for the process to end; returns its exit status, or `nil` on time-out (the process
-    /// is then killed). The time-out is stretched by `TestTime.scale`.
+    /// is then killed). The time-out stretches as `eventually`'s does (`PatientDeadline`).
     public func wait(timeout: Duration = .seconds(30)) async -> Int32? {
-        let deadline = ContinuousClock.now + TestTime.scaled(timeout)
+        var deadline = PatientDeadline(timeout)
         while process.isRunning {
-            if ContinuousClock.now > deadline {
+            if deadline.hasPassed {
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
                 return nil
             }
-            try? await Task.sleep(for: .milliseconds(20))
+            await deadline.sleep(.milliseconds(20))
         }
         return process.terminationReason == .exit ? process.terminationStatus : 128 + process.terminationStatus
     }
@@ -91,15 +91,16 @@ public final class ChildProcess: @unchecked Sendable {
     }
 }
 
-/// Polls until `condition` holds or `timeout` (stretched by `TestTime.scale` under the
-/// sanitizers) passes; returns whether it held.
+/// Polls until `condition` holds or `timeout` passes; returns whether it held. The time-out is
+/// stretched by `TestTime.scale` under the sanitizers, and by the time its task waited for a
+/// thread (`PatientDeadline`).
 public func eventually(
     timeout: Duration = .seconds(30), every interval: Duration = .milliseconds(25), _ condition: () async throws -> Bool
 ) async rethrows -> Bool {
-    let deadline = ContinuousClock.now + TestTime.scaled(timeout)
-    while ContinuousClock.now < deadline {
+    var deadline = PatientDeadline(timeout)
+    while !deadline.hasPassed {
         if try await condition() { return true }
-        try? await Task.sleep(for: interval)
+        await deadline.sleep(interval)
     }
     return try await condition()
 }

@@ -33,7 +33,7 @@ final class Harness: @unchecked Sendable {
     func startMock(_ arguments: [String] = []) async throws {
         let portFile = directory.file("mock.port")
         let mock = try ChildProcess(
-            "reconcile-mock", arguments: ["--port-file", portFile, "--idle-exit", Self.mockSpan(60), "--lifetime", Self.mockSpan(600)] + arguments,
+            "reconcile-mock", arguments: ["--port-file", portFile, "--idle-exit", Self.mockSpan(180), "--lifetime", Self.mockSpan(600)] + arguments,
             directory: directory, label: "mock")
         self.mock = mock
         guard await eventually(timeout: .seconds(10), { FileManager.default.fileExists(atPath: portFile) }),

@@ -84,7 +84,7 @@ struct BackupRestoreCommandTests {
     }
 
     @Test("restore is refused while reconciled holds the store, and for a bad backup; the store is untouched")
-    func refused() throws {
+    func refused() async throws {
         let fixture = try CLIFixture()
         let database = fixture.directory.file("state/orders.db")
         let backup = fixture.directory.file("backup.db")
@@ -92,7 +92,8 @@ struct BackupRestoreCommandTests {
         let before = FileManager.default.contents(atPath: database)
         do {
             let lock = try LockFile.acquire(database + ".lock", program: "reconciled")
-            let result = fixture.run(["restore", backup])
+            // Off the pool: restore waits two seconds for the lock before it gives up.
+            let result = try await offPool { fixture.run(["restore", backup]) }
             #expect(result.status == 1)
             #expect(result.err == "Error: reconciled (pid \(getpid())) is running on <dir>/state/orders.db; stop it first (systemctl stop reconciled), then run restore again\n")
             withExtendedLifetime(lock) {}

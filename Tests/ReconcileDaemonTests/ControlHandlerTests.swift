@@ -45,15 +45,22 @@ struct ControlHandlerTests {
         return (handler, store)
     }
 
+    /// Hands `request` to the handler on a thread of its own, as the control socket does: the
+    /// handler blocks its thread while it asks the scheduler (`AsyncResult`), which must never be
+    /// one of the cooperative pool's few threads (one blocked there starves every other test).
+    func ask(_ handler: ControlHandler, _ request: String) async throws -> String {
+        try await offPool { handler.handle(Array(request.utf8), peer: Self.root) }
+    }
+
     func answer(_ text: String) -> JSONObject? {
         guard case .object(let object)? = try? JSONParser().parse(Array(text.utf8)) else { return nil }
         return object
     }
 
     @Test("status: each endpoint's circuit carries every documented field, null when it has no value")
-    func statusCircuitFields() throws {
+    func statusCircuitFields() async throws {
         let (handler, _) = try handler(escalated: 1)
-        let object = try #require(answer(handler.handle(Array(#"{"v":1,"op":"status"}"#.utf8), peer: Self.root)))
+        let object = try #require(answer(try await ask(handler, #"{"v":1,"op":"status"}"#)))
         let circuits = try #require(object["status"]?.objectValue?["circuits"]?.arrayValue)
         let merchant = try #require(circuits.compactMap(\.objectValue).first { $0["endpoint"]?.stringValue == "merchant" }, "\(circuits)")
         #expect(merchant.keys == ["endpoint", "state", "open_until", "reason", "openings", "paused_until"])
@@ -65,10 +72,10 @@ struct ControlHandlerTests {
     }
 
     @Test("a bulk action answers with counts and the first orders, logs one summary line with its MESSAGE_ID and each order at debug")
-    func bulkAnswerAndLog() throws {
+    func bulkAnswerAndLog() async throws {
         let (handler, store) = try handler(escalated: 2_500)
         try store.write { try $0.execute("UPDATE orders SET state = 'escalated', reason = 'max_attempts', resume_state = NULL") }
-        let text = handler.handle(Array(#"{"v":1,"op":"retry","state":"escalated","note":"outage over"}"#.utf8), peer: Self.root)
+        let text = try await ask(handler, #"{"v":1,"op":"retry","state":"escalated","note":"outage over"}"#)
         let object = try #require(answer(text), "\(text)")
         #expect(object["ok"]?.boolValue == true)
         #expect(object["matched"]?.int64Value == 2_500)
@@ -98,9 +105,9 @@ struct ControlHandlerTests {
     }
 
     @Test("a few named orders: one info line each, the whole answer per order, no summary")
-    func fewNamedOrders() throws {
+    func fewNamedOrders() async throws {
         let (handler, _) = try handler(escalated: 3)
-        let text = handler.handle(Array(#"{"v":1,"op":"release","orders":["E0","E1","NOPE"]}"#.utf8), peer: Self.root)
+        let text = try await ask(handler, #"{"v":1,"op":"release","orders":["E0","E1","NOPE"]}"#)
         let object = try #require(answer(text))
         #expect(object["matched"] == nil)
         #expect(object["changed"]?.int64Value == 2)
@@ -110,11 +117,11 @@ struct ControlHandlerTests {
     }
 
     @Test("stopping: a bulk action ends at the next batch and its answer says how far it got")
-    func interruptedByStop() throws {
+    func interruptedByStop() async throws {
         let (handler, store) = try handler(escalated: 1_500)
         try store.write { try $0.execute("UPDATE orders SET state = 'escalated', reason = 'max_attempts', resume_state = NULL") }
         handler.beginStopping()
-        let object = try #require(answer(handler.handle(Array(#"{"v":1,"op":"retry","state":"escalated"}"#.utf8), peer: Self.root)))
+        let object = try #require(answer(try await ask(handler, #"{"v":1,"op":"retry","state":"escalated"}"#)))
         #expect(object["ok"]?.boolValue == true)
         #expect(object["interrupted"]?.boolValue == true)
         #expect(object["applied"]?.int64Value == 0)
