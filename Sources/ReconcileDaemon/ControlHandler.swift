@@ -159,7 +159,7 @@ final class ControlHandler: Sendable {
                 "endpoint": .string(endpoint.endpoint.rawValue), "state": .string(endpoint.circuit),
                 // Every documented field is always there, `null` when it has no value (docs/reconcilectl.md,
                 // "JSON output").
-                "open_until": endpoint.openUntil.map { .string(RFC3339.format($0)) } ?? .null, "reason": .string(orNull: endpoint.lastReason),
+                "open_until": endpoint.openUntil.map { .string(RFC3339.format($0)) } ?? .null, "reason": .string(orNull: endpoint.lastReason?.description),
                 "openings": .integer(endpoint.openings),
                 "paused_until": endpoint.pausedUntil.map { .string(RFC3339.format($0)) } ?? .null,
             ]))

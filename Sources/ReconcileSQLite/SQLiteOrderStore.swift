@@ -288,7 +288,7 @@ extension SQLiteOrderStore {
     /// that build histories by hand).
     static func recordTransition(
         _ connection: SQLiteConnection, orderRef: Int64, at: Date, actor: TransitionActor, from: OrderState?,
-        to: OrderState, reason: String, detail: String? = nil, attemptRef: Int64? = nil
+        to: OrderState, reason: ReasonCode, detail: String? = nil, attemptRef: Int64? = nil
     ) throws {
         try StoreTransaction(connection).insertTransition(
             orderReference: orderRef, at: at, actor: actor, from: from, to: to, reason: reason, detail: detail, attemptReference: attemptRef)

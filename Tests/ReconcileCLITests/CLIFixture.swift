@@ -65,7 +65,7 @@ final class CLIFixture: @unchecked Sendable {
                     ])
                 try SQLiteOrderStore.recordTransition(
                     connection, orderRef: Int64(index + 1), at: t0.addingTimeInterval(Double(index * 60 + 30)), actor: .daemon,
-                    from: .pending, to: state, reason: Self.reason(state) ?? "test", detail: nil)
+                    from: .pending, to: state, reason: ReasonCode(rawValue: Self.reason(state) ?? "test"), detail: nil)
             }
         }
         // A duplicate escalation, for --force.

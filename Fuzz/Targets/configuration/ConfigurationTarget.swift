@@ -111,7 +111,7 @@ enum ConfigurationTarget {
             threshold: verifier.circuitThreshold, cooldown: verifier.circuitCooldown, maxCooldown: verifier.circuitMaxCooldown)
         var now = ContinuousClock.now
         for _ in 0..<4 {
-            circuit.recordFailure(reason: "fuzz", configurationError: true, now: now)
+            circuit.recordFailure(reason: Reason(ReasonCode(rawValue: "fuzz")), configurationError: true, now: now)
             _ = TimeSpan.format(circuit.currentCooldown)
             if case .blocked(let until?) = circuit.permission(now: now) { now = until }
             _ = circuit.permission(now: now)

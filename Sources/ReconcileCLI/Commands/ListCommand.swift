@@ -79,7 +79,7 @@ enum ListCommand {
             table.add([
                 order.orderID, order.state.rawValue, order.productID, String(order.attempts),
                 order.nextAttemptAt.map { RelativeTime.describe($0, now: now) } ?? "-", RelativeTime.age(order.receivedAt, now: now),
-                order.reason ?? "",
+                order.reason?.rawValue ?? "",
             ])
         }
         let style = TerminalStyle(output: context.output, environment: context.environment)

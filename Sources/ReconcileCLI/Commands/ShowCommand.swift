@@ -78,7 +78,7 @@ enum ShowCommand {
         ])
         table.width = 200  // history lines carry their full reason; terminals wrap
         for record in history {
-            var answer = record.reason
+            var answer = record.reason.rawValue
             var parts: [String] = []
             if let status = record.verifierStatus { parts.append("status \(status)") }
             if let http = record.httpStatus { parts.append("HTTP \(http)") }

@@ -15,7 +15,7 @@ enum OrderJSON {
         JSONObject([
             "order_id": .string(order.orderID), "product_id": .string(order.productID), "state": .string(order.state.rawValue),
             "attempts": .integer(order.attempts), "next_attempt": time(order.nextAttemptAt), "received_at": time(order.receivedAt),
-            "updated_at": time(order.updatedAt), "reason": .string(orNull: order.reason),
+            "updated_at": time(order.updatedAt), "reason": .string(orNull: order.reason?.rawValue),
         ])
     }
 
@@ -52,7 +52,7 @@ enum OrderJSON {
         object["history"] = .array(history.map { record in
             .object(JSONObject([
                 "at": time(record.at), "actor": .string(record.actor.description), "from": .string(orNull: record.from?.rawValue),
-                "to": .string(record.to.rawValue), "reason": .string(record.reason), "detail": .string(orNull: record.detail),
+                "to": .string(record.to.rawValue), "reason": .string(record.reason.rawValue), "detail": .string(orNull: record.detail),
                 "verifier_status": record.verifierStatus.map(JSONValue.integer) ?? .null,
                 "http_status": record.httpStatus.map(JSONValue.integer) ?? .null, "environment": .string(orNull: record.environment),
                 "endpoint": .string(orNull: record.endpoint), "latency_ms": record.latencyMilliseconds.map(JSONValue.integer) ?? .null,

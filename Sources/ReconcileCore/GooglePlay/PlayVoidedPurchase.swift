@@ -38,12 +38,6 @@ public struct PlayVoidedPurchase: Sendable, Hashable {
     public static let sourceGoogle = 2
     public static let reasonChargeback = 7
 
-    /// The revocation reason the order gets: `chargeback` when Google voided it (source 2, as
-    /// DESIGN §5a has it) or says it was a chargeback (reason 7); `refunded` otherwise.
-    public var revocationReason: String {
-        voidedSource == Self.sourceGoogle || voidedReason == Self.reasonChargeback ? "chargeback" : "refunded"
-    }
-
     /// The name of `voidedSource`, as the notification's subtype.
     public var sourceName: String? {
         switch voidedSource {

@@ -38,8 +38,8 @@ public struct CircuitBreaker: Sendable, Hashable {
     /// What a completion did to the circuit, for logging.
     public enum Change: Sendable, Hashable {
         case none
-        case opened(cooldown: Duration, reason: String)
-        case reopened(cooldown: Duration, reason: String)
+        case opened(cooldown: Duration, reason: Reason)
+        case reopened(cooldown: Duration, reason: Reason)
         case closed
     }
 
@@ -51,7 +51,7 @@ public struct CircuitBreaker: Sendable, Hashable {
     /// The cool-down the next opening will use.
     public private(set) var currentCooldown: Duration
     /// Why the circuit last opened.
-    public private(set) var lastReason: String?
+    public private(set) var lastReason: Reason?
     /// How many times it opened since start.
     public private(set) var openings = 0
 
@@ -106,7 +106,7 @@ public struct CircuitBreaker: Sendable, Hashable {
     /// the orders that were sent rather than the endpoint (the probe, if it fails too, re-opens
     /// it with the cool-down).
     @discardableResult
-    public mutating func recordFailure(reason: String, configurationError: Bool = false, probeAtOnce: Bool = false, now: ContinuousClock.Instant) -> Change {
+    public mutating func recordFailure(reason: Reason, configurationError: Bool = false, probeAtOnce: Bool = false, now: ContinuousClock.Instant) -> Change {
         consecutiveFailures += 1
         switch state {
         case .closed:
@@ -137,7 +137,7 @@ public struct CircuitBreaker: Sendable, Hashable {
         currentCooldown = cooldown
     }
 
-    private mutating func open(reason: String, now: ContinuousClock.Instant, reopening: Bool) -> Change {
+    private mutating func open(reason: Reason, now: ContinuousClock.Instant, reopening: Bool) -> Change {
         let cooldown = currentCooldown
         state = .open(until: now + cooldown)
         currentCooldown = min(maxCooldown, currentCooldown * 2)

@@ -105,7 +105,7 @@ public struct OrderRecord: Sendable, Hashable {
             orderID: orderID, productID: productID, state: state, resumeState: resumeState, proof: proof,
             applicationUsername: applicationUsername, userID: userID, amount: amount, currency: currency, createdAt: createdAt,
             receivedAt: receivedAt, updatedAt: updatedAt, nextAttemptAt: nextAttemptAt, attempts: attempts,
-            deliveryAttempts: deliveryAttempts, contentHash: contentHash, reason: reason?.rawValue, leaseOwner: lease?.owner,
+            deliveryAttempts: deliveryAttempts, contentHash: contentHash, reason: reason, leaseOwner: lease?.owner,
             leasedUntil: lease?.until, finishedBy: finishedBy, verifiedTransactionID: grant?.transactionID,
             environment: grant?.environment, prunedAt: prunedAt)
     }

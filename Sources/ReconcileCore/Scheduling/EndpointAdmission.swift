@@ -129,7 +129,7 @@ public struct EndpointAdmission: Sendable {
     public struct EndpointState: Sendable, Hashable {
         public var endpoint: VerificationEndpoint
         public var circuit: CircuitBreaker.State
-        public var lastReason: String?
+        public var lastReason: Reason?
         public var openings: Int
         public var pausedUntil: ContinuousClock.Instant?
     }
@@ -263,14 +263,14 @@ public struct EndpointAdmission: Sendable {
         _ endpoint: VerificationEndpoint, _ observation: EndpointObservation, order: Int64?, now: ContinuousClock.Instant
     ) -> (change: CircuitBreaker.Change, blame: FailureAttribution.Blame) {
         add(endpoint, now: now)
-        let reason: String
+        let reason: Reason
         let configuration: Bool
         switch observation {
         case .healthy:
             attributions[endpoint, default: FailureAttribution()].healthy(order: order, now: now)
             return (circuits[endpoint]!.recordSuccess(), .endpoint)
-        case .failure(let why): (reason, configuration) = (why.description, false)
-        case .configuration(let why): (reason, configuration) = (why.description, true)
+        case .failure(let why): (reason, configuration) = (why, false)
+        case .configuration(let why): (reason, configuration) = (why, true)
         }
         var attribution = attributions[endpoint, default: FailureAttribution()]
         let blame = attribution.failure(order: order, now: now)

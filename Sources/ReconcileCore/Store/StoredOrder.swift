@@ -22,7 +22,7 @@ public struct StoredOrder: Sendable, Hashable {
     public var deliveryAttempts: Int
     public var contentHash: String
     /// Why it is in its state (the last transition's reason).
-    public var reason: String?
+    public var reason: ReasonCode?
     public var leaseOwner: String?
     public var leasedUntil: Date?
     /// Who finished it.
@@ -38,7 +38,7 @@ public struct StoredOrder: Sendable, Hashable {
         proof: OrderProof = OrderProof(), applicationUsername: String? = nil, userID: String? = nil,
         amount: String? = nil, currency: String? = nil, createdAt: Date? = nil, receivedAt: Date, updatedAt: Date,
         nextAttemptAt: Date? = nil, attempts: Int = 0, deliveryAttempts: Int = 0, contentHash: String,
-        reason: String? = nil, leaseOwner: String? = nil, leasedUntil: Date? = nil, finishedBy: Finisher? = nil,
+        reason: ReasonCode? = nil, leaseOwner: String? = nil, leasedUntil: Date? = nil, finishedBy: Finisher? = nil,
         verifiedTransactionID: String? = nil, environment: String? = nil, prunedAt: Date? = nil
     ) {
         self.orderID = orderID
@@ -76,7 +76,7 @@ public struct TransitionRecord: Sendable, Hashable {
     public var from: OrderState?
     public var to: OrderState
     /// A short, stable word (`ingested`, `proof_replaced`, `duplicate_transaction`, …).
-    public var reason: String
+    public var reason: ReasonCode
     /// Free text: an operator's note, the spool file, the verifier's message.
     public var detail: String?
     public var verifierStatus: Int?
@@ -86,7 +86,7 @@ public struct TransitionRecord: Sendable, Hashable {
     public var latencyMilliseconds: Int?
 
     public init(
-        at: Date, actor: TransitionActor, from: OrderState?, to: OrderState, reason: String, detail: String? = nil,
+        at: Date, actor: TransitionActor, from: OrderState?, to: OrderState, reason: ReasonCode, detail: String? = nil,
         verifierStatus: Int? = nil, httpStatus: Int? = nil, environment: String? = nil, endpoint: String? = nil,
         latencyMilliseconds: Int? = nil
     ) {

@@ -71,7 +71,7 @@ extension Scheduler: EndpointGate {
         case .none:
             return
         case .opened(let cooldown, let reason), .reopened(let cooldown, let reason):
-            let fields: KeyValuePairs<LogField, String?> = [.endpoint: endpoint.rawValue, .reason: reason]
+            let fields: KeyValuePairs<LogField, String?> = [.endpoint: endpoint.rawValue, .reason: reason.description]
             let verb = { if case .reopened = change { "re-opened" } else { "opened" } }()
             let message = cooldown > .zero
                 ? "circuit for \(endpoint.rawValue) \(verb) (\(reason)); nothing is sent there for \(TimeSpan.format(cooldown)), then one probe"

@@ -10,14 +10,14 @@ public struct SchedulerStatus: Sendable, Hashable {
         /// `closed`, `open` or `half-open`.
         public var circuit: String
         public var openUntil: Date?
-        public var lastReason: String?
+        public var lastReason: Reason?
         public var openings: Int
         /// Until when nothing is sent there after a 429 (its token bucket is paused); `nil` when
         /// it is not paused.
         public var pausedUntil: Date?
 
         public init(
-            endpoint: VerificationEndpoint, circuit: String, openUntil: Date? = nil, lastReason: String? = nil, openings: Int = 0,
+            endpoint: VerificationEndpoint, circuit: String, openUntil: Date? = nil, lastReason: Reason? = nil, openings: Int = 0,
             pausedUntil: Date? = nil
         ) {
             self.endpoint = endpoint

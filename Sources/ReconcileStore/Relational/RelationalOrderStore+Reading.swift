@@ -33,7 +33,7 @@ extension RelationalOrderStore {
                 let toState = try row.known(at: 3, as: OrderState.self, table: "transitions", column: "to_state")
                 return TransitionRecord(
                     at: Date(epochMilliseconds: row.int64(0)), actor: parsedActor, from: fromState, to: toState,
-                    reason: row.string(4), detail: row.optionalString(5),
+                    reason: ReasonCode(rawValue: row.string(4)), detail: row.optionalString(5),
                     verifierStatus: row.optionalInt64(6).map(Int.init), httpStatus: row.optionalInt64(7).map(Int.init),
                     environment: row.optionalString(8), endpoint: row.optionalString(9),
                     latencyMilliseconds: row.optionalInt64(10).map(Int.init))

@@ -178,7 +178,7 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
         for transition in plan.transitions {
             let values = Self.transitionValues(
                 orderReference: reference, at: transition.at, actor: transition.actor, from: transition.from, to: transition.to,
-                reason: transition.reason.code.rawValue, detail: transition.reason.detail)
+                reason: transition.reason.code, detail: transition.reason.detail)
             if transition.linksLastAttempt && !plan.attempts.isEmpty {
                 // The attempt this plan wrote last: the order's highest (its row is locked).
                 try connection.performLater(StoreStatements.insertLinkedTransition(values + [.integer(reference)]))
@@ -213,7 +213,7 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
 
     /// Appends one transition to an order's history.
     package func insertTransition(
-        orderReference: Int64, at: Date, actor: TransitionActor, from: OrderState?, to: OrderState, reason: String, detail: String?,
+        orderReference: Int64, at: Date, actor: TransitionActor, from: OrderState?, to: OrderState, reason: ReasonCode, detail: String?,
         attemptReference: Int64?
     ) throws {
         try connection.performLater(
@@ -224,10 +224,10 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
 
     /// A history row's values but its attempt (``StoreStatements/insertTransition``'s first seven).
     private static func transitionValues(
-        orderReference: Int64, at: Date, actor: TransitionActor, from: OrderState?, to: OrderState, reason: String, detail: String?
+        orderReference: Int64, at: Date, actor: TransitionActor, from: OrderState?, to: OrderState, reason: ReasonCode, detail: String?
     ) -> [SQLValue] {
         [
-            .integer(orderReference), .time(at), .text(actor.description), .text(orNull: from?.rawValue), .text(to.rawValue), .text(reason),
+            .integer(orderReference), .time(at), .text(actor.description), .text(orNull: from?.rawValue), .text(to.rawValue), .text(reason.rawValue),
             .text(orNull: detail),
         ]
     }

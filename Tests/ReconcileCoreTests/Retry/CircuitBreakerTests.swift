@@ -1,5 +1,6 @@
 import Testing
 @testable import ReconcileCore
+import TestSupport
 
 @Suite("Circuit breaker")
 struct CircuitBreakerTests {

@@ -1,5 +1,6 @@
 import Testing
 @testable import ReconcileCore
+import TestSupport
 
 @Suite("Endpoint admission (circuits, buckets and pauses, pure)")
 struct EndpointAdmissionTests {
