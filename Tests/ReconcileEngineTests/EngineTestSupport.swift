@@ -1,6 +1,7 @@
 import Foundation
 import ReconcileCore
 import Synchronization
+import ReconcileFoundation
 @testable import ReconcileEngine
 
 /// A transport that answers from a script: per URL, a list of answers used in turn (the last
@@ -36,10 +37,15 @@ final class ScriptedTransport: HTTPTransport {
 final class RecordingGate: EndpointGate {
     let reports = Mutex<[(VerificationEndpoint, EndpointObservation)]>([])
     let open: Bool
+    /// The attempt's wall clock: the test's, or the real one.
+    let clock: (any DaemonClock)?
 
-    init(open: Bool = true) {
+    init(open: Bool = true, clock: (any DaemonClock)? = nil) {
         self.open = open
+        self.clock = clock
     }
+
+    func now() -> Date { clock?.now() ?? Date() }
 
     func acquire(_ endpoint: VerificationEndpoint) async -> Bool { open }
 

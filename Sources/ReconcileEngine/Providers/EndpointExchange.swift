@@ -72,14 +72,16 @@ struct EndpointExchange {
         }
     }
 
-    /// Sends `request` to `endpoint`, judges the result with `judge`, reports to the gate.
+    /// Sends `request` to `endpoint`, judges the result with `judge` (given the gate's wall
+    /// clock when the answer came: a `Retry-After` date is read against it), reports to the
+    /// gate.
     func send<Answer>(
         _ request: HTTPRequest, to endpoint: VerificationEndpoint, environment: String? = nil,
-        judge: (HTTPExchangeResult) -> Judgement<Answer>
+        judge: (HTTPExchangeResult, Date) -> Judgement<Answer>
     ) async -> (record: AttemptRecord, meaning: Judgement<Answer>.Meaning) {
-        let started = Date()
+        let started = gate.now()
         let result = await transport.send(request)
-        let judgement = judge(result)
+        let judgement = judge(result, gate.now())
         await gate.report(endpoint, judgement.observation, retryAfter: judgement.retryAfter, rateLimited: judgement.rateLimited)
         let record = AttemptRecord(
             endpoint: endpoint, environment: judgement.environment ?? environment, httpStatus: result.response?.status,

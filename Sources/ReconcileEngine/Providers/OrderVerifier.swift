@@ -34,6 +34,11 @@ public protocol EndpointGate: Sendable {
     /// Reports what an exchange said about its endpoint: feeds its circuit, and a 429 pauses
     /// its bucket.
     func report(_ endpoint: VerificationEndpoint, _ observation: EndpointObservation, retryAfter: Duration?, rateLimited: Bool) async
+
+    /// The wall clock the attempt lives by (the scheduler's ``DaemonClock``): what an exchange
+    /// is dated by, and what a `Retry-After` date, a token's expiry and a signed transaction's
+    /// validity are read against. A test's gate gives the test's time.
+    func now() -> Date
 }
 
 /// Where a verifier sends its requests and how.

@@ -1,3 +1,4 @@
+import Foundation
 import ReconcileCore
 
 /// The scheduler's gate as one attempt of one order sees it: what its exchanges say about their
@@ -15,5 +16,9 @@ struct OrderGate: EndpointGate {
         // Google's token endpoint is asked for the service account, not for the order.
         await scheduler.report(
             endpoint, observation, retryAfter: retryAfter, rateLimited: rateLimited, order: endpoint == .googlePlayToken ? nil : order)
+    }
+
+    func now() -> Date {
+        scheduler.now()
     }
 }

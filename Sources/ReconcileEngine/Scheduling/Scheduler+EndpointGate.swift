@@ -18,6 +18,11 @@ extension Scheduler: EndpointGate {
         return false
     }
 
+    /// The scheduler's wall clock.
+    public nonisolated func now() -> Date {
+        clock.now()
+    }
+
     /// Most answers say a healthy endpoint is healthy, which changes nothing: those return
     /// without waiting for the scheduler (busy in a turn's commit, it would add that commit to
     /// every request's time). Everything else is handled on the scheduler, in the order it came.

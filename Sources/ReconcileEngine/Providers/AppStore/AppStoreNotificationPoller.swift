@@ -157,10 +157,10 @@ public final class AppStoreNotificationPoller: Service {
         wake.signal()
     }
 
-    /// One poll of every environment, now (tests call it directly).
-    public func pollNow(now: Date = Date()) async -> [Summary] {
+    /// One poll of every environment, now (tests call it directly): at `now`, or the clock's.
+    public func pollNow(now: Date? = nil) async -> [Summary] {
         guard let current = settings.withLock({ $0 }) else { return [] }
-        return await poll(current, now: now)
+        return await poll(current, now: now ?? clock.now())
     }
 
     func poll(_ settings: Settings, now: Date) async -> [Summary] {
@@ -246,7 +246,7 @@ public final class AppStoreNotificationPoller: Service {
                     .map(\.element)
                 let outcomes: [NotificationIngestOutcome]
                 do {
-                    outcomes = try await store.writing { [store, valid] in try store.ingestNotifications(valid, consumption: settings.consumption, now: Date()) }
+                    outcomes = try await store.writing { [store, valid, clock] in try store.ingestNotifications(valid, consumption: settings.consumption, now: clock.now()) }
                 } catch {
                     return stop(
                         &summary, "store_unavailable", "cannot commit \(Plural.count(valid.count, "polled notification")): \(error); retried at the next poll",
@@ -269,7 +269,7 @@ public final class AppStoreNotificationPoller: Service {
                 reason: .invalidNotifications)
         }
         do {
-            try await store.writing { [store] in try store.advanceCheckpoint(environment.checkpoint, to: now, now: Date()) }
+            try await store.writing { [store, clock] in try store.advanceCheckpoint(environment.checkpoint, to: now, now: clock.now()) }
         } catch {
             return stop(&summary, "store_unavailable", "cannot store the \(name) notification checkpoint: \(error)", reason: .storeFailure(StoreFailure.of(error)))
         }
@@ -318,7 +318,7 @@ public final class AppStoreNotificationPoller: Service {
     func fetch(_ environment: Environment, settings: Settings, body: [UInt8], paginationToken: String?) async -> Result<Page, FetchFailure> {
         let token: String
         do {
-            token = try settings.tokens.token(now: Date())
+            token = try settings.tokens.token(now: clock.now())
         } catch {
             await gate.report(environment.endpoint, .configuration(reason: Reason(.appStoreKey)), retryAfter: nil, rateLimited: false)
             return .failure(FetchFailure(reason: Reason(.appStoreKey, detail: "cannot sign the token (\(error))")))
@@ -330,8 +330,8 @@ public final class AppStoreNotificationPoller: Service {
         let request = endpoint.request(
             method: "POST", url: url, headers: endpoint.headers([]), body: body, maximumResponseSize: settings.maximumResponseSize)
         let exchange = EndpointExchange(transport: transport, gate: gate)
-        let (_, meaning) = await exchange.send(request, to: environment.endpoint) { result in
-            .of(HTTPAnswerClassifier.classify(result, handled: Set(100...599), now: Date()), answer: AppStoreVerifier.judge)
+        let (_, meaning) = await exchange.send(request, to: environment.endpoint) { result, now in
+            .of(HTTPAnswerClassifier.classify(result, handled: Set(100...599), now: now)) { AppStoreVerifier.judge($0, now: now) }
         }
         switch meaning {
         case .verdict(let verdict):

@@ -82,13 +82,13 @@ public struct AppStoreVerifier: OrderVerifier {
         var environment = VerificationEndpoint.production
         var payload: VerifiedPayload
         do {
-            payload = try productionTransactions.verify(jws, now: Date())
+            payload = try productionTransactions.verify(jws, now: gate.now())
         } catch .wrongEnvironment(let found) where found == AppStoreEnvironment.sandbox.rawValue {
             guard allowSandbox else {
                 return .reject(Reason(.sandboxNotAllowed, detail: "a sandbox transaction, and AllowSandbox=no"))
             }
             do {
-                payload = try sandboxTransactions.verify(jws, now: Date())
+                payload = try sandboxTransactions.verify(jws, now: gate.now())
                 environment = .sandbox
             } catch {
                 return Self.refusedProof(error)
@@ -110,7 +110,7 @@ public struct AppStoreVerifier: OrderVerifier {
         case .notFound:
             return .escalate(Reason(.transactionNotFound, detail: "Apple does not know the signed transaction \(transaction.transactionID)"))
         case .answer(let body):
-            return confirmed(body, transactionID: transaction.transactionID, environment: environment)
+            return confirmed(body, transactionID: transaction.transactionID, environment: environment, now: gate.now())
         }
     }
 
@@ -132,7 +132,7 @@ public struct AppStoreVerifier: OrderVerifier {
         case .notFound:
             return .escalate(Reason(.transactionNotFound, detail: "neither production nor the sandbox knows transaction \(transactionID)"))
         case .answer(let body):
-            return confirmed(body, transactionID: transactionID, environment: environment)
+            return confirmed(body, transactionID: transactionID, environment: environment, now: gate.now())
         }
     }
 
@@ -186,7 +186,7 @@ public struct AppStoreVerifier: OrderVerifier {
                 return .configuration(Reason(.appStoreWrongApp, detail: "Apple answered for app \(found), AppAppleID=\(expected)"))
             }
             for signed in history.signedTransactions {
-                switch verifyReturned(signed, environment: environment) {
+                switch verifyReturned(signed, environment: environment, now: gate.now()) {
                 case .success(let transaction): transactions.append(transaction)
                 case .failure(let failure): return failure.verdict
                 }
@@ -203,14 +203,14 @@ public struct AppStoreVerifier: OrderVerifier {
     // MARK: - Answers
 
     /// Get Transaction Info's answer, verified, for the transaction asked about.
-    func confirmed(_ body: [UInt8], transactionID: String, environment: VerificationEndpoint) -> VerifierOutcome.Verdict {
+    func confirmed(_ body: [UInt8], transactionID: String, environment: VerificationEndpoint, now: Date) -> VerifierOutcome.Verdict {
         let jws: String
         do {
             jws = try AppStoreDocument.signedTransactionInfo(body)
         } catch {
             return .transient(Reason(.unparseableAnswer, detail: error.description))
         }
-        switch verifyReturned(jws, environment: environment) {
+        switch verifyReturned(jws, environment: environment, now: now) {
         case .failure(let failure):
             return failure.verdict
         case .success(let transaction):
@@ -222,10 +222,10 @@ public struct AppStoreVerifier: OrderVerifier {
     }
 
     /// A signed transaction Apple returned: one that fails its checks is never believed.
-    func verifyReturned(_ jws: String, environment: VerificationEndpoint) -> Result<AppStoreTransaction, VerdictFailure> {
+    func verifyReturned(_ jws: String, environment: VerificationEndpoint, now: Date) -> Result<AppStoreTransaction, VerdictFailure> {
         let verifier = environment == .sandbox ? sandboxTransactions : productionTransactions
         do {
-            let payload = try verifier.verify(jws, now: Date())
+            let payload = try verifier.verify(jws, now: now)
             return .success(try AppStoreTransaction.parse(payload.json))
         } catch let error as SignedDataError {
             switch error {
@@ -279,7 +279,7 @@ public struct AppStoreVerifier: OrderVerifier {
         let settings = endpoint == .sandbox ? sandbox : production
         let token: String
         do {
-            token = try tokens.token(now: Date())
+            token = try tokens.token(now: gate.now())
         } catch {
             await gate.report(endpoint, .configuration(reason: Reason(.appStoreKey)), retryAfter: nil, rateLimited: false)
             return .verdict(.configuration(Reason(.appStoreKey, detail: "cannot sign the token (\(error))")))
@@ -290,9 +290,9 @@ public struct AppStoreVerifier: OrderVerifier {
             method: "GET", url: Self.join(settings.url, path), headers: endpointSettings.headers([]), maximumResponseSize: maximumResponseSize)
         let exchange = EndpointExchange(transport: transport, gate: gate)
         let (record, meaning) = await exchange.send(request, to: endpoint, environment: endpoint == .sandbox ? "Sandbox" : "Production") {
-            result in
+            result, now in
             // Every status is the API's to classify; only transport failures are HTTP's.
-            .of(HTTPAnswerClassifier.classify(result, handled: Set(100...599), now: Date()), answer: Self.judge)
+            .of(HTTPAnswerClassifier.classify(result, handled: Set(100...599), now: now)) { Self.judge($0, now: now) }
         }
         exchanges.records.append(record)
         switch meaning {
@@ -310,8 +310,8 @@ public struct AppStoreVerifier: OrderVerifier {
     }
 
     /// An App Store Server API answer: its status and error code (`docs/protocols/apple.md` §2.3).
-    static func judge(_ response: HTTPResponse) -> EndpointExchange.Judgement<Answer> {
-        let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: Date()) }
+    static func judge(_ response: HTTPResponse, now: Date) -> EndpointExchange.Judgement<Answer> {
+        let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: now) }
         let code = AppStoreAnswerClassifier.errorCode(in: response.body)
         switch AppStoreAnswerClassifier.classify(status: response.status, body: response.body, retryAfter: retryAfter) {
         case .answer:

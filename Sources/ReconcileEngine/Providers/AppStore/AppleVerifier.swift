@@ -108,8 +108,8 @@ public struct AppleVerifier: OrderVerifier {
     {
         let settings = endpoint == .sandbox ? (sandbox ?? production) : production
         let request = settings.request(headers: settings.headers([]), body: body, maximumResponseSize: maximumResponseSize)
-        let (record, meaning) = await exchange.send(request, to: endpoint) { result in
-            .of(HTTPAnswerClassifier.classify(result, expectsJSON: true, now: Date())) { response in
+        let (record, meaning) = await exchange.send(request, to: endpoint) { result, now in
+            .of(HTTPAnswerClassifier.classify(result, expectsJSON: true, now: now)) { response in
                 Self.judge(response, from: endpoint)
             }
         }

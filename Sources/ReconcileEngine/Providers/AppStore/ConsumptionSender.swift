@@ -34,7 +34,7 @@ public struct ConsumptionSender: OutboxSender {
         guard action.kind == .consumptionAnswer else {
             return OutboxOutcome(records: [], verdict: .escalate(Reason(.unknownAction, detail: "\(action.kind.rawValue) is not a consumption answer")))
         }
-        if ConsumptionRules.isPastDeadline(action, now: Date()) {
+        if ConsumptionRules.isPastDeadline(action, now: gate.now()) {
             let deadline = action.deadline.map(RFC3339.format) ?? "?"
             return OutboxOutcome(
                 records: [],
@@ -48,7 +48,7 @@ public struct ConsumptionSender: OutboxSender {
         }
         let token: String
         do {
-            token = try tokens.token(now: Date())
+            token = try tokens.token(now: gate.now())
         } catch {
             await gate.report(endpoint, .configuration(reason: Reason(.appStoreKey)), retryAfter: nil, rateLimited: false)
             return OutboxOutcome(records: [], verdict: .configuration(Reason(.appStoreKey, detail: "cannot sign the token (\(error))")))
@@ -64,9 +64,9 @@ public struct ConsumptionSender: OutboxSender {
     }
 
     /// What Send Consumption Information's answer means for the action and the endpoint.
-    static func judge(_ result: HTTPExchangeResult) -> EndpointExchange.Judgement<OutboxOutcome.Verdict> {
+    static func judge(_ result: HTTPExchangeResult, now: Date) -> EndpointExchange.Judgement<OutboxOutcome.Verdict> {
         let response: HTTPResponse
-        switch HTTPAnswerClassifier.classify(result, handled: Set(100...599), now: Date()) {
+        switch HTTPAnswerClassifier.classify(result, handled: Set(100...599), now: now) {
         case .endpointFailure(let reason, let retryAfter, let rateLimited):
             return .init(
                 .answer(.transient(reason, retryAfter: retryAfter)), observation: .failure(reason: reason), retryAfter: retryAfter,
@@ -87,7 +87,7 @@ public struct ConsumptionSender: OutboxSender {
                 .answer(.escalate(Reason(refused, detail: "Apple refused the consumption answer (HTTP \(status)); it is not sent again"))),
                 detail: refused.rawValue, verifierStatus: code)
         }
-        let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: Date()) }
+        let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: now) }
         switch AppStoreAnswerClassifier.classify(status: status, body: response.body, retryAfter: retryAfter) {
         case .configuration(let reason):
             return .init(.answer(.configuration(reason)), observation: .configuration(reason: reason), detail: reason.description, verifierStatus: code)

@@ -33,11 +33,11 @@ extension GooglePlayVerifier {
     /// (403, 400, 404) says nothing of the endpoint's health — it is about this list, or this
     /// package — so it never opens `[GooglePlay]`'s circuit: verifications and acknowledgements
     /// go on (review: a package Google refuses must not stop them).
-    static func judgeVoidedPage(_ result: HTTPExchangeResult) -> EndpointExchange.Judgement<PlayVoidedPurchase.Page> {
+    static func judgeVoidedPage(_ result: HTTPExchangeResult, now: Date) -> EndpointExchange.Judgement<PlayVoidedPurchase.Page> {
         guard let response = result.response else {
-            return .of(HTTPAnswerClassifier.classify(result, now: Date())) { _ in .init(.verdict(.transient(Reason(.unexpected)))) }
+            return .of(HTTPAnswerClassifier.classify(result, now: now)) { _ in .init(.verdict(.transient(Reason(.unexpected)))) }
         }
-        let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: Date()) }
+        let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: now) }
         switch PlayAnswerClassifier.classify(status: response.status, body: response.body, retryAfter: retryAfter) {
         case .answer:
             return readBody(response) { body in

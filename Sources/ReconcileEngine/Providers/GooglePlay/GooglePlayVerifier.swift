@@ -187,7 +187,7 @@ public struct GooglePlayVerifier: OrderVerifier, OutboxSender {
     /// One request with an access token; after a 401, once more with a fresh token.
     func exchange<Answer>(
         method: String, path: String, body: [UInt8], exchanges: inout Exchanges, gate: any EndpointGate,
-        judge: (HTTPExchangeResult) -> EndpointExchange.Judgement<Answer>
+        judge: (HTTPExchangeResult, Date) -> EndpointExchange.Judgement<Answer>
     ) async -> EndpointExchange.Judgement<Answer>.Meaning {
         var refreshed = false
         while true {
@@ -209,8 +209,8 @@ public struct GooglePlayVerifier: OrderVerifier, OutboxSender {
                 method: method, url: AppStoreVerifier.join(api.url, path), headers: settings.headers([]), body: body,
                 maximumResponseSize: maximumResponseSize)
             var unauthorized = false
-            let (record, meaning) = await EndpointExchange(transport: transport, gate: gate).send(request, to: .googlePlay) { result in
-                var judgement = judge(result)
+            let (record, meaning) = await EndpointExchange(transport: transport, gate: gate).send(request, to: .googlePlay) { result, now in
+                var judgement = judge(result, now)
                 if result.response?.status == 401 && !refreshed {
                     // Not yet a configuration error: the token may just have expired early.
                     unauthorized = true
@@ -233,11 +233,11 @@ public struct GooglePlayVerifier: OrderVerifier, OutboxSender {
     }
 
     /// A `purchases.products.get` answer: the purchase (its fields in the history), or a verdict.
-    static func judgePurchase(_ result: HTTPExchangeResult) -> EndpointExchange.Judgement<PlayPurchase> {
+    static func judgePurchase(_ result: HTTPExchangeResult, now: Date) -> EndpointExchange.Judgement<PlayPurchase> {
         guard let response = result.response else {
-            return .of(HTTPAnswerClassifier.classify(result, now: Date())) { _ in .init(.verdict(.transient(Reason(.unexpected)))) }
+            return .of(HTTPAnswerClassifier.classify(result, now: now)) { _ in .init(.verdict(.transient(Reason(.unexpected)))) }
         }
-        let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: Date()) }
+        let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: now) }
         switch PlayAnswerClassifier.classify(status: response.status, body: response.body, retryAfter: retryAfter) {
         case .answer:
             return readBody(response) { body in
@@ -288,11 +288,11 @@ public struct GooglePlayVerifier: OrderVerifier, OutboxSender {
         case recheck(Reason)
     }
 
-    static func judgeAction(_ result: HTTPExchangeResult) -> EndpointExchange.Judgement<ActionAnswer> {
+    static func judgeAction(_ result: HTTPExchangeResult, now: Date) -> EndpointExchange.Judgement<ActionAnswer> {
         guard let response = result.response else {
-            return .of(HTTPAnswerClassifier.classify(result, now: Date())) { _ in .init(.verdict(.transient(Reason(.unexpected)))) }
+            return .of(HTTPAnswerClassifier.classify(result, now: now)) { _ in .init(.verdict(.transient(Reason(.unexpected)))) }
         }
-        let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: Date()) }
+        let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: now) }
         switch PlayAnswerClassifier.classifyAction(status: response.status, body: response.body, retryAfter: retryAfter) {
         case .done:
             return .init(.answer(.done), detail: "done")

@@ -55,9 +55,10 @@ public actor PlayAccessTokenCache {
     }
 
     /// A token valid for at least the refresh margin, refreshing it (once, for every caller
-    /// waiting) when needed. The grant request takes a token of `googleplay-token` from `gate`.
-    public func token(gate: any EndpointGate, now: Date = Date()) async -> Answer {
-        if let current, current.expiresAt.timeIntervalSince(now) > refreshMargin {
+    /// waiting) when needed. The grant request takes a token of `googleplay-token` from `gate`;
+    /// time is the gate's clock unless `now` is given.
+    public func token(gate: any EndpointGate, now: Date? = nil) async -> Answer {
+        if let current, current.expiresAt.timeIntervalSince(now ?? gate.now()) > refreshMargin {
             statistics.hits += 1
             return Answer(token: .success(current.token), record: nil)
         }
@@ -74,7 +75,7 @@ public actor PlayAccessTokenCache {
         switch fetched.token {
         case .success(let token):
             statistics.refreshes += 1
-            current = (token, Date().addingTimeInterval(TimeInterval(fetched.expiresIn)))
+            current = (token, gate.now().addingTimeInterval(TimeInterval(fetched.expiresIn)))
         case .failure:
             statistics.failures += 1
         }
@@ -101,7 +102,7 @@ public actor PlayAccessTokenCache {
         }
         let assertion: String
         do {
-            assertion = try GoogleJWT.assertion(for: account, now: Date())
+            assertion = try GoogleJWT.assertion(for: account, now: gate.now())
         } catch {
             await gate.report(.googlePlayToken, .configuration(reason: Reason(.playKey)), retryAfter: nil, rateLimited: false)
             return Fetched(token: .failure(.configuration(Reason(.playKey, detail: "cannot sign the grant (\(error))"))), expiresIn: 0)
@@ -131,11 +132,11 @@ public actor PlayAccessTokenCache {
 
     /// What a token endpoint answer means for the grant and the endpoint; the detail never holds
     /// the token.
-    static func judge(_ result: HTTPExchangeResult) -> EndpointExchange.Judgement<PlayTokenAnswer> {
+    static func judge(_ result: HTTPExchangeResult, now: Date) -> EndpointExchange.Judgement<PlayTokenAnswer> {
         guard let response = result.response else {
-            return .of(HTTPAnswerClassifier.classify(result, now: Date())) { _ in .init(.verdict(.transient(Reason(.unexpected)))) }
+            return .of(HTTPAnswerClassifier.classify(result, now: now)) { _ in .init(.verdict(.transient(Reason(.unexpected)))) }
         }
-        let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: Date()) }
+        let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: now) }
         switch PlayTokenAnswer.classify(status: response.status, body: response.body, retryAfter: retryAfter) {
         case .token(let answer):
             return .init(.answer(answer), detail: "access token for \(answer.expiresIn) s")

@@ -146,9 +146,9 @@ public final class PlayVoidedPurchasePoller: Service {
 
     /// One read of every package now (tests call it directly); `confirming`: for pushes,
     /// without taking a turn.
-    public func pollNow(now: Date = Date(), confirming: Bool = false) async -> [Summary] {
+    public func pollNow(now: Date? = nil, confirming: Bool = false) async -> [Summary] {
         guard let current = settings.withLock({ $0 }) else { return [] }
-        return await poll(current, now: now, confirming: confirming)
+        return await poll(current, now: now ?? clock.now(), confirming: confirming)
     }
 
     func poll(_ settings: Settings, now: Date, confirming: Bool) async -> [Summary] {
@@ -230,7 +230,7 @@ public final class PlayVoidedPurchasePoller: Service {
                     .map { StoreNotification.playVoided($0, tokenDigest: SHA256.hexDigest(Array($0.purchaseToken.utf8)), via: .poll) }
                 let outcomes: [NotificationIngestOutcome]
                 do {
-                    outcomes = try await store.writing { [store] in try store.ingestNotifications(notifications, now: Date()) }
+                    outcomes = try await store.writing { [store, clock] in try store.ingestNotifications(notifications, now: clock.now()) }
                 } catch {
                     return stop(
                         &summary, "store_unavailable",
@@ -249,7 +249,7 @@ public final class PlayVoidedPurchasePoller: Service {
             }
         } while pageToken != nil
         do {
-            try await store.writing { [store] in try store.advanceCheckpoint(checkpointName, to: max(end, checkpoint ?? end), now: Date()) }
+            try await store.writing { [store, clock] in try store.advanceCheckpoint(checkpointName, to: max(end, checkpoint ?? end), now: clock.now()) }
         } catch {
             return stop(&summary, "store_unavailable", "cannot store the \(package) voided purchases checkpoint: \(error)", reason: .storeFailure(StoreFailure.of(error)))
         }

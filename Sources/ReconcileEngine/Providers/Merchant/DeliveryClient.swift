@@ -48,8 +48,8 @@ public struct DeliveryClient: OrderVerifier {
     }
 
     /// What a delivery answer means for the order and its endpoint.
-    static func judge(_ result: HTTPExchangeResult) -> EndpointExchange.Judgement<Never> {
-        let (verdict, observation) = MerchantAnswerClassifier.classifyDelivery(result, now: Date())
+    static func judge(_ result: HTTPExchangeResult, now: Date) -> EndpointExchange.Judgement<Never> {
+        let (verdict, observation) = MerchantAnswerClassifier.classifyDelivery(result, now: now)
         let rateLimited = result.response?.status == 429
         switch verdict {
         case .delivered:

@@ -37,16 +37,16 @@ public struct MerchantVerifier: OrderVerifier {
 
     public func verify(_ order: ClaimedOrder, gate: any EndpointGate) async -> VerifierOutcome {
         let exchange = EndpointExchange(transport: transport, gate: gate)
-        let (record, meaning) = await exchange.send(endpoint.orderRequest(order, body: Self.body(order)), to: .merchant) { result in
-            Self.judge(result, order: order)
+        let (record, meaning) = await exchange.send(endpoint.orderRequest(order, body: Self.body(order)), to: .merchant) { result, now in
+            Self.judge(result, order: order, now: now)
         }
         guard case .verdict(let verdict) = meaning else { preconditionFailure("the merchant protocol has no further answer to read") }
         return VerifierOutcome(records: [record], verdict: verdict)
     }
 
     /// What a merchant answer means for the order and its endpoint.
-    static func judge(_ result: HTTPExchangeResult, order: ClaimedOrder) -> EndpointExchange.Judgement<Never> {
-        let (verdict, observation) = MerchantAnswerClassifier.classify(result, now: Date())
+    static func judge(_ result: HTTPExchangeResult, order: ClaimedOrder, now: Date) -> EndpointExchange.Judgement<Never> {
+        let (verdict, observation) = MerchantAnswerClassifier.classify(result, now: now)
         let rateLimited = result.response?.status == 429
         switch verdict {
         case .verified(let transactionID):

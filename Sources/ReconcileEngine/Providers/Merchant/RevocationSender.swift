@@ -46,8 +46,8 @@ public struct RevocationSender: OutboxSender {
 
     /// What a revocation endpoint's answer means for the notice and the endpoint: the
     /// delivery's classes (``MerchantAnswerClassifier/classifyDelivery(_:now:endpoint:)``).
-    static func judge(_ result: HTTPExchangeResult) -> EndpointExchange.Judgement<OutboxOutcome.Verdict> {
-        let (verdict, observation) = MerchantAnswerClassifier.classifyDelivery(result, now: Date(), endpoint: .revocation)
+    static func judge(_ result: HTTPExchangeResult, now: Date) -> EndpointExchange.Judgement<OutboxOutcome.Verdict> {
+        let (verdict, observation) = MerchantAnswerClassifier.classifyDelivery(result, now: now, endpoint: .revocation)
         switch verdict {
         case .delivered:
             let status = result.response.map { "HTTP \($0.status)" } ?? "answered"

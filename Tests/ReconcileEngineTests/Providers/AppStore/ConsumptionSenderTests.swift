@@ -45,9 +45,11 @@ struct ConsumptionSenderTests {
             productID: "gems", proof: OrderProof(transactionID: "2000000123"))
     }
 
-    func send(_ answers: [HTTPExchangeResult], _ claimed: ClaimedAction? = nil) async throws -> (OutboxOutcome, ScriptedTransport, RecordingGate) {
+    func send(_ answers: [HTTPExchangeResult], _ claimed: ClaimedAction? = nil, clock: ManualClock? = nil) async throws
+        -> (OutboxOutcome, ScriptedTransport, RecordingGate)
+    {
         let transport = ScriptedTransport([Self.url: answers])
-        let gate = RecordingGate()
+        let gate = RecordingGate(clock: clock)
         let outcome = try await sender(transport).send(claimed ?? action(), gate: gate)
         return (outcome, transport, gate)
     }
@@ -117,6 +119,24 @@ struct ConsumptionSenderTests {
     func retryAfter() async throws {
         let (limited, _, _) = try await send([answer(429, "{}", headers: [HTTPHeader("Retry-After", "7")])])
         #expect(limited.verdict == .transient(Reason(.appStore(429)), retryAfter: .seconds(7)))
+    }
+
+    @Test("the deadline is read on the attempt's clock: a second before it the answer goes, a second after it does not")
+    func deadlineOnTheAttemptsClock() async throws {
+        let clock = ManualClock(wall: Self.now)
+        let claimed = action(deadline: Self.now.addingTimeInterval(60))
+        clock.stepWall(by: 59)
+        let (before, beforeTransport, _) = try await send([answer(202, "")], claimed, clock: clock)
+        #expect(beforeTransport.requests.count == 1)
+        #expect(before.records.first?.startedAt == Self.now.addingTimeInterval(59), "the exchange is dated by the attempt's clock")
+        clock.stepWall(by: 2)
+        let (after, afterTransport, _) = try await send([answer(202, "")], claimed, clock: clock)
+        #expect(afterTransport.requests.isEmpty)
+        guard case .escalate(let reason) = after.verdict else {
+            Issue.record("not escalated: \(after.verdict)")
+            return
+        }
+        #expect(reason.code == .consumptionDeadlinePassed)
     }
 
     @Test("past Apple's deadline nothing is sent: escalated consumption_deadline_passed")

@@ -2,6 +2,7 @@ import Foundation
 import ReconcileCore
 import Synchronization
 import Testing
+import TestSupport
 @testable import ReconcileEngine
 
 /// The revocation sender (DESIGN §5a): the recorded notice posted byte for byte under its
@@ -108,6 +109,20 @@ struct RevocationSenderTests {
         #expect(limited.verdict == .transient(Reason(.http(429)), retryAfter: .seconds(7)))
         let (refused, _, _) = await send([answer(422, #"{"reason":"unknown order"}"#)])
         #expect(refused.verdict == .escalate(Reason(.revocationRefused, detail: "revocation_http_422: unknown order")))
+    }
+
+    @Test("a Retry-After date is read against the attempt's clock, not the machine's")
+    func retryAfterDate() async {
+        let clock = ManualClock(wall: Date(timeIntervalSince1970: 1_900_000_000))
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        let date = formatter.string(from: clock.now().addingTimeInterval(90))
+        let transport = ScriptedTransport([Self.url: [answer(429, "{}", headers: [HTTPHeader("Retry-After", date)])]])
+        let outcome = await sender(transport).send(notice(), gate: RecordingGate(clock: clock))
+        #expect(outcome.verdict == .transient(Reason(.http(429)), retryAfter: .seconds(90)), "Retry-After: \(date)")
+        #expect(outcome.records.first?.startedAt == clock.now())
     }
 
     @Test("the token is never in the outcome: not in a record, a reason or a detail, whatever the answer")
