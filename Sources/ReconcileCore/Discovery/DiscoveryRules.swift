@@ -1,0 +1,167 @@
+import Foundation
+import ReconcileFoundation
+
+/// What becomes of a purchase a store reported on its own (DESIGN §5b), decided without I/O: the
+/// store looks up which order holds the purchase's transaction (a claim, an order's
+/// `transaction_id` or purchase token) and keeps what these rules say, in one transaction with
+/// any order they make.
+///
+/// A purchase an order holds is only recorded on it. Otherwise it waits out `Grace=` for the
+/// phone's own order, which carries the merchant's order id and takes the purchase over when it
+/// is only late. After the grace, `Mode=deliver` makes it an order (`apple:<transactionId>`,
+/// `google:<orderId>`) granted to the account the app set at purchase; with no account, or a
+/// product `Products=` does not admit, a person decides. A phone order verified for a purchase
+/// that already became an order ends `same_purchase_as` that order: one purchase, one grant.
+public enum DiscoveryRules {
+    /// Where a discovered purchase stands (`reconcilectl discovered`).
+    public enum Status: Sendable, Hashable {
+        /// Waiting for the phone's own order until `until`, when its grace ends.
+        case waiting(until: Date)
+        /// An order holds its transaction: found so, or the phone's order took it over.
+        case joined(orderID: String)
+        /// It became order `orderID` (`Mode=deliver` after the grace, or `recover`).
+        case becameOrder(orderID: String)
+        /// `Mode=record`: listed and logged; no order is made.
+        case recorded
+        /// No account to grant it to: escalated for a person (`recover --user`).
+        case noAccount
+        /// `Products=` does not admit its product.
+        case ignoredByProducts
+        /// Not a purchase the daemon acts on.
+        case ignored(Ignored)
+
+        /// The word `reconcilectl discovered` prints and the store keeps.
+        public var code: String {
+            switch self {
+            case .waiting: "waiting"
+            case .joined: "joined"
+            case .becameOrder: "became_order"
+            case .recorded: "recorded"
+            case .noAccount: "no_account"
+            case .ignoredByProducts: "ignored_product"
+            case .ignored(let why): "ignored_\(why.rawValue)"
+            }
+        }
+    }
+
+    /// Why a purchase is not acted on.
+    public enum Ignored: String, Sendable, Hashable, CaseIterable {
+        /// A subscription purchase or renewal: never an order of its own.
+        case subscription
+        /// The store already took the money back.
+        case revoked
+        /// Its store id does not make a valid order id.
+        case unnamable
+    }
+
+    /// An order a purchase becomes: the submission it is ingested as, and who asked for it.
+    public struct DiscoveredOrder: Sendable, Hashable {
+        /// Who made it: the daemon after the grace, or an operator.
+        public enum Origin: String, Sendable, Hashable, CaseIterable {
+            case store
+            case `operator`
+        }
+
+        public var submission: OrderSubmission
+        public var origin: Origin
+    }
+
+    /// What the daemon does once a waiting purchase's grace has ended.
+    public enum GraceEnd: Sendable, Hashable {
+        /// It takes this status; no order is made.
+        case settles(Status)
+        /// It becomes this order (and then its status is ``Status/becameOrder(orderID:)``).
+        case becomesOrder(DiscoveredOrder)
+    }
+
+    /// A purchase reported by a store (a notification, a history page, a pull): its status, or
+    /// `nil` when nothing is recorded — `Mode=off`, or a purchase known already (`known`: its
+    /// status), which a second report does not change. `holder`: the order holding its
+    /// transaction, if any.
+    public static func arrive(
+        _ purchase: DiscoveredPurchase, holder: String?, known: Status?, settings: DiscoverySettings, now: Date
+    ) -> Status? {
+        guard settings.mode != .off, known == nil else { return nil }
+        if let holder { return .joined(orderID: holder) }
+        if let ignored = ignored(purchase) { return .ignored(ignored) }
+        return .waiting(until: now.addingTimeInterval(settings.grace.inSeconds))
+    }
+
+    /// A waiting purchase's grace has ended: `holder` is looked up again (the phone's order may
+    /// have been verified meanwhile). `Mode=` is read as it is now: a reload since the purchase
+    /// arrived applies.
+    public static func graceEnded(_ purchase: DiscoveredPurchase, holder: String?, settings: DiscoverySettings) -> GraceEnd {
+        if let holder { return .settles(.joined(orderID: holder)) }
+        guard settings.mode == .deliver else { return .settles(.recorded) }
+        if let ignored = ignored(purchase) { return .settles(.ignored(ignored)) }
+        guard settings.admits(purchase.productID) else { return .settles(.ignoredByProducts) }
+        guard let account = purchase.accountToken else { return .settles(.noAccount) }
+        return .becomesOrder(order(purchase, account: account, origin: .store))
+    }
+
+    /// What the phone's order `orderID`, verified for a purchase the daemon discovered (in
+    /// `status`), does to it.
+    public enum PhoneOrderMeets: Sendable, Hashable {
+        /// The phone's order takes the purchase over: it is joined to that order.
+        case takesOver
+        /// The purchase became order `orderID` already: the phone's order ends `finished`,
+        /// finisher `discovery`, reason `same_purchase_as <orderID>`; nothing is delivered.
+        case samePurchase(as: String)
+        /// Another order of the phone's holds it: the ordinary duplicate rules apply.
+        case unaffected
+    }
+
+    public static func phoneOrder(_ orderID: String, verifiedFor status: Status) -> PhoneOrderMeets {
+        switch status {
+        case .becameOrder(let made) where made != orderID: .samePurchase(as: made)
+        case .becameOrder, .joined: .unaffected
+        case .waiting, .recorded, .noAccount, .ignoredByProducts, .ignored: .takesOver
+        }
+    }
+
+    /// What `reconcilectl recover` does with one purchase a look-up found.
+    public enum Recovery: Sendable, Hashable {
+        /// Makes this order (no grace).
+        case makes(DiscoveredOrder)
+        /// Leaves the purchase, and why.
+        case leaves(Left)
+    }
+
+    /// Why `recover` makes no order for a purchase.
+    public enum Left: Sendable, Hashable {
+        /// An order holds it already: running `recover` twice makes nothing new.
+        case heldBy(orderID: String)
+        case ignored(Ignored)
+        /// Neither `--user` nor an account the app set.
+        case noAccount
+    }
+
+    /// `recover STORE_ORDER_ID [--user ID]` for one of its purchases: `holder` as in
+    /// ``arrive(_:holder:known:settings:now:)``; `known`, its discovered status if any (an order
+    /// it became holds it); `user`, the operator's `--user`, which wins over the purchase's own
+    /// account. Refunded, voided and subscription purchases are never made orders.
+    public static func recover(_ purchase: DiscoveredPurchase, holder: String?, known: Status?, user: String?) -> Recovery {
+        if let holder { return .leaves(.heldBy(orderID: holder)) }
+        if case .becameOrder(let made)? = known { return .leaves(.heldBy(orderID: made)) }
+        if let ignored = ignored(purchase) { return .leaves(.ignored(ignored)) }
+        guard let account = user ?? purchase.accountToken else { return .leaves(.noAccount) }
+        return .makes(order(purchase, account: account, origin: .operator))
+    }
+
+    /// Why `purchase` is not one to act on, if it is not.
+    static func ignored(_ purchase: DiscoveredPurchase) -> Ignored? {
+        if purchase.isSubscription { return .subscription }
+        if purchase.revokedAt != nil { return .revoked }
+        if purchase.orderID == nil { return .unnamable }
+        return nil
+    }
+
+    /// The order `purchase` becomes, granted to `account`.
+    static func order(_ purchase: DiscoveredPurchase, account: String, origin: DiscoveredOrder.Origin) -> DiscoveredOrder {
+        DiscoveredOrder(
+            submission: OrderSubmission(
+                orderID: purchase.orderID!, productID: purchase.productID, proof: purchase.proof, applicationUsername: account,
+                userID: purchase.profileID, createdAt: purchase.purchasedAt),
+            origin: origin)
+    }
+}
