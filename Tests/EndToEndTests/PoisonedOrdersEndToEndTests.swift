@@ -15,9 +15,12 @@ struct PoisonedOrdersEndToEndTests {
     /// passed over in a few probes (each leases 256 candidates), with cool-downs of at most
     /// 1 + 2 + 4 + 4 + 4 + 4 + 4 + 4 s while nothing has answered yet; then runs of poisoned
     /// orders among the good ones cost a probe at once, and a few cool-downs when it is poisoned
-    /// too. Measured 65–77 s on a loaded 2-core machine; before, the good orders waited behind
-    /// one probe per poisoned order (4 s each: over two hours).
-    static let bound: Duration = .seconds(120)
+    /// too. Measured 52–134 s on the 2-core test machine, 18–37 probes, alone or among the
+    /// other suites (the spread is in the first pass over the block: 30 s in a quick run, over
+    /// 100 s in a slow one; not explained yet); 120 s, the bound before, failed two runs in
+    /// nine. Before issue 23 the good orders waited behind one probe per poisoned order (4 s
+    /// each: over two hours), which this bound still catches.
+    static let bound: Duration = .seconds(240)
 
     /// Poisoned and good orders each: 2,000 unless `RECONCILE_POISONED_ORDERS` says otherwise
     /// (at least 300, more than a probe's 256 candidates). The sanitizer runs use fewer: they
