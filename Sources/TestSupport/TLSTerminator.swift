@@ -20,6 +20,9 @@ public final class TLSTerminator: Sendable {
     ///   - certificate: the server's PEM chain (leaf first).
     ///   - key: its PEM private key.
     public init(certificate: String, key: String, backendPort: UInt16) throws {
+        // OpenSSL writes to its socket with write(2): a client that hangs up mid-answer would
+        // kill the whole test process with SIGPIPE. The daemon ignores SIGPIPE too.
+        signal(SIGPIPE, SIG_IGN)
         guard let context = SSL_CTX_new(TLS_server_method()) else { throw Failure(description: "SSL_CTX_new failed") }
         guard SSL_CTX_use_certificate_chain_file(context, certificate) == 1, SSL_CTX_use_PrivateKey_file(context, key, SSL_FILETYPE_PEM) == 1 else {
             SSL_CTX_free(context)
