@@ -252,8 +252,7 @@ public final class PostgreSQLConnection {
         var rows = [T?](repeating: nil, count: uses.count)
         for start in stride(from: 0, to: uses.count, by: Self.queuedUseLimit) {
             let chunk = Array(uses[start..<min(start + Self.queuedUseLimit, uses.count)])
-            let json = try PostgreSQLJSONRows.encode(chunk, columns: batch.columns)
-            let found = try query(multiRow, [.text(json)]) { row in (PostgreSQLValue.text(row.string(column)), try map(row)) }
+            let found = try query(multiRow, try Self.batchParameters(chunk, batch)) { row in (PostgreSQLValue.text(row.string(column)), try map(row)) }
             for (matched, value) in found {
                 guard let index = positions[matched] else {
                     throw PostgreSQLError(category: .other, message: "a multi-row statement returned a row for no use of it", sql: multiRow)
@@ -319,17 +318,19 @@ public final class PostgreSQLConnection {
                 statements.append(QueuedStatement(name: write.name, sql: write.sql, parameters: write.uses[0]))
                 continue
             }
-            let parameters: [PostgreSQLValue]
-            if let types = batch.arrayTypes {
-                parameters = try types.enumerated().map { (column, type) throws(PostgreSQLError) in
-                    .bytes(try PostgreSQLBinaryArray.encode(write.uses.map { $0[column] }, type: type))
-                }
-            } else {
-                parameters = [.text(try PostgreSQLJSONRows.encode(write.uses, columns: batch.columns))]
-            }
+            let parameters = try Self.batchParameters(write.uses, batch)
             statements.append(QueuedStatement(name: try prepared(multiRow, key: nil), sql: multiRow, parameters: parameters))
         }
         return statements
+    }
+
+    /// The parameters of `batch`'s multi-row statement for `uses`: one binary array per value
+    /// (``SQLBatch/arrayTypes``), or one JSON array of objects.
+    private static func batchParameters(_ uses: [[PostgreSQLValue]], _ batch: SQLBatch) throws(PostgreSQLError) -> [PostgreSQLValue] {
+        guard let types = batch.arrayTypes else { return [.text(try PostgreSQLJSONRows.encode(uses, columns: batch.columns))] }
+        return try types.enumerated().map { (column, type) throws(PostgreSQLError) in
+            .bytes(try PostgreSQLBinaryArray.encode(uses.map { $0[column] }, type: type))
+        }
     }
 
     private func dropQueued() {

@@ -23,8 +23,10 @@ enum StoreStatements {
         \(raw: OrderColumns.insertPrefix)\(SQLStatement.list([SQLValue](repeating: mark, count: OrderColumns.plan.count + 2))))
         ON CONFLICT (order_id) DO NOTHING RETURNING id, order_id
         """,
-        batch: .insert(into: "orders", columns: ["order_id", "product_id"] + OrderColumns.planNames, key: "order_id",
-            suffix: "ON CONFLICT (order_id) DO NOTHING RETURNING id, order_id").returning(0, inColumn: 1))
+        batch: .unnest(
+            into: "orders", columns: ([.orderID, .productID] + OrderColumns.plan).map { ($0.name, $0.arrayType) }, key: "order_id",
+            suffix: "ON CONFLICT (order_id) DO NOTHING RETURNING id, order_id"
+        ).returning(0, inColumn: 1))
     /// The order's key, the receipt, the signed transaction, the raw file. Batched as binary
     /// arrays: reading a receipt of a few KB through the server's JSON parser costs more than a
     /// statement of its own (≈100 against ≈24 µs a row, 1,200-character receipts).
@@ -109,7 +111,10 @@ enum StoreStatements {
         """
         INSERT INTO transitions (\(raw: transitionColumns.joined(separator: ", ")), attempt_ref)
         VALUES (\(SQLStatement.list([SQLValue](repeating: mark, count: 8))))
-        """, batch: .insert(into: "transitions", columns: transitionColumns + ["attempt_ref"], key: "order_ref"))
+        """,
+        batch: .unnest(
+            into: "transitions", columns: zip(transitionColumns + ["attempt_ref"], transitionTypes + ["bigint"]).map { ($0, $1) },
+            key: "order_ref"))
     /// A transition linked to the order's last attempt, written earlier in the same plan: the
     /// attempt's key is found again (the order's highest, under the order's row lock) instead of
     /// being read back, so that neither statement waits for an answer. Binds the order's key
@@ -123,6 +128,7 @@ enum StoreStatements {
             into: "transitions", columns: transitionColumns + [nil], key: "order_ref",
             select: ["attempt_ref": "(SELECT max(a.id) FROM attempts AS a WHERE a.order_ref = v.order_ref)"]))
     private static let transitionColumns = ["order_ref", "at", "actor", "from_state", "to_state", "reason", "detail"]
+    private static let transitionTypes = ["bigint", "bigint", "text", "text", "text", "text", "text"]
     static let insertOutbox = SQLTemplate(
         """
         INSERT INTO outbox (\(raw: OutboxColumns.insert.joined(separator: ", ")))

@@ -58,6 +58,21 @@ package enum OrderColumn: Int32, SQLColumn {
         }
     }
 
+    /// The column's type in a multi-row statement's arrays (``SQLBatch/unnest(into:columns:key:suffix:)``):
+    /// `bigint` for times, counts and keys (an `integer` column takes them by assignment),
+    /// `text` for the rest. The contract tests hold it to the PostgreSQL schema.
+    package var arrayType: String {
+        switch self {
+        case .id, .proofRevision, .createdAt, .receivedAt, .updatedAt, .nextAttemptAt, .attempts, .deliveryAttempts, .malformedAnswers,
+            .leasedUntil, .leaseProofRevision, .quantity, .purchaseDate, .prunedAt, .acknowledgementState, .consumptionState:
+            "bigint"
+        case .orderID, .productID, .state, .resumeState, .heldResumeState, .heldReason, .reason, .receipt, .transactionID,
+            .signedTransaction, .applicationUsername, .userID, .amount, .currency, .contentHash, .leaseOwner, .pendingAction,
+            .verifiedTransactionID, .originalTransactionID, .verifiedProductID, .environment, .finishedBy, .purchaseToken, .packageName:
+            "text"
+        }
+    }
+
     /// Whether the column lives in `order_proofs` (written once at ingest, and with new proof).
     package var isProof: Bool { self == .receipt || self == .signedTransaction }
 

@@ -38,6 +38,14 @@ struct PostgreSQLMigratorTests {
             }
         }
         #expect(columns == expected)
+        // An order's multi-row insert sends each column as an array of the column's own type
+        // (an integer column takes bigints by assignment).
+        let types = Dictionary(uniqueKeysWithValues: try connection.query(
+            "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'orders'"
+        ) { ($0.string(0), $0.string(1) == "integer" ? "bigint" : $0.string(1)) })
+        for column in OrderColumn.allCases {
+            #expect(types[column.name] == column.arrayType, "orders.\(column.name)")
+        }
         // Both stores take the same states (migration 5: revoked), and no other.
         try connection.run(
             "INSERT INTO orders (order_id, product_id, state, content_hash, received_at, updated_at) VALUES ('R1', 'gems', 'revoked', 'h', 0, 0)")

@@ -155,6 +155,11 @@ struct PostgreSQLBatchedWriteTests {
         "INSERT INTO o (id, note) VALUES (\(mark), \(mark)) ON CONFLICT (id) DO NOTHING RETURNING id, note",
         batch: .insert(into: "o", columns: ["id", "note"], key: "id", suffix: "ON CONFLICT (id) DO NOTHING RETURNING id, note")
             .returning(1, inColumn: 1))
+    /// The same, its rows sent as binary arrays through `unnest` (an order's insert).
+    static let insertOrderUnnested = SQLTemplate(
+        "INSERT INTO o (id, note) VALUES (\(mark), \(mark)) ON CONFLICT (id) DO NOTHING RETURNING id, note",
+        batch: .unnest(into: "o", columns: [("id", "bigint"), ("note", "text")], key: "id", suffix: "ON CONFLICT (id) DO NOTHING RETURNING id, note")
+            .returning(1, inColumn: 1))
 
     private func connection() async throws -> PostgreSQLConnection {
         let connection = try await PostgreSQLTestDatabase.make().connect()
@@ -264,18 +269,20 @@ struct PostgreSQLBatchedWriteTests {
         #expect(try rows(connection).isEmpty)
     }
 
-    @Test("rows read back from one multi-row insert find their uses; a use that inserted nothing reads nil")
-    func readBack() async throws {
+    @Test("rows read back from one multi-row insert find their uses; a use that inserted nothing reads nil", arguments: ["json", "unnest"])
+    func readBack(form: String) async throws {
         let connection = try await connection()
+        let template = form == "json" ? Self.insertOrder : Self.insertOrderUnnested
         let before = connection.statementsRun
         let ids = try connection.transaction {
-            try connection.fetchEach([7, 3, 8, 6].map { Self.insertOrder([.integer($0), .text("new \($0)")]) }) { $0.int64(0) }
+            try connection.fetchEach([7, 3, 8, 6].map { template([.integer($0), .text("new \($0)")]) }) { $0.int64(0) }
         }
         #expect(ids == [7, 3, 8, 6].map { $0 == 3 ? nil : Int64($0) })
         #expect(connection.statementsRun - before == 1)
+        #expect(try connection.query("SELECT note FROM o WHERE id IN (6, 7, 8) ORDER BY id") { $0.string(0) } == ["new 6", "new 7", "new 8"])
         // Two uses that the returned value cannot tell apart go one by one.
         let same = try connection.transaction {
-            try connection.fetchEach([9, 10].map { Self.insertOrder([.integer($0), .text("same")]) }) { $0.int64(0) }
+            try connection.fetchEach([9, 10].map { template([.integer($0), .text("same")]) }) { $0.int64(0) }
         }
         #expect(same == [9, 10])
     }
