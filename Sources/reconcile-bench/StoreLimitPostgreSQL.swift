@@ -44,6 +44,7 @@ enum StoreLimitPostgreSQL {
             try oursRun(server: server, database: database, count: count, receipt: receipt)
         }
         report.add("postgresql (ours): seeding", ours.seedRate, "orders/s")
+        if let rate = ours.storeSeedRate { report.add("postgresql (ours): seeding, the store's ingest alone", rate, "orders/s") }
         if let (client, server) = ours.seedCPU {
             report.add("postgresql (ours): seeding CPU, this process", client, "us/order")
             report.add("postgresql (ours): seeding CPU, the server", server, "us/order")
@@ -127,8 +128,9 @@ enum StoreLimitPostgreSQL {
         let seedStart = ContinuousClock.now
         let seedServer = ClusterScenario.databaseCPU(server)
         let seedClient = RawClient.cpuSeconds()
-        try Seeding.insertOrders(into: store, count: count, at: Date().addingTimeInterval(-60), receipt: receipt)
+        let inStore = try Seeding.insertOrders(into: store, count: count, at: Date().addingTimeInterval(-60), receipt: receipt)
         let seedRate = Double(count) / (ContinuousClock.now - seedStart).inSeconds
+        let storeSeedRate = Double(count) / inStore.inSeconds
         let seedCPU = (
             client: (RawClient.cpuSeconds() - seedClient) / Double(count) * 1e6,
             server: ClusterScenario.databaseCPU(server).subtracting(seedServer) / Double(count) * 1e6
@@ -142,7 +144,7 @@ enum StoreLimitPostgreSQL {
         if PostgreSQLTestServer.statementStatistics { try printStatementProfile(server: server, database: database) }
         return StoreLimitScenario.Run(
             seedRate: seedRate, rate: rate, cpuPerOrder: cpuPerOrder + serverUsed / Double(count) * 1e6,
-            serverPerOrder: serverUsed / Double(count) * 1e6, seedCPU: seedCPU)
+            serverPerOrder: serverUsed / Double(count) * 1e6, seedCPU: seedCPU, storeSeedRate: storeSeedRate)
     }
 
     /// The statements that took the server's time in `database`, most first, from

@@ -53,6 +53,9 @@ enum StoreLimitScenario {
         /// PostgreSQL, our store: this process's and the server's CPU an order while seeding
         /// (they take turns, so their sum is about the seeding's time an order).
         var seedCPU: (client: Double, server: Double)?
+        /// Seeding timed in the store's `ingest` alone, without the files' parsing and hashing,
+        /// which the daemon does on every core while the bench does it on one.
+        var storeSeedRate: Double?
     }
 
     /// This process's system (kernel) CPU seconds so far.
