@@ -117,7 +117,7 @@ let package = Package(
         ),
 
         // MARK: - Tests
-        .testTarget(name: "DocumentationTests", swiftSettings: strictSettings),
+        .testTarget(name: "DocumentationTests", dependencies: ["ReconcileCore", "ReconcileCLI"], swiftSettings: strictSettings),
         .testTarget(name: "ReconcileFoundationTests", dependencies: ["ReconcileFoundation", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "ReconcileCoreTests", dependencies: ["ReconcileCore", "ReconcileFoundation", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
