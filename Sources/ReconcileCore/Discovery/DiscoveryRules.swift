@@ -57,13 +57,27 @@ public enum DiscoveryRules {
     /// An order a purchase becomes: the submission it is ingested as, and who asked for it.
     public struct DiscoveredOrder: Sendable, Hashable {
         /// Who made it: the daemon after the grace, or an operator.
-        public enum Origin: String, Sendable, Hashable, CaseIterable {
-            case store
-            case `operator`
-        }
+        public typealias Origin = OrderOrigin
 
         public var submission: OrderSubmission
         public var origin: Origin
+        /// Where the store reported the purchase, for the order's history.
+        public var via: DiscoveredPurchase.Via
+
+        /// What the store takes in: the order as an order file would say it (DESIGN §3, with
+        /// `"origin"` beside), hashed by `digest` (hex SHA-256, as the spool's files are).
+        public func candidate(digest: ([UInt8]) -> String) -> IngestCandidate {
+            let proof = submission.proof
+            let raw = JSONWriter.bytes(.object(JSONObject([
+                "order_id": .string(submission.orderID), "product_id": .string(submission.productID),
+                "transaction_id": proof.transactionID.map(JSONValue.string), "signed_transaction": proof.signedTransaction.map(JSONValue.string),
+                "purchase_token": proof.purchaseToken.map(JSONValue.string), "package_name": proof.packageName.map(JSONValue.string),
+                "application_username": submission.applicationUsername.map(JSONValue.string), "user_id": submission.userID.map(JSONValue.string),
+                "created_at": submission.createdAt.map { JSONValue.string(RFC3339.format($0)) }, "origin": .string(origin.rawValue),
+            ])))
+            let source = origin == .store ? "a purchase the store reported (\(via.rawValue))" : "reconcilectl recover (\(via.rawValue))"
+            return IngestCandidate(submission: submission, raw: raw, contentHash: digest(raw), fileName: source, origin: origin)
+        }
     }
 
     /// What the daemon does once a waiting purchase's grace has ended.
@@ -162,6 +176,6 @@ public enum DiscoveryRules {
             submission: OrderSubmission(
                 orderID: purchase.orderID!, productID: purchase.productID, proof: purchase.proof, applicationUsername: account,
                 userID: purchase.profileID, createdAt: purchase.purchasedAt),
-            origin: origin)
+            origin: origin, via: purchase.via)
     }
 }

@@ -106,10 +106,11 @@ public enum IngestRules {
             reference: 0, orderID: submission.orderID, productID: submission.productID, state: state, reason: reason,
             proof: submission.proof, applicationUsername: submission.applicationUsername, userID: submission.userID,
             amount: submission.amount, currency: submission.currency, createdAt: submission.createdAt.map { min($0, now) },
-            contentHash: candidate.contentHash, receivedAt: now, updatedAt: now, nextAttemptAt: usable ? now : nil)
-        let detail = usable
-            ? "from spool file \(candidate.fileName)"
-            : "from spool file \(candidate.fileName); \(waiting.detail ?? waiting.code.rawValue)"
+            contentHash: candidate.contentHash, receivedAt: now, updatedAt: now, nextAttemptAt: usable ? now : nil,
+            origin: candidate.origin)
+        // An order no spool file brought names where it came from instead (``IngestCandidate/fileName``).
+        let source = candidate.origin == nil ? "spool file \(candidate.fileName)" : candidate.fileName
+        let detail = usable ? "from \(source)" : "from \(source); \(waiting.detail ?? waiting.code.rawValue)"
         let transition = PlannedTransition(at: now, actor: .daemon, from: nil, to: state, reason: Reason(reason, detail: detail))
         return (OrderPlan(record: record, raw: candidate.raw, transitions: [transition]), .accepted(state))
     }

@@ -42,6 +42,8 @@ public struct OrderRecord: Sendable, Hashable {
     public var grant: Grant?
     public var finishedBy: Finisher?
     public var prunedAt: Date?
+    /// Who made an order no spool file brought (DESIGN §5b); `nil` for the phone's own.
+    public var origin: OrderOrigin?
 
     /// Who holds an order for an attempt, until when, and for which proof.
     public struct Lease: Sendable, Hashable {
@@ -63,7 +65,8 @@ public struct OrderRecord: Sendable, Hashable {
         proofRevision: Int64 = 1, applicationUsername: String? = nil, userID: String? = nil, amount: String? = nil,
         currency: String? = nil, createdAt: Date? = nil, contentHash: String = "", receivedAt: Date, updatedAt: Date,
         nextAttemptAt: Date? = nil, attempts: Int = 0, deliveryAttempts: Int = 0, malformedAnswers: Int = 0, lease: Lease? = nil,
-        deferredAction: DeferredAction? = nil, grant: Grant? = nil, finishedBy: Finisher? = nil, prunedAt: Date? = nil
+        deferredAction: DeferredAction? = nil, grant: Grant? = nil, finishedBy: Finisher? = nil, prunedAt: Date? = nil,
+        origin: OrderOrigin? = nil
     ) {
         self.reference = reference
         self.orderID = orderID
@@ -92,6 +95,7 @@ public struct OrderRecord: Sendable, Hashable {
         self.grant = grant
         self.finishedBy = finishedBy
         self.prunedAt = prunedAt
+        self.origin = origin
     }
 
     /// Attempts of `kind` so far.
@@ -107,6 +111,6 @@ public struct OrderRecord: Sendable, Hashable {
             receivedAt: receivedAt, updatedAt: updatedAt, nextAttemptAt: nextAttemptAt, attempts: attempts,
             deliveryAttempts: deliveryAttempts, contentHash: contentHash, reason: reason, leaseOwner: lease?.owner,
             leasedUntil: lease?.until, finishedBy: finishedBy, verifiedTransactionID: grant?.transactionID,
-            environment: grant?.environment, prunedAt: prunedAt)
+            environment: grant?.environment, prunedAt: prunedAt, origin: origin)
     }
 }

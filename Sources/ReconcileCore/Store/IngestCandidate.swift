@@ -7,12 +7,15 @@ public struct IngestCandidate: Sendable, Hashable {
     public var contentHash: String
     /// The spool file's name, for the history.
     public var fileName: String
+    /// Who made an order no spool file brought (DESIGN §5b): kept on the order it creates.
+    public var origin: OrderOrigin?
 
-    public init(submission: OrderSubmission, raw: [UInt8], contentHash: String, fileName: String) {
+    public init(submission: OrderSubmission, raw: [UInt8], contentHash: String, fileName: String, origin: OrderOrigin? = nil) {
         self.submission = submission
         self.raw = raw
         self.contentHash = contentHash
         self.fileName = fileName
+        self.origin = origin
     }
 }
 

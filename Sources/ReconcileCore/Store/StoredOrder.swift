@@ -32,6 +32,8 @@ public struct StoredOrder: Sendable, Hashable {
     public var environment: String?
     /// When the receipt and raw file were pruned (`KeepFinished=`).
     public var prunedAt: Date?
+    /// Who made an order no spool file brought (DESIGN §5b); `nil` for the phone's own.
+    public var origin: OrderOrigin?
 
     public init(
         orderID: String, productID: String, state: OrderState, resumeState: OrderState? = nil,
@@ -39,7 +41,7 @@ public struct StoredOrder: Sendable, Hashable {
         amount: String? = nil, currency: String? = nil, createdAt: Date? = nil, receivedAt: Date, updatedAt: Date,
         nextAttemptAt: Date? = nil, attempts: Int = 0, deliveryAttempts: Int = 0, contentHash: String,
         reason: ReasonCode? = nil, leaseOwner: String? = nil, leasedUntil: Date? = nil, finishedBy: Finisher? = nil,
-        verifiedTransactionID: String? = nil, environment: String? = nil, prunedAt: Date? = nil
+        verifiedTransactionID: String? = nil, environment: String? = nil, prunedAt: Date? = nil, origin: OrderOrigin? = nil
     ) {
         self.orderID = orderID
         self.productID = productID
@@ -64,6 +66,7 @@ public struct StoredOrder: Sendable, Hashable {
         self.verifiedTransactionID = verifiedTransactionID
         self.environment = environment
         self.prunedAt = prunedAt
+        self.origin = origin
     }
 }
 

@@ -186,9 +186,32 @@ struct DiscoveryRulesTests {
             #expect(purchase.description.contains(purchase.transactionKey))
         }
     }
+
+    @Test("the order a purchase becomes is taken in as an order file would say it: it parses back to the same submission, origin and source named")
+    func candidateParsesBack() throws {
+        for (purchase, origin) in [(Self.apple(), OrderOrigin.store), (Self.play(), .operator)] {
+            let order = try #require(DiscoveryRules.graceEnded(purchase, holder: nil, settings: Self.deliver).order ?? {
+                if case .makes(let order) = DiscoveryRules.recover(purchase, holder: nil, known: nil, user: nil) { return order }
+                return nil
+            }())
+            var made = order
+            made.origin = origin
+            let candidate = made.candidate { "digest of \($0.count) bytes" }
+            #expect(try OrderFileParser().parse(candidate.raw) == made.submission)
+            #expect(candidate.origin == origin && candidate.contentHash == "digest of \(candidate.raw.count) bytes")
+            #expect(String(decoding: candidate.raw, as: UTF8.self).contains("\"origin\":\"\(origin.rawValue)\""))
+            #expect(candidate.fileName.contains(purchase.via.rawValue))
+        }
+    }
 }
 
 extension DiscoveryRules.GraceEnd {
+    /// The order it makes, if it makes one.
+    var order: DiscoveryRules.DiscoveredOrder? {
+        if case .becomesOrder(let order) = self { return order }
+        return nil
+    }
+
     /// The status it settles on, if it makes no order.
     var status: DiscoveryRules.Status? {
         if case .settles(let status) = self { return status }
