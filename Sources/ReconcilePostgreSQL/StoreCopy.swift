@@ -12,7 +12,9 @@ import ReconcileCore
 /// The daemon must be stopped (the caller holds the store's lock).
 public enum StoreCopy {
     /// The tables copied, parents first.
-    public static let tables = ["orders", "order_proofs", "attempts", "transitions", "claims", "outbox", "notifications", "checkpoints"]
+    public static let tables = [
+        "orders", "order_proofs", "attempts", "transitions", "claims", "outbox", "notifications", "checkpoints", "discovered_purchases",
+    ]
 
     /// How a table's rows are keyed: the column pages are read in order of, whether it holds text,
     /// and whether it is an identity column whose sequence must go on after the copy.

@@ -298,6 +298,38 @@ public enum StoreSchema {
                 UPDATE orders SET receipt = NULL, signed_transaction = NULL, raw = NULL
                     WHERE receipt IS NOT NULL OR signed_transaction IS NOT NULL OR raw IS NOT NULL;
                 """),
+        // Purchases the stores reported that no phone order may ever bring (DESIGN §5b), each
+        // once by its transaction key (the key claims use), with its proof, where it stands
+        // (``DiscoveredPurchaseColumns``) and the order that holds it; and who made an order
+        // (`origin`: NULL for the phone's spool file, `store`, `operator`).
+        Migration(
+            version: 11, name: "purchases the phone never sent",
+            sql: """
+                CREATE TABLE discovered_purchases (
+                    id INTEGER PRIMARY KEY,
+                    store TEXT NOT NULL,
+                    transaction_key TEXT NOT NULL UNIQUE,
+                    product_id TEXT NOT NULL,
+                    purchased_at INTEGER,
+                    environment TEXT,
+                    account_token TEXT,
+                    profile_id TEXT,
+                    signed_transaction TEXT,
+                    purchase_token TEXT,
+                    package_name TEXT,
+                    is_subscription INTEGER NOT NULL,
+                    revoked_at INTEGER,
+                    via TEXT NOT NULL,
+                    discovered_at INTEGER NOT NULL,
+                    status TEXT NOT NULL,
+                    grace_until INTEGER,
+                    order_ref INTEGER REFERENCES orders(id),
+                    updated_at INTEGER NOT NULL
+                );
+                CREATE INDEX discovered_waiting ON discovered_purchases(grace_until) WHERE status = 'waiting';
+                CREATE INDEX discovered_order ON discovered_purchases(order_ref) WHERE order_ref IS NOT NULL;
+                ALTER TABLE orders ADD COLUMN origin TEXT;
+                """),
     ]
 
     /// The newest schema version this build knows.

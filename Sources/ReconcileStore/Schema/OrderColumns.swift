@@ -12,6 +12,7 @@ package enum OrderColumn: Int32, SQLColumn {
     case receivedAt, updatedAt, nextAttemptAt, attempts, deliveryAttempts, malformedAnswers, leaseOwner, leasedUntil
     case leaseProofRevision, pendingAction, verifiedTransactionID, originalTransactionID, verifiedProductID, quantity
     case purchaseDate, environment, finishedBy, prunedAt, purchaseToken, packageName, acknowledgementState, consumptionState
+    case origin
 
     package var name: String {
         switch self {
@@ -55,6 +56,7 @@ package enum OrderColumn: Int32, SQLColumn {
         case .packageName: "package_name"
         case .acknowledgementState: "acknowledgement_state"
         case .consumptionState: "consumption_state"
+        case .origin: "origin"
         }
     }
 
@@ -68,7 +70,8 @@ package enum OrderColumn: Int32, SQLColumn {
             "bigint"
         case .orderID, .productID, .state, .resumeState, .heldResumeState, .heldReason, .reason, .receipt, .transactionID,
             .signedTransaction, .applicationUsername, .userID, .amount, .currency, .contentHash, .leaseOwner, .pendingAction,
-            .verifiedTransactionID, .originalTransactionID, .verifiedProductID, .environment, .finishedBy, .purchaseToken, .packageName:
+            .verifiedTransactionID, .originalTransactionID, .verifiedProductID, .environment, .finishedBy, .purchaseToken, .packageName,
+            .origin:
             "text"
         }
     }
@@ -149,7 +152,7 @@ package enum OrderColumns {
             },
             deferredAction: deferredAction, grant: grant,
             finishedBy: try row.optionalKnown(OrderColumn.finishedBy, as: Finisher.self, table: "orders"),
-            prunedAt: row.date(OrderColumn.prunedAt))
+            prunedAt: row.date(OrderColumn.prunedAt), origin: try row.optionalKnown(OrderColumn.origin, as: OrderOrigin.self, table: "orders"))
     }
 
     /// The columns a plan sets in `orders`, in the order of ``planValues(_:)``: all but the key,
@@ -219,6 +222,7 @@ package enum OrderColumns {
         case .packageName: return .text(orNull: record.proof.packageName)
         case .acknowledgementState: return .integer(orNull: grant?.acknowledgementState.map(Int64.init))
         case .consumptionState: return .integer(orNull: grant?.consumptionState.map(Int64.init))
+        case .origin: return .text(orNull: record.origin?.rawValue)
         }
     }
 }

@@ -32,7 +32,10 @@ struct PostgreSQLMigratorTests {
         let sqlite = try SQLiteConnection(path: ":memory:", mode: .readWrite(create: true))
         try SchemaMigrator().migrate(sqlite, backup: false)
         var expected = Set<String>()
-        for table in ["orders", "order_proofs", "attempts", "transitions", "claims", "outbox", "nodes", "notifications", "checkpoints", "schema_migrations"] {
+        for table in [
+            "orders", "order_proofs", "attempts", "transitions", "claims", "outbox", "nodes", "notifications", "checkpoints", "discovered_purchases",
+            "schema_migrations",
+        ] {
             for column in try sqlite.query("SELECT name FROM pragma_table_info(?)", [.text(table)], { $0.string(0) }) {
                 expected.insert("\(table).\(column)")
             }

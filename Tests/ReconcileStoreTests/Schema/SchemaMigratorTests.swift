@@ -118,7 +118,7 @@ struct SchemaMigratorTests {
             old.close()
         }
         let store = try SQLiteOrderStore(path: fixture.path, mode: .owner)
-        #expect(try store.scalar("SELECT max(version) FROM schema_migrations") == 10)
+        #expect(try store.scalar("SELECT max(version) FROM schema_migrations") == Int64(StoreSchema.latestVersion))
         #expect(try store.order(id: "A1")?.proof.receipt == receipt)
         #expect(try store.order(id: "S1")?.proof.signedTransaction == "a.b.c")
         #expect(try store.order(id: "N1")?.proof == OrderProof())
@@ -146,7 +146,7 @@ struct SchemaMigratorTests {
             old.close()
         }
         // Migration 10 with a statement that fails after the copy (as a crash would cut it).
-        var broken = StoreSchema.migrations.last!
+        var broken = StoreSchema.migrations.first { $0.version == 10 }!
         broken.sql += "\nINSERT INTO no_such_table VALUES (1);"
         #expect(throws: (any Error).self) {
             _ = try SQLiteOrderStore(path: fixture.path, mode: .owner, migrator: SchemaMigrator(migrations: before + [broken]))
@@ -155,6 +155,37 @@ struct SchemaMigratorTests {
         #expect(try check.scalar("SELECT max(version) FROM schema_migrations") == 9)
         #expect(try check.scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'order_proofs'") == 0)
         #expect(try check.queryFirst("SELECT receipt FROM orders WHERE order_id = 'A1'") { $0.string(0) } == "QUJD")
+    }
+
+    @Test("migration 11 adds discovered purchases and each order's origin (NULL for orders before it); cut half-way it leaves 10 whole")
+    func discoveredPurchases() throws {
+        let before = Array(StoreSchema.migrations.prefix { $0.version < 11 })
+        do {
+            let old = try SQLiteOrderStore(path: fixture.path, mode: .owner, migrator: SchemaMigrator(migrations: before))
+            // Written as version 10 wrote it (this build's store reads columns version 10 lacks).
+            try old.write { connection in
+                try connection.run(
+                    "INSERT INTO orders (order_id, product_id, state, content_hash, received_at, updated_at) VALUES ('A1', 'gems', 'pending', 'h', 0, 0)")
+                try connection.run("INSERT INTO order_proofs (order_ref, receipt) VALUES (1, 'QUJD')")
+            }
+            old.close()
+        }
+        var broken = StoreSchema.migrations.first { $0.version == 11 }!
+        broken.sql += "\nINSERT INTO no_such_table VALUES (1);"
+        #expect(throws: (any Error).self) {
+            _ = try SQLiteOrderStore(path: fixture.path, mode: .owner, migrator: SchemaMigrator(migrations: before + [broken]))
+        }
+        do {
+            let check = try SQLiteConnection(path: fixture.path, mode: .readOnly)
+            #expect(try check.scalar("SELECT max(version) FROM schema_migrations") == 10)
+            #expect(try check.scalar("SELECT count(*) FROM sqlite_schema WHERE name = 'discovered_purchases'") == 0)
+            #expect(try check.scalar("SELECT count(*) FROM pragma_table_info('orders') WHERE name = 'origin'") == 0)
+        }
+        let store = try SQLiteOrderStore(path: fixture.path, mode: .owner)
+        #expect(try store.scalar("SELECT max(version) FROM schema_migrations") == 11)
+        #expect(try store.scalar("SELECT count(*) FROM discovered_purchases") == 0)
+        let order = try #require(try store.order(id: "A1"))
+        #expect(order.origin == nil && order.proof.receipt == "QUJD")
     }
 
     @Test("refuses a database from a newer version")
