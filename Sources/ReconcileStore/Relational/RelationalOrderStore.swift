@@ -1,7 +1,7 @@
 import Foundation
 import ReconcileCore
 
-/// The one order store over both engines (DESIGN §7). Every method of ``OrderStore``,
+/// The one order store over both engines (DESIGN §7). Every method of ``OrderStore``, ``DiscoveryStore``,
 /// ``OutboxStore``, ``NotificationStore``, ``CheckpointStore`` and ``OperableOrderStore`` is
 /// written once, in the extensions of this protocol, as read → rule → write in one transaction
 /// (``StoreTransaction``), with statements written once for both dialects (``SQLStatement``).
@@ -9,7 +9,7 @@ import ReconcileCore
 /// An engine supplies only what is truly its own: how a connection is held and a transaction
 /// run (SQLite's file checks, PostgreSQL's reconnects and conflict retries), which leases a
 /// start releases, the clock leases end by, and how other nodes are woken.
-public protocol RelationalOrderStore: OperableOrderStore {
+public protocol RelationalOrderStore: OperableOrderStore, DiscoveryStore {
     associatedtype Connection: RelationalConnection
 
     /// The store's own threads, on which ``SerializedStore``'s calls run.

@@ -1,0 +1,89 @@
+import Foundation
+import ReconcileCore
+import ReconcileFoundation
+
+/// Purchases the phone never sent (DESIGN §5b), kept once by their transaction key — the unique
+/// key decides which node keeps one when two hear of it at once — and settled after their grace
+/// by ``DiscoveryRules``, any order they become taken in like a spool file in the same
+/// transaction.
+extension RelationalOrderStore {
+    public func recordDiscovered(_ purchases: [DiscoveredPurchase], settings: DiscoverySettings, now: Date) throws -> [DiscoveryArrival] {
+        guard !purchases.isEmpty else { return [] }
+        guard settings.mode != .off else { return purchases.map { _ in .ignored } }
+        return try write { connection in
+            let transaction = StoreTransaction(connection)
+            return try purchases.map { purchase in
+                if let known = try transaction.discovered(transactionKey: purchase.transactionKey) { return .known(known.status) }
+                let holder = try transaction.holder(of: purchase)
+                guard let status = DiscoveryRules.arrive(purchase, holder: holder?.orderID, known: nil, settings: settings, now: now) else {
+                    return .ignored
+                }
+                guard try transaction.insertDiscovered(purchase, status: status, holder: holder?.reference, now: now) != nil else {
+                    // Another node kept it meanwhile (its commit came first).
+                    return try transaction.discovered(transactionKey: purchase.transactionKey).map { .known($0.status) } ?? .ignored
+                }
+                return .recorded(status)
+            }
+        }
+    }
+
+    public func settleDiscovered(
+        settings: DiscoverySettings, verifiers: ConfiguredVerifiers, now: Date, limit: Int, digest: @Sendable ([UInt8]) -> String
+    ) throws -> [DiscoverySettlement] {
+        // Read first: most calls find none due, and must not pay for a write transaction.
+        guard let next = try nextGraceEnd(), next <= now else { return [] }
+        return try write { connection in
+            let transaction = StoreTransaction(connection)
+            let due = try transaction.discovered(
+                """
+                SELECT \(raw: DiscoveredPurchaseColumns.select) \(raw: DiscoveredPurchaseColumns.from)
+                WHERE d.status = 'waiting' AND d.grace_until <= \(now) ORDER BY d.grace_until, d.id LIMIT \(limit)
+                \(.forUpdateOfSkipLocked("d"))
+                """)
+            var settled: [DiscoverySettlement] = []
+            var madeOrders = false
+            for stored in due {
+                // Looked up again: the phone's order may have come meanwhile.
+                let holder = try transaction.holder(of: stored.purchase)
+                switch DiscoveryRules.graceEnded(stored.purchase, holder: holder?.orderID, settings: settings) {
+                case .settles(let status):
+                    try transaction.updateDiscovered(stored.reference, status: status, orderReference: holder?.reference, now: now)
+                    settled.append(DiscoverySettlement(purchase: stored.purchase, status: status))
+                case .becomesOrder(let order):
+                    let candidate = order.candidate(digest: digest)
+                    let orderID = candidate.submission.orderID
+                    let (outcome, written) = try transaction.planAndWrite("discovered order \(orderID)") {
+                        let decided = IngestRules.plan(candidate, existing: try transaction.record(orderID: orderID), verifiers: verifiers, now: now)
+                        return (decided.plan, decided.outcome)
+                    }
+                    // An order of that id taken in before (an operator's recover) holds it too.
+                    let reference = try written?.record.reference ?? transaction.record(orderID: orderID)?.reference
+                    let status = DiscoveryRules.Status.becameOrder(orderID: orderID)
+                    try transaction.updateDiscovered(stored.reference, status: status, orderReference: reference, now: now)
+                    settled.append(DiscoverySettlement(purchase: stored.purchase, status: status, ingest: outcome))
+                    madeOrders = madeOrders || written != nil
+                }
+            }
+            if madeOrders { try wakeNodes(connection) }
+            return settled
+        }
+    }
+
+    public func nextGraceEnd() throws -> Date? {
+        try withConnection { connection in
+            try connection.fetchOne("SELECT min(grace_until) FROM discovered_purchases WHERE status = 'waiting'") {
+                $0.optionalInt64(0).map(Date.init(epochMilliseconds:))
+            } ?? nil
+        }
+    }
+
+    public func discoveredPurchases(limit: Int) throws -> [StoredDiscoveredPurchase] {
+        try withConnection { connection in
+            try StoreTransaction(connection).discovered(
+                """
+                SELECT \(raw: DiscoveredPurchaseColumns.select) \(raw: DiscoveredPurchaseColumns.from)
+                ORDER BY d.discovered_at DESC, d.id DESC LIMIT \(limit)
+                """)
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import ReconcileCore
+
+/// Purchases the phone never sent inside a transaction (DESIGN §5b): kept once by their
+/// transaction key, matched to the order that holds their transaction, their status written as
+/// ``DiscoveryRules`` decides.
+extension StoreTransaction {
+    /// The order holding `purchase`'s transaction: the one that claimed its key, else one not
+    /// verified yet that carries its App Store transaction id or its purchase token.
+    package func holder(of purchase: DiscoveredPurchase) throws -> (reference: Int64, orderID: String)? {
+        if let claimed = try connection.fetchOne(
+            "SELECT o.id, o.order_id FROM claims c JOIN orders o ON o.id = c.order_ref WHERE c.transaction_id = \(purchase.transactionKey)",
+            { (reference: $0.int64(0), orderID: $0.string(1)) })
+        {
+            return claimed
+        }
+        if let token = purchase.proof.purchaseToken {
+            return try connection.fetchOne("SELECT id, order_id FROM orders WHERE purchase_token = \(token) ORDER BY id LIMIT 1") {
+                (reference: $0.int64(0), orderID: $0.string(1))
+            }
+        }
+        guard purchase.store == .appStore else { return nil }
+        return try connection.fetchOne("SELECT id, order_id FROM orders WHERE transaction_id = \(purchase.transactionKey) ORDER BY id LIMIT 1") {
+            (reference: $0.int64(0), orderID: $0.string(1))
+        }
+    }
+
+    /// Keeps `purchase` once by its transaction key; `nil` when it is kept already (by this node
+    /// or another).
+    package func insertDiscovered(_ purchase: DiscoveredPurchase, status: DiscoveryRules.Status, holder: Int64?, now: Date) throws -> Int64? {
+        try connection.fetchOne(
+            """
+            INSERT INTO discovered_purchases (\(raw: DiscoveredPurchaseColumns.insert.joined(separator: ", ")))
+            VALUES (\(SQLStatement.list(DiscoveredPurchaseColumns.insertValues(purchase, status: status, holder: holder, now: now))))
+            ON CONFLICT (transaction_key) DO NOTHING RETURNING id
+            """
+        ) { $0.int64(0) }
+    }
+
+    /// The purchases `statement` selects (``DiscoveredPurchaseColumns/select``).
+    package func discovered(_ statement: SQLStatement) throws -> [StoredDiscoveredPurchase] {
+        try connection.fetchAll(statement, DiscoveredPurchaseColumns.stored(from:))
+    }
+
+    /// The purchase kept under `transactionKey`, if any; locked on a shared store.
+    package func discovered(transactionKey: String) throws -> StoredDiscoveredPurchase? {
+        try connection.fetchOne(
+            """
+            SELECT \(raw: DiscoveredPurchaseColumns.select) \(raw: DiscoveredPurchaseColumns.from)
+            WHERE d.transaction_key = \(transactionKey) \(.forUpdateOf("d"))
+            """, DiscoveredPurchaseColumns.stored(from:))
+    }
+
+    /// Writes where a kept purchase stands now, and the order that holds it.
+    package func updateDiscovered(_ reference: Int64, status: DiscoveryRules.Status, orderReference: Int64?, now: Date) throws {
+        try connection.perform(
+            """
+            UPDATE discovered_purchases SET status = \(status.code), grace_until = \(DiscoveredPurchaseColumns.graceEnd(status)),
+                order_ref = \(orderReference), updated_at = \(now)
+            WHERE id = \(reference)
+            """)
+    }
+}
