@@ -4,6 +4,7 @@ import Testing
 import TestSupport
 @testable import ReconcileCLI
 import ReconcileFoundation
+import ReconcileSQLite
 
 @Suite("reconcilectl read verbs against a store with every state", .serialized)
 struct ReadVerbTests {
@@ -37,6 +38,37 @@ struct ReadVerbTests {
         #expect(!json.out.contains("QUJDREVG"))
         let parsed = try JSONParser().parse(json.out.trimmingCharacters(in: .newlines))
         #expect(parsed["history"]?.arrayValue?.first?.objectValue?.keys.starts(with: ["at", "actor", "from", "to", "reason"]) == true)
+    }
+
+    @Test("show and list of an order the phone never sent name its origin; the phone's own never do (DESIGN §5b)")
+    func origin() throws {
+        let fixture = try CLIFixture()
+        do {
+            let store = try SQLiteOrderStore(path: fixture.directory.file("state/orders.db"), mode: .owner)
+            defer { store.close() }
+            for (orderID, origin) in [("apple:2000000123", OrderOrigin.store), ("apple:2000000124", .operator)] {
+                let bytes = Array(OrderFixtures.orderJSON(orderID, transactionID: String(orderID.dropFirst(6))).utf8)
+                let candidate = IngestCandidate(
+                    submission: try OrderFileParser().parse(bytes), raw: bytes, contentHash: "h-\(orderID)", fileName: "a purchase the store reported (history)",
+                    origin: origin)
+                _ = try store.ingest([candidate], verifierKind: .appstore, now: CLIFixture.now)
+            }
+        }
+        let text = fixture.run(["show", "apple:2000000123"])
+        #expect(text.status == 0)
+        #expect(text.out.contains("  origin         store (a purchase the store reported, made an order after its grace)\n"), "\(text.out)")
+        #expect(text.out.contains("from a purchase the store reported (history)"), "the history names the source, not a spool file")
+        #expect(fixture.run(["show", "apple:2000000124"]).out.contains("  origin         operator (reconcilectl recover)\n"))
+        #expect(!fixture.run(["show", "O-pending"]).out.contains("origin"))
+        let shown = try JSONParser().parse(fixture.run(["show", "apple:2000000123", "--json"]).out.trimmingCharacters(in: .newlines))
+        #expect(shown["origin"] == .string("store"))
+        let listed = try JSONParser().parse(fixture.run(["list", "--json"]).out.trimmingCharacters(in: .newlines))
+        let origins = Dictionary(uniqueKeysWithValues: (listed["orders"]?.arrayValue ?? []).compactMap { order -> (String, JSONValue?)? in
+            guard case .string(let id)? = order["order_id"] else { return nil }
+            return (id, order["origin"])
+        })
+        #expect(origins["apple:2000000123"] == .some(.string("store")) && origins["apple:2000000124"] == .some(.string("operator")))
+        #expect(origins["O-pending"] == .some(nil), "the phone's own orders have no origin key")
     }
 
     @Test("status without a daemon: the store's counts, exit 3")

@@ -70,6 +70,12 @@ enum ShowCommand {
         }
         field("verified", order.verifiedTransactionID.map { "transaction \($0)\(order.environment.map { ", \($0)" } ?? "")" })
         field("finished by", order.finishedBy?.rawValue)
+        field("origin", order.origin.map { origin in
+            switch origin {
+            case .store: "store (a purchase the store reported, made an order after its grace)"
+            case .operator: "operator (reconcilectl recover)"
+            }
+        })
         lines.append("")
         lines.append(style.bold("History"))
         var table = TextTable([

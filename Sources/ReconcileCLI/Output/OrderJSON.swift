@@ -16,6 +16,8 @@ enum OrderJSON {
             "order_id": .string(order.orderID), "product_id": .string(order.productID), "state": .string(order.state.rawValue),
             "attempts": .integer(order.attempts), "next_attempt": time(order.nextAttemptAt), "received_at": time(order.receivedAt),
             "updated_at": time(order.updatedAt), "reason": .string(orNull: order.reason?.rawValue),
+            // Only on an order the phone never sent (DESIGN §5b): the phone's own keep their shape.
+            "origin": order.origin.map { .string($0.rawValue) },
         ])
     }
 

@@ -25,7 +25,7 @@ public enum LeaseRules {
             reference: record.reference, orderID: record.orderID, productID: record.productID, kind: kind, proof: record.proof,
             applicationUsername: record.applicationUsername, userID: record.userID, amount: record.amount, currency: record.currency,
             createdAt: record.createdAt, receivedAt: record.receivedAt, attempt: after.attempts(kind), charged: charge,
-            malformedAnswers: record.malformedAnswers, grant: record.grant, proofRevision: record.proofRevision)
+            malformedAnswers: record.malformedAnswers, grant: record.grant, proofRevision: record.proofRevision, origin: record.origin)
         return (plan, order)
     }
 

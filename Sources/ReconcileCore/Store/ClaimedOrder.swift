@@ -25,12 +25,14 @@ public struct ClaimedOrder: Sendable, Hashable {
     public var grant: Grant?
     /// Which proof the attempt carries; newer proof arriving meanwhile is noticed at completion.
     public var proofRevision: Int64
+    /// Who made an order no spool file brought (DESIGN §5b): the delivery body says so.
+    public var origin: OrderOrigin?
 
     public init(
         reference: Int64, orderID: String, productID: String, kind: WorkKind, proof: OrderProof,
         applicationUsername: String? = nil, userID: String? = nil, amount: String? = nil, currency: String? = nil,
         createdAt: Date? = nil, receivedAt: Date, attempt: Int, charged: Bool = true, malformedAnswers: Int = 0,
-        grant: Grant? = nil, proofRevision: Int64 = 1
+        grant: Grant? = nil, proofRevision: Int64 = 1, origin: OrderOrigin? = nil
     ) {
         self.reference = reference
         self.orderID = orderID
@@ -48,6 +50,7 @@ public struct ClaimedOrder: Sendable, Hashable {
         self.malformedAnswers = malformedAnswers
         self.grant = grant
         self.proofRevision = proofRevision
+        self.origin = origin
     }
 
     /// What the receipt matcher compares.

@@ -32,6 +32,9 @@ public struct DeliveryClient: OrderVerifier {
             "store": .string(PurchaseStore(order.proof).rawValue),
             // Google Play: which app the purchase was made in (null for the App Store).
             "package_name": .string(orNull: PurchaseStore(order.proof) == .googlePlay ? order.proof.packageName : nil),
+            // An order the phone never sent (DESIGN §5b): `store` or `operator`; absent for the
+            // phone's own, whose body is what it always was.
+            "origin": order.origin.map { .string($0.rawValue) },
         ])))
     }
 

@@ -79,6 +79,23 @@ struct GooglePlayPackageTests {
         #expect(body["store"] == .string("google_play") && body["package_name"] == .string("com.example.lite"), "\(body)")
     }
 
+    @Test("a delivery says the origin of an order the phone never sent, and nothing of the phone's own (DESIGN §5b)")
+    func deliveryOrigin() async throws {
+        let url = "https://backend.example/deliver"
+        let transport = ScriptedTransport([url: [answer(200, ""), answer(200, ""), answer(200, "")]])
+        let client = DeliveryClient(endpoint: EndpointSettings(url: url, timeout: .seconds(1)), transport: transport)
+        for origin in [nil, OrderOrigin.store, .operator] {
+            var claimed = order("O-\(origin?.rawValue ?? "phone")", token: "t-\(origin?.rawValue ?? "phone")", package: "com.example.app")
+            claimed.kind = .deliver
+            claimed.grant = Grant(transactionID: "GPA.9", productID: "gems", quantity: 1)
+            claimed.origin = origin
+            #expect(await client.verify(claimed, gate: RecordingGate()).verdict == .delivered)
+        }
+        let bodies = try transport.requests.map { try JSONParser().parse($0.body) }
+        #expect(bodies.map { $0["origin"] } == [nil, .string("store"), .string("operator")], "\(bodies)")
+        #expect(bodies.map { $0["order_id"] } == [.string("O-phone"), .string("O-store"), .string("O-operator")])
+    }
+
     @Test("a Google Play grant of a package not in PackageName= (verified by an older version) is escalated foreign_package, not delivered")
     func foreignDeliveryEscalated() async throws {
         let url = "https://backend.example/deliver"
