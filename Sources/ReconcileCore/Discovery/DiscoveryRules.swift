@@ -42,6 +42,24 @@ public enum DiscoveryRules {
             case .ignored(let why): "ignored_\(why.rawValue)"
             }
         }
+
+        /// The status kept as ``code``, with the grace end a waiting one needs and the order a
+        /// joined one or one that became an order names; `nil` for a code this version does not
+        /// know, or one whose time or order is missing.
+        public init?(code: String, graceUntil: Date?, orderID: String?) {
+            let status: Status? =
+                switch code {
+                case "waiting": graceUntil.map { .waiting(until: $0) }
+                case "joined": orderID.map { .joined(orderID: $0) }
+                case "became_order": orderID.map { .becameOrder(orderID: $0) }
+                case "recorded": .recorded
+                case "no_account": .noAccount
+                case "ignored_product": .ignoredByProducts
+                default: Ignored.allCases.first { "ignored_\($0.rawValue)" == code }.map { .ignored($0) }
+                }
+            guard let status else { return nil }
+            self = status
+        }
     }
 
     /// Why a purchase is not acted on.

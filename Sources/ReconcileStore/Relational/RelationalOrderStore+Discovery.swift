@@ -52,12 +52,14 @@ extension RelationalOrderStore {
                 case .becomesOrder(let order):
                     let candidate = order.candidate(digest: digest)
                     let orderID = candidate.submission.orderID
+                    var existing: OrderRecord?
                     let (outcome, written) = try transaction.planAndWrite("discovered order \(orderID)") {
-                        let decided = IngestRules.plan(candidate, existing: try transaction.record(orderID: orderID), verifiers: verifiers, now: now)
+                        existing = try transaction.record(orderID: orderID)
+                        let decided = IngestRules.plan(candidate, existing: existing, verifiers: verifiers, now: now)
                         return (decided.plan, decided.outcome)
                     }
                     // An order of that id taken in before (an operator's recover) holds it too.
-                    let reference = try written?.record.reference ?? transaction.record(orderID: orderID)?.reference
+                    let reference = written?.record.reference ?? existing?.reference
                     let status = DiscoveryRules.Status.becameOrder(orderID: orderID)
                     try transaction.updateDiscovered(stored.reference, status: status, orderReference: reference, now: now)
                     settled.append(DiscoverySettlement(purchase: stored.purchase, status: status, ingest: outcome))

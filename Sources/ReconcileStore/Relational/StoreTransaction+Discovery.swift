@@ -8,21 +8,21 @@ extension StoreTransaction {
     /// The order holding `purchase`'s transaction: the one that claimed its key, else one not
     /// verified yet that carries its App Store transaction id or its purchase token.
     package func holder(of purchase: DiscoveredPurchase) throws -> (reference: Int64, orderID: String)? {
+        let order = { (row: Connection.Row) in (reference: row.int64(0), orderID: row.string(1)) }
         if let claimed = try connection.fetchOne(
-            "SELECT o.id, o.order_id FROM claims c JOIN orders o ON o.id = c.order_ref WHERE c.transaction_id = \(purchase.transactionKey)",
-            { (reference: $0.int64(0), orderID: $0.string(1)) })
+            "SELECT o.id, o.order_id FROM claims c JOIN orders o ON o.id = c.order_ref WHERE c.transaction_id = \(purchase.transactionKey)", order)
         {
             return claimed
         }
+        let carried: SQLStatement
         if let token = purchase.proof.purchaseToken {
-            return try connection.fetchOne("SELECT id, order_id FROM orders WHERE purchase_token = \(token) ORDER BY id LIMIT 1") {
-                (reference: $0.int64(0), orderID: $0.string(1))
-            }
+            carried = "SELECT id, order_id FROM orders WHERE purchase_token = \(token) ORDER BY id LIMIT 1"
+        } else if purchase.store == .appStore {
+            carried = "SELECT id, order_id FROM orders WHERE transaction_id = \(purchase.transactionKey) ORDER BY id LIMIT 1"
+        } else {
+            return nil
         }
-        guard purchase.store == .appStore else { return nil }
-        return try connection.fetchOne("SELECT id, order_id FROM orders WHERE transaction_id = \(purchase.transactionKey) ORDER BY id LIMIT 1") {
-            (reference: $0.int64(0), orderID: $0.string(1))
-        }
+        return try connection.fetchOne(carried, order)
     }
 
     /// Keeps `purchase` once by its transaction key; `nil` when it is kept already (by this node

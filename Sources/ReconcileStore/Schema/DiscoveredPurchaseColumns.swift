@@ -67,18 +67,9 @@ package enum DiscoveredPurchaseColumns {
     /// - Throws: ``StoreError/unknownValue(table:column:value:)`` for a code this version does
     ///   not know, or one that needs a time or an order the row lacks.
     package static func status(_ code: String, graceUntil: Date?, orderID: String?) throws -> DiscoveryRules.Status {
-        let status: DiscoveryRules.Status? =
-            switch code {
-            case "waiting": graceUntil.map { .waiting(until: $0) }
-            case "joined": orderID.map { .joined(orderID: $0) }
-            case "became_order": orderID.map { .becameOrder(orderID: $0) }
-            case "recorded": .recorded
-            case "no_account": .noAccount
-            case "ignored_product": .ignoredByProducts
-            default:
-                DiscoveryRules.Ignored.allCases.first { "ignored_\($0.rawValue)" == code }.map { .ignored($0) }
-            }
-        guard let status else { throw StoreError.unknownValue(table: "discovered_purchases", column: "status", value: code) }
+        guard let status = DiscoveryRules.Status(code: code, graceUntil: graceUntil, orderID: orderID) else {
+            throw StoreError.unknownValue(table: "discovered_purchases", column: "status", value: code)
+        }
         return status
     }
 }

@@ -177,6 +177,13 @@ struct DiscoveryRulesTests {
             "waiting", "joined", "became_order", "recorded", "no_account", "ignored_product", "ignored_subscription", "ignored_revoked",
             "ignored_unnamable",
         ])
+        // Read back from its word, with the time and order a store keeps beside it.
+        for status in statuses {
+            #expect(DiscoveryRules.Status(code: status.code, graceUntil: Self.now, orderID: "A") == status)
+        }
+        #expect(DiscoveryRules.Status(code: "waiting", graceUntil: nil, orderID: nil) == nil, "waiting without its grace end")
+        #expect(DiscoveryRules.Status(code: "joined", graceUntil: Self.now, orderID: nil) == nil, "joined without its order")
+        #expect(DiscoveryRules.Status(code: "ignored_everything", graceUntil: nil, orderID: nil) == nil)
     }
 
     @Test("a discovered purchase's description never shows its proof")

@@ -10,6 +10,14 @@ import ReconcileFoundation
 struct SchemaMigratorTests {
     let fixture = StoreFixture()
 
+    /// Migration `version` with a statement that fails after all of its own (as a crash would
+    /// cut it).
+    static func cutHalfWay(_ version: Int) -> Migration {
+        var broken = StoreSchema.migrations.first { $0.version == version }!
+        broken.sql += "\nINSERT INTO no_such_table VALUES (1);"
+        return broken
+    }
+
     /// A migration one past this build's newest, as a later reconciled would bring.
     static let extra = Migration(version: StoreSchema.latestVersion + 1, name: "notes", sql: "ALTER TABLE orders ADD COLUMN note TEXT")
 
@@ -145,11 +153,8 @@ struct SchemaMigratorTests {
             }
             old.close()
         }
-        // Migration 10 with a statement that fails after the copy (as a crash would cut it).
-        var broken = StoreSchema.migrations.first { $0.version == 10 }!
-        broken.sql += "\nINSERT INTO no_such_table VALUES (1);"
         #expect(throws: (any Error).self) {
-            _ = try SQLiteOrderStore(path: fixture.path, mode: .owner, migrator: SchemaMigrator(migrations: before + [broken]))
+            _ = try SQLiteOrderStore(path: fixture.path, mode: .owner, migrator: SchemaMigrator(migrations: before + [Self.cutHalfWay(10)]))
         }
         let check = try SQLiteConnection(path: fixture.path, mode: .readOnly)
         #expect(try check.scalar("SELECT max(version) FROM schema_migrations") == 9)
@@ -170,10 +175,8 @@ struct SchemaMigratorTests {
             }
             old.close()
         }
-        var broken = StoreSchema.migrations.first { $0.version == 11 }!
-        broken.sql += "\nINSERT INTO no_such_table VALUES (1);"
         #expect(throws: (any Error).self) {
-            _ = try SQLiteOrderStore(path: fixture.path, mode: .owner, migrator: SchemaMigrator(migrations: before + [broken]))
+            _ = try SQLiteOrderStore(path: fixture.path, mode: .owner, migrator: SchemaMigrator(migrations: before + [Self.cutHalfWay(11)]))
         }
         do {
             let check = try SQLiteConnection(path: fixture.path, mode: .readOnly)
