@@ -143,13 +143,14 @@ public enum CompletionRules {
                 event: .delivered, reason: Reason(.noDeliveryURL, detail: "no delivery URL is configured: verified orders finish at once"),
                 finishedBy: .verifier)
         case .match(let items, let environment, let finishes):
-            let claims = try lookups.claimants(of: claimLookups(for: completion))
+            let (claims, discovered) = try holders(of: claimLookups(for: completion), lookups: lookups)
             switch ReceiptMatcher.match(items, for: order.matchKey, claims: claims) {
             case .matched(let item):
                 return Decision(
                     event: .verified(finishesOrder: finishes), reason: Reason(.verified), grant: Grant(item, environment: environment),
                     finishedBy: finishes ? .verifier : nil, claim: item.transactionID)
             case .duplicateTransaction(let transactionID, let claimant):
+                if let late = latePhoneOrder(order.orderID, key: transactionID, claimant: claimant, discovered: discovered) { return late }
                 return Decision(
                     event: .definitiveReject(escalate: true),
                     reason: Reason(.duplicateTransaction, detail: "transaction \(transactionID) is claimed by order \(claimant)"))
@@ -164,7 +165,7 @@ public enum CompletionRules {
                         .noMatchingPurchase, detail: "the receipt holds no unclaimed purchase of \(order.productID) for this order"))
             }
         case .playMatch(let match, let finishes):
-            let claims = try lookups.claimants(of: [match.claimKey])
+            let (claims, discovered) = try holders(of: [match.claimKey], lookups: lookups)
             switch PlayMatcher.match(claimKey: match.claimKey, orderID: order.orderID, claims: claims) {
             case .matched(let key):
                 return Decision(
@@ -172,11 +173,34 @@ public enum CompletionRules {
                     grant: Grant(match.purchase, productID: order.productID), finishedBy: finishes ? .verifier : nil, claim: key,
                     packageName: match.packageName)
             case .duplicateTransaction(let key, let claimant):
+                if let late = latePhoneOrder(order.orderID, key: key, claimant: claimant, discovered: discovered) { return late }
                 return Decision(
                     event: .definitiveReject(escalate: true),
                     reason: Reason(.duplicateTransaction, detail: "purchase \(key) is claimed by order \(claimant)"))
             }
         }
+    }
+
+    /// Who holds each of `keys`: the claims, and a purchase that became an order after a store
+    /// reported it (DESIGN §5b), which holds its transaction from then, before its own
+    /// verification has claimed it.
+    static func holders(of keys: [String], lookups: some RuleLookups) throws -> (claims: [String: String], discovered: [String: String]) {
+        var claims = try lookups.claimants(of: keys)
+        let discovered = try lookups.discoveredOrders(of: keys)
+        for (key, made) in discovered where claims[key] == nil { claims[key] = made }
+        return (claims, discovered)
+    }
+
+    /// The phone's order, verified for a purchase that became order `claimant` on its own: it
+    /// ends `finished`, finisher `discovery`, reason `same_purchase_as <claimant>` — nothing
+    /// delivered, claimed or owed to Google (``DiscoveryRules/phoneOrder(_:verifiedFor:)``).
+    /// `nil` when the claimant is any other order: the ordinary duplicate rules apply.
+    static func latePhoneOrder(_ orderID: String, key: String, claimant: String, discovered: [String: String]) -> Decision? {
+        guard let made = discovered[key], made == claimant,
+            case .samePurchase(let other) = DiscoveryRules.phoneOrder(orderID, verifiedFor: .becameOrder(orderID: made))
+        else { return nil }
+        return Decision(
+            event: .verified(finishesOrder: true), reason: Reason(.samePurchaseAs, detail: other), finishedBy: .discovery)
     }
 
     /// A grant over what the order had: each field the new grant leaves out keeps its value.

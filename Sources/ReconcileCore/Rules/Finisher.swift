@@ -9,4 +9,7 @@ public enum Finisher: String, Sendable, Hashable, CaseIterable {
     case verifier
     /// An operator resolved it by hand.
     case `operator`
+    /// A late phone order for a purchase that already became an order of its own (DESIGN §5b):
+    /// finished with nothing delivered.
+    case discovery
 }

@@ -72,6 +72,9 @@ public struct ReasonCode: RawRepresentable, Hashable, Comparable, Sendable, Cust
     public static let delivered = ReasonCode("delivered")
     /// Verified, and no delivery URL is configured: the order finishes at once.
     public static let noDeliveryURL = ReasonCode("no_delivery_url")
+    /// The purchase already became an order the store reported (DESIGN §5b): this late phone
+    /// order ends `finished`, nothing delivered; the detail names that order.
+    public static let samePurchaseAs = ReasonCode("same_purchase_as")
     /// The transaction is already claimed by another order.
     public static let duplicateTransaction = ReasonCode("duplicate_transaction")
     /// The receipt or answer holds no unclaimed purchase for the order.
@@ -463,7 +466,7 @@ public struct ReasonCode: RawRepresentable, Hashable, Comparable, Sendable, Cust
         ingested, proofReplaced, duplicateIgnored, noUsableProof, noGooglePlaySection, noVerifierSection, verifierChanged,
         foreignPackage,
         attempt, probe, leaseReleased, leaseExpired, leaseLost, newProof, maxAttempts, maxAge,
-        verified, granted, delivered, noDeliveryURL, duplicateTransaction, noMatchingPurchase, bundleMismatch, accountMismatch,
+        verified, granted, delivered, noDeliveryURL, samePurchaseAs, duplicateTransaction, noMatchingPurchase, bundleMismatch, accountMismatch,
         productMismatch, sandboxNotAllowed, wrongEnvironment,
         hold, release, cancel, resolve, retry, retryActions,
         refunded, revoked, chargeback, refundReversed,

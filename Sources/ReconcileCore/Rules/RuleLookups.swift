@@ -8,6 +8,10 @@ public protocol RuleLookups {
     /// are absent).
     func claimants(of transactionIDs: [String]) throws -> [String: String]
 
+    /// The order each purchase among `transactionKeys` became after a store reported it
+    /// (``DiscoveryRules/Status/becameOrder(orderID:)``); purchases that became none are absent.
+    func discoveredOrders(of transactionKeys: [String]) throws -> [String: String]
+
     /// The detail of the order's latest transition with this reason code, if any.
     func latestDetail(orderReference: Int64, reason: ReasonCode) throws -> String?
 

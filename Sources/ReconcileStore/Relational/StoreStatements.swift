@@ -144,6 +144,11 @@ enum StoreStatements {
         """)
     static let claimants = SQLTemplate(
         "SELECT c.transaction_id, o.order_id FROM claims c JOIN orders o ON o.id = c.order_ref WHERE c.transaction_id \(in: texts)")
+    static let discoveredOrders = SQLTemplate(
+        """
+        SELECT d.transaction_key, o.order_id FROM discovered_purchases d JOIN orders o ON o.id = d.order_ref
+        WHERE d.status = 'became_order' AND d.transaction_key \(in: texts)
+        """)
     static let anyNotificationWaiting = SQLTemplate(
         "SELECT 1 FROM notifications \(.indexedBy("notifications_waiting")) WHERE outcome = 'waiting' LIMIT 1")
 

@@ -277,6 +277,14 @@ package struct StoreTransaction<Connection: RelationalConnection>: RuleLookups {
         return Dictionary(pairs, uniquingKeysWith: { first, _ in first })
     }
 
+    package func discoveredOrders(of transactionKeys: [String]) throws -> [String: String] {
+        guard !transactionKeys.isEmpty else { return [:] }
+        let pairs = try connection.fetchAll(StoreStatements.discoveredOrders([.textList(Array(Set(transactionKeys)))])) {
+            ($0.string(0), $0.string(1))
+        }
+        return Dictionary(pairs, uniquingKeysWith: { first, _ in first })
+    }
+
     package func latestDetail(orderReference: Int64, reason: ReasonCode) throws -> String? {
         try connection.fetchOne(
             "SELECT detail FROM transitions WHERE order_ref = \(orderReference) AND reason = \(reason.rawValue) ORDER BY id DESC LIMIT 1"

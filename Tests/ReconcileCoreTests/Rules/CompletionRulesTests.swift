@@ -109,6 +109,42 @@ struct CompletionRulesTests {
         #expect(throws: FixedLookups.Failure.self) { try CompletionRules.plan(match, for: record, owner: F.owner, now: F.now, lookups: FixedLookups(failing: true)) }
     }
 
+    @Test("the late phone order: its purchase became an order the store reported — finished same_purchase_as it, nothing claimed or owed")
+    func latePhoneOrder() throws {
+        let record = F.record(.verifying, id: "M-42", leased: true)
+        let match = F.completion(record, .match(items: [F.item("100")], environment: "Production", finishes: false))
+        // Made, not yet verified (no claim yet): the made order holds the transaction all the same.
+        for claims in [[:], ["100": "apple:100"]] {
+            let (late, result) = try plan(match, on: record, lookups: FixedLookups(claims: claims, discovered: ["100": "apple:100"]))
+            #expect(late.record.state == .finished && late.record.finishedBy == .discovery && late.record.nextAttemptAt == nil, "\(claims)")
+            #expect(result.reason == Reason(.samePurchaseAs, detail: "apple:100") && late.claims.isEmpty && late.outbox.isEmpty)
+        }
+        // The made order itself verifies as any order, and claims its transaction.
+        let made = F.record(.verifying, id: "apple:100", leased: true)
+        let (own, _) = try plan(
+            F.completion(made, .match(items: [F.item("100")], environment: "Production", finishes: true)), on: made,
+            lookups: FixedLookups(discovered: ["100": "apple:100"]))
+        #expect(own.record.state == .finished && own.record.finishedBy == .verifier && own.claims.map(\.transactionID) == ["100"])
+        // Another purchase of the receipt is still this order's; a claim by a phone order stays a duplicate.
+        let two = F.completion(record, .match(items: [F.item("100"), F.item("101")], environment: nil, finishes: true))
+        let (other, _) = try plan(two, on: record, lookups: FixedLookups(discovered: ["100": "apple:100"]))
+        #expect(other.claims.map(\.transactionID) == ["101"] && other.record.finishedBy == .verifier)
+        let (duplicate, _) = try plan(match, on: record, lookups: FixedLookups(claims: ["100": "M-41"], discovered: ["100": "apple:100"]))
+        #expect(duplicate.record.state == .escalated && duplicate.record.reason == .duplicateTransaction)
+
+        // Google Play: the same, and no acknowledgement is owed for the late order.
+        let play = F.record(.verifying, id: "M-43", proof: OrderProof(purchaseToken: "tok", packageName: "com.example"), leased: true)
+        let purchase = PlayPurchase(purchaseState: 0, acknowledgementState: 0, orderID: "GPA.1")
+        var completion = F.completion(
+            play, .playMatch(PlayMatch(purchase: purchase, claimKey: "google:GPA.1", packageName: "com.example"), finishes: true))
+        completion.playFollowUp = PlayFollowUp(acknowledge: true)
+        let (latePlay, playResult) = try plan(completion, on: play, lookups: FixedLookups(discovered: ["google:GPA.1": "google:GPA.1"]))
+        #expect(latePlay.record.finishedBy == .discovery && latePlay.outbox.isEmpty && latePlay.claims.isEmpty)
+        #expect(playResult.reason == Reason(.samePurchaseAs, detail: "google:GPA.1"))
+        let (phonePlay, _) = try plan(completion, on: play)
+        #expect(phonePlay.record.finishedBy == .verifier && phonePlay.outbox.map(\.kind) == [.playAcknowledge])
+    }
+
     @Test("new proof during the attempt: a failure, rejection or limit does not stand — due now, reason new_proof; a grant does")
     func newProof() throws {
         let record = F.record(.verifying, leased: true, leaseRevision: 1, proofRevision: 2)

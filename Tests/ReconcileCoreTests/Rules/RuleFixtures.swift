@@ -15,6 +15,14 @@ struct FixedLookups: RuleLookups {
         return claims.filter { transactionIDs.contains($0.key) }
     }
 
+    /// Purchases that became orders after a store reported them: transaction key → order id.
+    var discovered: [String: String] = [:]
+
+    func discoveredOrders(of transactionKeys: [String]) throws -> [String: String] {
+        if failing { throw Failure() }
+        return discovered.filter { transactionKeys.contains($0.key) }
+    }
+
     func latestDetail(orderReference: Int64, reason: ReasonCode) throws -> String? {
         details[reason]
     }

@@ -157,4 +157,42 @@ struct DiscoveryContractTests {
         // A later report of the same purchase finds it held by the order it became.
         #expect(try discovery.recordDiscovered([Self.apple("900")], settings: Self.deliver, now: t0 + 3000) == [.known(.becameOrder(orderID: "apple:900"))])
     }
+
+    @Test("the late phone order for a purchase that became an order finishes same_purchase_as it, before or after that order's own claim", arguments: ContractStore.all)
+    func latePhoneOrder(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
+        defer { opened.close() }
+        let store = opened.store
+        let discovery = try discoveryStore(opened)
+        _ = try discovery.recordDiscovered([Self.apple("950"), Self.apple("951")], settings: Self.deliver, now: t0)
+        _ = try discovery.settleDiscovered(settings: Self.deliver, verifiers: .init(kind: .appstore), now: t0 + 900, limit: 10, digest: Self.digest)
+        // The phone's orders, with receipts only (nothing told the store their transactions).
+        _ = try store.ingest([candidate("PHONE-950"), candidate("PHONE-951")], verifierKind: .apple, now: t0 + 901)
+        let record = AttemptRecord(endpoint: .production, httpStatus: 200, latency: .milliseconds(9), outcome: .answered, startedAt: t0)
+        // All four leased at once; their answers come back one by one, in the order below.
+        let claimed = try store.claimDue(.verify, now: t0 + 901, limit: 10, owner: owner, leaseUntil: t0 + 1000, charge: true)
+        #expect(Set(claimed.map(\.orderID)) == ["apple:950", "apple:951", "PHONE-950", "PHONE-951"])
+        func verify(_ orderID: String, transaction: String, at now: Date) throws -> CompletionResult {
+            let order = try #require(claimed.first { $0.orderID == orderID })
+            // Bought by the account the app set, which the made order is granted to.
+            let items = [AppleReceiptItem(
+                productID: "gems", transactionID: transaction, originalTransactionID: transaction, purchaseDateMilliseconds: 1,
+                appAccountToken: Self.account)]
+            let results = try store.complete(
+                [AttemptCompletion(order: order, records: [record], resolution: .match(items: items, environment: "Production", finishes: true), charged: true)],
+                owner: owner, now: now)
+            return try #require(results.first)
+        }
+        // 950: its made order verified first and claimed the transaction.
+        #expect(try verify("apple:950", transaction: "950", at: t0 + 902).to == .finished)
+        let late = try verify("PHONE-950", transaction: "950", at: t0 + 903)
+        #expect(late.to == .finished && late.reason == Reason(.samePurchaseAs, detail: "apple:950"))
+        #expect(try store.order(id: "PHONE-950")?.finishedBy == .discovery)
+        // 951: the phone's order verifies before the made one, which then claims it as its own.
+        let early = try verify("PHONE-951", transaction: "951", at: t0 + 904)
+        #expect(early.to == .finished && early.reason == Reason(.samePurchaseAs, detail: "apple:951"))
+        let made = try verify("apple:951", transaction: "951", at: t0 + 905)
+        #expect(made.to == .finished && made.reason.code == .verified)
+        #expect(try store.order(id: "apple:951")?.finishedBy == .verifier)
+    }
 }
