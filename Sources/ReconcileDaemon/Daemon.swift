@@ -214,6 +214,7 @@ public final class Daemon {
     static func ingestSettings(_ configuration: Configuration, _ notifications: NotificationFileReader) -> SpoolIngestor.Settings {
         var settings = SpoolIngestor.Settings(verifiers: configuration.verifiers, maxFileSize: configuration.spool.maxFileSize, notifications: notifications)
         settings.consumption = configuration.notifications.consumption
+        settings.discovery = configuration.discovery
         return settings
     }
 

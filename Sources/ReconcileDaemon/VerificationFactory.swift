@@ -81,6 +81,7 @@ public enum VerificationFactory {
         // Nodes sharing a PostgreSQL store take turns; one daemon per SQLite store polls alone.
         settings.sharedTurns = configuration.state.isShared
         settings.consumption = configuration.notifications.consumption
+        settings.discovery = configuration.discovery
         return settings
     }
 
@@ -196,6 +197,8 @@ public enum VerificationFactory {
         settings.leaseTime = configuration.state.isShared ? configuration.state.leaseTime : nil
         settings.sandboxRateFactor = verifier.sandboxRateFactor
         settings.googlePlay = googlePlay.map { _ in Scheduler.PoolLimits(configuration.googlePlay) }
+        settings.discovery = configuration.discovery
+        settings.verifiers = configuration.verifiers
         var senders = Scheduler.Senders(verifier: orderVerifier, delivery: delivery)
         senders.googlePlay = googlePlay
         senders.revocation = revocation

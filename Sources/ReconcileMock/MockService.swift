@@ -324,7 +324,7 @@ public final class MockService: Sendable {
             state.stats.countDelivery(
                 key: request.header("idempotency-key"), orderID: orderID, succeeded: (200...299).contains(state.deliveryStatus),
                 store: body["store"]?.stringValue, transactionID: body["transaction_id"]?.stringValue,
-                packageName: body["package_name"]?.stringValue)
+                packageName: body["package_name"]?.stringValue, origin: body["origin"]?.stringValue)
             return state.deliveryStatus
         }
         return .json(status, .object(JSONObject(["ok": .bool((200...299).contains(status))])))

@@ -27,6 +27,9 @@ public struct MockStats: Sendable, Hashable {
     public var deliveredStores: [String: String] = [:]
     public var deliveredTransactions: [String: String] = [:]
     public var deliveredPackages: [String: String] = [:]
+    /// The `origin` the last delivery of each order named (`store`, `operator`; absent for a
+    /// phone's order).
+    public var deliveredOrigins: [String: String] = [:]
     /// Merchant requests that carried a purchase token, per order id: the token's fingerprint.
     public var merchantPurchaseTokens: [String: String] = [:]
     /// Revocation notices received per Idempotency-Key (every one that reached the endpoint,
@@ -70,7 +73,11 @@ public struct MockStats: Sendable, Hashable {
         grantsSucceeded[orderID, default: 0] += 1
     }
 
-    mutating func countDelivery(key: String?, orderID: String, succeeded: Bool, store: String? = nil, transactionID: String? = nil, packageName: String? = nil) {
+    mutating func countDelivery(
+        key: String?, orderID: String, succeeded: Bool, store: String? = nil, transactionID: String? = nil, packageName: String? = nil,
+        origin: String? = nil
+    ) {
+        if let origin { deliveredOrigins[orderID] = origin }
         if key != orderID { idempotencyMismatches += 1 }
         deliveries[orderID, default: 0] += 1
         if succeeded { deliveriesSucceeded[orderID, default: 0] += 1 }
@@ -121,7 +128,7 @@ public struct MockStats: Sendable, Hashable {
             "deliveries": counts(deliveries), "deliveries_succeeded": counts(deliveriesSucceeded),
             "idempotency_mismatches": .integer(idempotencyMismatches), "attempt_headers": .object(attempts),
             "delivered_stores": texts(deliveredStores), "delivered_transactions": texts(deliveredTransactions),
-            "delivered_packages": texts(deliveredPackages),
+            "delivered_packages": texts(deliveredPackages), "delivered_origins": texts(deliveredOrigins),
             "merchant_purchase_tokens": texts(merchantPurchaseTokens),
             "revocations": counts(revocations), "revocations_succeeded": counts(revocationsSucceeded),
             "revocation_bodies": .object(JSONObject(revocationBodies.sorted { $0.key < $1.key }.map { JSONObject.Member(key: $0.key, value: $0.value) })),
@@ -160,6 +167,7 @@ public struct MockStats: Sendable, Hashable {
         deliveredStores = texts(json["delivered_stores"])
         deliveredTransactions = texts(json["delivered_transactions"])
         deliveredPackages = texts(json["delivered_packages"])
+        deliveredOrigins = texts(json["delivered_origins"])
         merchantPurchaseTokens = texts(json["merchant_purchase_tokens"])
         revocations = counts(json["revocations"])
         revocationsSucceeded = counts(json["revocations_succeeded"])

@@ -113,7 +113,7 @@ public struct NotificationFileReader: Sendable {
                 throw OrderFileProblem(.malformedNotification, "signedTransactionInfo: \(error.description)")
             }
         }
-        return StoreNotification.appStore(notification, transaction: transaction, via: via)
+        return StoreNotification.appStore(notification, transaction: transaction, signedTransaction: notification.signedTransactionInfo, via: via)
     }
 
     /// Verifies with the production verifier, and with the sandbox one when it is allowed and

@@ -33,6 +33,8 @@ public actor SpoolIngestor {
         public var notifications: NotificationFileReader
         /// How a `CONSUMPTION_REQUEST` is answered (`[Notifications] ConsumptionAnswer=`, …).
         public var consumption: ConsumptionPolicy = .off
+        /// `[Discovery]`: what a purchase a notification reports on its own does (DESIGN §5b).
+        public var discovery = DiscoverySettings()
 
         public init(
             verifiers: ConfiguredVerifiers, maxFileSize: Int, batchSize: Int = 512,
@@ -340,8 +342,10 @@ public actor SpoolIngestor {
         let reads = reads.enumerated().sorted { ($0.element.notification.signedAt ?? .distantPast, $0.offset) < ($1.element.notification.signedAt ?? .distantPast, $1.offset) }
             .map(\.element)
         do {
-            let (notifications, consumption) = (reads.map(\.notification), settings.consumption)
-            let outcomes = try await store.writing { [store] in try store.ingestNotifications(notifications, consumption: consumption, now: time) }
+            let (notifications, consumption, discovery) = (reads.map(\.notification), settings.consumption, settings.discovery)
+            let outcomes = try await store.writing { [store] in
+                try store.ingestNotifications(notifications, consumption: consumption, discovery: discovery, now: time)
+            }
             for (read, outcome) in zip(reads, outcomes) {
                 NotificationJournal.report(
                     outcome, of: read.notification, via: "from spool file \(read.name.escaped)", spoolFile: read.name.escaped, logger: logger)

@@ -28,6 +28,19 @@ final class TimedStore: SharedOrderStore {
 
     // MARK: - Passed through
 
+    func recordDiscovered(_ purchases: [DiscoveredPurchase], settings: DiscoverySettings, now: Date) throws -> [DiscoveryArrival] {
+        try base.recordDiscovered(purchases, settings: settings, now: now)
+    }
+
+    func settleDiscovered(
+        settings: DiscoverySettings, verifiers: ConfiguredVerifiers, now: Date, limit: Int, digest: @Sendable ([UInt8]) -> String
+    ) throws -> [DiscoverySettlement] {
+        try base.settleDiscovered(settings: settings, verifiers: verifiers, now: now, limit: limit, digest: digest)
+    }
+
+    func nextGraceEnd() throws -> Date? { try base.nextGraceEnd() }
+    func discoveredPurchases(limit: Int) throws -> [StoredDiscoveredPurchase] { try base.discoveredPurchases(limit: limit) }
+
     var executor: UnownedSerialExecutor { base.executor }
     func writing<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T { try await base.writing(body) }
     func reading<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T { try await base.reading(body) }
@@ -42,8 +55,10 @@ final class TimedStore: SharedOrderStore {
     func ingest(_ candidates: [IngestCandidate], verifiers: ConfiguredVerifiers, now: Date) throws -> [IngestOutcome] {
         try base.ingest(candidates, verifiers: verifiers, now: now)
     }
-    func ingestNotifications(_ notifications: [StoreNotification], consumption: ConsumptionPolicy, now: Date) throws -> [NotificationIngestOutcome] {
-        try base.ingestNotifications(notifications, consumption: consumption, now: now)
+    func ingestNotifications(
+        _ notifications: [StoreNotification], consumption: ConsumptionPolicy, discovery: DiscoverySettings, now: Date
+    ) throws -> [NotificationIngestOutcome] {
+        try base.ingestNotifications(notifications, consumption: consumption, discovery: discovery, now: now)
     }
     func applyWaitingNotifications(now: Date) throws -> [NotificationRules.Outcome] { try base.applyWaitingNotifications(now: now) }
     func notifications(orderID: String) throws -> [StoredNotification] { try base.notifications(orderID: orderID) }

@@ -5,6 +5,7 @@ import TestSupport
 @testable import ReconcileCLI
 import ReconcileFoundation
 import ReconcileSQLite
+import ReconcileStore
 
 @Suite("reconcilectl read verbs against a store with every state", .serialized)
 struct ReadVerbTests {
@@ -69,6 +70,48 @@ struct ReadVerbTests {
         })
         #expect(origins["apple:2000000123"] == .some(.string("store")) && origins["apple:2000000124"] == .some(.string("operator")))
         #expect(origins["O-pending"] == .some(nil), "the phone's own orders have no origin key")
+    }
+
+    @Test("discovered: each purchase with its status, the order or the grace's end; JSON with every field; never the signed transaction")
+    func discovered() throws {
+        let fixture = try CLIFixture()
+        #expect(fixture.run(["discovered"]).out == "no purchases discovered\n")
+        let signed = "eyJhbGciOiJFUzI1NiJ9.c2VjcmV0LXRyYW5zYWN0aW9u.c2ln"
+        do {
+            let store = try SQLiteOrderStore(path: fixture.directory.file("state/orders.db"), mode: .owner)
+            defer { store.close() }
+            func purchase(_ id: String, account: String?) -> DiscoveredPurchase {
+                DiscoveredPurchase(
+                    store: .appStore, transactionKey: id, productID: "gems", purchasedAt: CLIFixture.now - 60, environment: "Production",
+                    accountToken: account, proof: OrderProof(transactionID: id, signedTransaction: signed), via: .file)
+            }
+            let deliver = DiscoverySettings(mode: .deliver, grace: .seconds(600))
+            _ = try store.recordDiscovered([purchase("2000000301", account: "acct-1"), purchase("2000000302", account: nil)], settings: deliver, now: CLIFixture.now - 900)
+            _ = try store.settleDiscovered(
+                settings: deliver, verifiers: ConfiguredVerifiers(kind: .appstore), now: CLIFixture.now - 200, limit: 10, digest: { _ in "h" })
+            _ = try store.recordDiscovered([purchase("2000000303", account: "acct-3")], settings: deliver, now: CLIFixture.now)
+        }
+        let table = fixture.run(["discovered"])
+        #expect(table.status == 0 && table.err.isEmpty)
+        let lines = table.out.split(separator: "\n").map(String.init)
+        #expect(lines.count == 4 && lines.allSatisfy { $0.count <= 80 }, "\(table.out)")
+        #expect(lines[0].hasPrefix("DISCOVERED") && lines[1].contains("2000000303") && lines[1].contains("waiting"), "\(table.out)")
+        #expect(lines[1].hasSuffix("in 10m"), "\(table.out)")
+        #expect(table.out.contains("became_order") && table.out.contains("apple:2000000301") && table.out.contains("no_account"))
+        let json = fixture.run(["discovered", "--json"])
+        let parsed = try JSONParser().parse(json.out.trimmingCharacters(in: .newlines))
+        let list = try #require(parsed["discovered"]?.arrayValue)
+        #expect(list.count == 3)
+        #expect(list.first?.objectValue?.keys == [
+            "store", "transaction_key", "product_id", "purchased_at", "environment", "application_username", "user_id", "revoked_at", "via",
+            "status", "order_id", "grace_until", "discovered_at", "updated_at",
+        ])
+        #expect(list.map { $0["status"] } == [.string("waiting"), .string("no_account"), .string("became_order")])
+        #expect(list[2]["order_id"] == .string("apple:2000000301") && list[0]["grace_until"] == .string(RFC3339.format(CLIFixture.now + 600)))
+        #expect(!table.out.contains("eyJ") && !json.out.contains("eyJ"))
+        #expect(fixture.run(["discovered", "--limit", "1", "--json"]).out.components(separatedBy: "transaction_key").count == 2)
+        let bad = fixture.run(["discovered", "--limit", "0"])
+        #expect(bad.status == 64 && bad.err.contains("Invalid value '0' for '--limit <n>'"))
     }
 
     @Test("status without a daemon: the store's counts, exit 3")

@@ -39,6 +39,8 @@ struct ReconcilectlTests {
                                       history.
               notifications           List the store notifications taken in (refunds,
                                       revocations), newest first.
+              discovered              List the purchases the stores reported that no phone
+                                      order carried, newest first.
               retry                   Make orders due now, granting at least one more
                                       attempt.
               hold                    Keep orders from being attempted until released.
@@ -146,7 +148,7 @@ struct CheckConfigTests {
         #expect(result.out.isEmpty)
         #expect(result.err == """
             \(path):3: [Verifier] Timeout=: "soon" is not a time span; use us, ms, s, min, h, d, w, M, y (e.g. 500ms, 30s, 5min, 1h 30min, 3d)
-            \(path):4: [Nope]: unknown section; known sections are [Spool], [State], [Verifier], [GooglePlay], [Notifications], [Delivery], [Revocation], [Retry], [Escalation], [Control], [Daemon]
+            \(path):4: [Nope]: unknown section; known sections are [Spool], [State], [Verifier], [GooglePlay], [Notifications], [Discovery], [Delivery], [Revocation], [Retry], [Escalation], [Control], [Daemon]
             Error: 2 problems in the configuration
 
             """)

@@ -25,10 +25,12 @@ final class SpyStore: OrderIngesting, SerializedStore {
         return try inner.ingest(candidates, verifiers: verifiers, now: now)
     }
 
-    func ingestNotifications(_ notifications: [StoreNotification], consumption: ConsumptionPolicy, now: Date) throws -> [NotificationIngestOutcome] {
+    func ingestNotifications(
+        _ notifications: [StoreNotification], consumption: ConsumptionPolicy, discovery: DiscoverySettings, now: Date
+    ) throws -> [NotificationIngestOutcome] {
         batches.withLock { $0.append(notifications.count) }
         if let error = failure.withLock({ $0 }) { throw error }
-        return try inner.ingestNotifications(notifications, consumption: consumption, now: now)
+        return try inner.ingestNotifications(notifications, consumption: consumption, discovery: discovery, now: now)
     }
 
     func order(id orderID: String) throws -> StoredOrder? { try inner.order(id: orderID) }

@@ -91,6 +91,22 @@ enum OrderJSON {
         ])
     }
 
+    /// A purchase a store reported on its own, in `discovered --json`: what the store said and
+    /// where it stands — never its signed transaction or purchase token.
+    static func discovered(_ stored: StoredDiscoveredPurchase) -> JSONObject {
+        let purchase = stored.purchase
+        var graceUntil: Date?
+        if case .waiting(let until) = stored.status { graceUntil = until }
+        return JSONObject([
+            "store": .string(purchase.store.rawValue), "transaction_key": .string(purchase.transactionKey),
+            "product_id": .string(purchase.productID), "purchased_at": time(purchase.purchasedAt),
+            "environment": .string(orNull: purchase.environment), "application_username": .string(orNull: purchase.accountToken),
+            "user_id": .string(orNull: purchase.profileID), "revoked_at": time(purchase.revokedAt), "via": .string(purchase.via.rawValue),
+            "status": .string(stored.status.code), "order_id": .string(orNull: stored.status.orderID), "grace_until": time(graceUntil),
+            "discovered_at": time(stored.discoveredAt), "updated_at": time(stored.updatedAt),
+        ])
+    }
+
     /// The outbox's backlog in `status --json` (and the daemon's status answer).
     static func outboxSummary(_ summary: OutboxSummary) -> JSONObject {
         JSONObject([

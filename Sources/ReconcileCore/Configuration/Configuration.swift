@@ -17,6 +17,8 @@ public struct Configuration: Sendable, Hashable {
     public var hasGooglePlay = false
     /// `[Notifications]`: pulling store notifications (DESIGN §5a).
     public var notifications = NotificationSettings()
+    /// `[Discovery]`: purchases the phone never sent (DESIGN §5b).
+    public var discovery = DiscoverySettings()
     public var delivery = DeliverySettings()
     /// `[Revocation]`: where refunds and their reversals are told (absent without `URL=`).
     public var revocation = RevocationSettings()

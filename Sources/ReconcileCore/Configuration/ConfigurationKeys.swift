@@ -27,7 +27,7 @@ public enum ConfigurationKeys {
     }
 
     /// Sections in the order the documentation lists them.
-    public static let sectionOrder = ["Spool", "State", "Verifier", "GooglePlay", "Notifications", "Delivery", "Revocation", "Retry", "Escalation", "Control", "Daemon"]
+    public static let sectionOrder = ["Spool", "State", "Verifier", "GooglePlay", "Notifications", "Discovery", "Delivery", "Revocation", "Retry", "Escalation", "Control", "Daemon"]
 
     /// All keys, section by section, in documentation order.
     static var all: [Key] {
@@ -142,6 +142,37 @@ public enum ConfigurationKeys {
                 configuration.notifications.refundPreference = preference
             },
             reset: { $0.notifications.refundPreference = nil }),
+
+        Key(
+            section: "Discovery", name: "Mode",
+            apply: { configuration, value throws(Problem) in
+                guard let mode = DiscoverySettings.Mode(rawValue: value.text) else {
+                    throw Problem("\(quote(value.text)) is not a discovery mode; use off, record or deliver")
+                }
+                configuration.discovery.mode = mode
+            },
+            reset: { $0.discovery.mode = Configuration().discovery.mode }),
+        span("Discovery", "Grace", \.discovery.grace, minimum: .zero),
+        Key(
+            section: "Discovery", name: "Products",
+            apply: { configuration, value throws(Problem) in
+                // Shell globs separated by spaces; an empty value admits every product again.
+                let words = value.text.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+                guard !words.isEmpty else {
+                    configuration.discovery.products = nil
+                    return
+                }
+                var globs: [ShellGlob] = []
+                for word in words {
+                    do {
+                        globs.append(try ShellGlob(word))
+                    } catch {
+                        throw Problem("\(quote(word)) is not a pattern: it \(error)")
+                    }
+                }
+                configuration.discovery.products = globs
+            },
+            reset: { $0.discovery.products = nil }),
 
         ]
         + merchantEndpoint("Delivery", \.delivery)

@@ -40,13 +40,19 @@ extension MessageID {
     public static let orderReinstated = MessageID("order-reinstated", "735d43ef22bd4a2c90109e765c6defa8")
     /// A store notification names a transaction no order holds.
     public static let notificationUnmatched = MessageID("notification-unmatched", "bb230276707f4006ab3d30cad77e16ce")
+    /// A store reported a purchase no order holds (DESIGN §5b): it waits for the phone's order.
+    public static let purchaseDiscovered = MessageID("purchase-discovered", "471afc8a39224e4da4b11d348149756d")
+    /// A discovered purchase's grace ended with no phone order: it became an order of its own.
+    public static let discoveredOrderMade = MessageID("discovered-order-made", "eb1aa086894b4a49a06d7a3a1e1bbfe7")
+    /// A discovered purchase carries no account to grant it to: a person decides.
+    public static let discoveredNoAccount = MessageID("discovered-no-account", "a68760e3430343859187416f57926f11")
 
     /// Every id the daemon logs, the logging machinery's own included.
     public static let all: [MessageID] = [
         started, stopping, reloaded, configurationError, fileRejected, ordersAccepted, finished, rejected,
         escalated, expired, circuitOpened, circuitClosed, suppressed, suppressedLines, storeUnavailable, duplicateIgnored, startFailed,
         spoolDirectoryRefused, storeLost, operatorBulkAction, actionEscalated, actionOverdue, orderRevoked, orderReinstated,
-        notificationUnmatched,
+        notificationUnmatched, purchaseDiscovered, discoveredOrderMade, discoveredNoAccount,
     ]
 
     /// The catalogued event with this id, if any.

@@ -42,11 +42,14 @@ public struct AppStoreNotification: Sendable, Hashable {
     public static let refundReversed = "REFUND_REVERSED"
     public static let consumptionRequest = "CONSUMPTION_REQUEST"
     public static let test = "TEST"
+    /// A consumable, non-consumable or non-renewing subscription was bought: a purchase the
+    /// phone may never send (DESIGN §5b).
+    public static let oneTimeCharge = "ONE_TIME_CHARGE"
 
     /// The types something is done with (an order revoked or reinstated, a consumption request
-    /// answered). A payload of another type that fails verification is skipped without holding
-    /// the polling checkpoint: nothing rests on it.
-    public static let typesInUse: Set<String> = [refund, revoke, refundReversed, consumptionRequest]
+    /// answered, a purchase discovered). A payload of another type that fails verification is
+    /// skipped without holding the polling checkpoint: nothing rests on it.
+    public static let typesInUse: Set<String> = [refund, revoke, refundReversed, consumptionRequest, oneTimeCharge]
 
     /// Parses a decoded payload (`responseBodyV2DecodedPayload`). `data`, `summary`,
     /// `appData` and `externalPurchaseToken` payloads all parse; only `data` carries a transaction.

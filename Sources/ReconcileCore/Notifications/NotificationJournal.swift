@@ -41,6 +41,9 @@ public enum NotificationJournal {
             logger.info(
                 "\(what) notification \(notification.notificationID) (\(via)) recorded; it changes no order",
                 [.transactionID: transactionID, .reason: notification.type, .spoolFile: spoolFile])
+        case .discovered(let arrival):
+            guard let purchase = notification.discovered else { return }
+            DiscoveryJournal.report(arrival, of: purchase, via: "\(what) notification, \(via)", spoolFile: spoolFile, logger: logger)
         case .taken(.unmatched):
             logger.notice(
                 "\(what)\(transaction) (\(via)) matches no order; recorded (reconcilectl notifications --unmatched)", id: .notificationUnmatched,

@@ -41,6 +41,10 @@ public struct StoreNotification: Sendable, Hashable {
     /// Google Play's purchase token, in hand while a voided purchase is taken in: it finds an
     /// order not verified yet (no claim to match). Never stored, printed or logged.
     public var purchaseToken: String?
+    /// A purchase the store reported on its own (an App Store `ONE_TIME_CHARGE`, DESIGN §5b),
+    /// in hand while the notification is taken in: kept as a discovered purchase in the same
+    /// transaction, never with the notification.
+    public var discovered: DiscoveredPurchase?
 
     public init(
         source: Source, notificationID: String, type: String, subtype: String? = nil, transactionID: String? = nil,
@@ -122,15 +126,29 @@ public struct StoreNotification: Sendable, Hashable {
             signedAt: push.eventTimeMilliseconds.map { Date(timeIntervalSince1970: Double($0) / 1000) }, via: .file)
     }
 
-    /// Builds the kept form of a verified App Store notification and its verified transaction.
-    public static func appStore(_ notification: AppStoreNotification, transaction: AppStoreTransaction?, via: Via) -> StoreNotification {
-        StoreNotification(
+    /// Builds the kept form of a verified App Store notification and its verified transaction;
+    /// `signedTransaction`, the transaction's JWS, is the proof a `ONE_TIME_CHARGE`'s purchase
+    /// carries in hand (``discovered``).
+    public static func appStore(
+        _ notification: AppStoreNotification, transaction: AppStoreTransaction?, signedTransaction: String? = nil, via: Via
+    ) -> StoreNotification {
+        var kept = StoreNotification(
             source: .appStore, notificationID: notification.id, type: notification.type, subtype: notification.subtype,
             transactionID: transaction?.transactionID, originalTransactionID: transaction?.originalTransactionID,
             productID: transaction?.productID, environment: notification.environment ?? transaction?.environment,
             signedAt: notification.signedDateMilliseconds.map { Date(timeIntervalSince1970: Double($0) / 1000) },
             revokedAt: transaction?.revocationDateMilliseconds.map { Date(timeIntervalSince1970: Double($0) / 1000) },
             revocationReason: transaction?.revocationReason, via: via)
+        if notification.type == AppStoreNotification.oneTimeCharge, let transaction, let signedTransaction {
+            kept.discovered = DiscoveredPurchase(
+                store: .appStore, transactionKey: transaction.transactionID, productID: transaction.productID,
+                purchasedAt: transaction.purchaseDateMilliseconds.map(Date.init(epochMilliseconds:)),
+                environment: transaction.environment ?? notification.environment, accountToken: transaction.appAccountToken,
+                proof: OrderProof(transactionID: transaction.transactionID, signedTransaction: signedTransaction),
+                isSubscription: transaction.type == "Auto-Renewable Subscription",
+                revokedAt: transaction.revocationDateMilliseconds.map(Date.init(epochMilliseconds:)), via: via == .file ? .file : .history)
+        }
+        return kept
     }
 }
 

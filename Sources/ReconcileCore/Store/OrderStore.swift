@@ -17,14 +17,24 @@ public protocol OrderIngesting: Sendable {
     /// order's attempt is in flight, once it has ended.
     /// - Parameter consumption: how a `CONSUMPTION_REQUEST` is answered (an outbox action written
     ///   with it; ``ConsumptionRules``).
+    /// - Parameter discovery: what a purchase a notification reports on its own (its
+    ///   ``StoreNotification/discovered``) does: kept in the same transaction (DESIGN §5b).
     /// - Throws: when nothing could be committed; then no spool file may be deleted.
-    func ingestNotifications(_ notifications: [StoreNotification], consumption: ConsumptionPolicy, now: Date) throws -> [NotificationIngestOutcome]
+    func ingestNotifications(
+        _ notifications: [StoreNotification], consumption: ConsumptionPolicy, discovery: DiscoverySettings, now: Date
+    ) throws -> [NotificationIngestOutcome]
 }
 
 extension OrderIngesting {
-    /// ``ingestNotifications(_:consumption:now:)`` with `ConsumptionAnswer=off`.
+    /// ``ingestNotifications(_:consumption:discovery:now:)`` with `ConsumptionAnswer=off` and
+    /// `[Discovery]`'s defaults.
     public func ingestNotifications(_ notifications: [StoreNotification], now: Date) throws -> [NotificationIngestOutcome] {
-        try ingestNotifications(notifications, consumption: .off, now: now)
+        try ingestNotifications(notifications, consumption: .off, discovery: DiscoverySettings(), now: now)
+    }
+
+    /// ``ingestNotifications(_:consumption:discovery:now:)`` with `[Discovery]`'s defaults.
+    public func ingestNotifications(_ notifications: [StoreNotification], consumption: ConsumptionPolicy, now: Date) throws -> [NotificationIngestOutcome] {
+        try ingestNotifications(notifications, consumption: consumption, discovery: DiscoverySettings(), now: now)
     }
 
     /// ``ingest(_:verifiers:now:)`` with `[Verifier] Kind=kind` only.
@@ -38,7 +48,7 @@ extension OrderIngesting {
 /// One relational store serves it over both engines (`RelationalOrderStore` in ReconcileStore):
 /// SQLite, one daemon per store, and PostgreSQL, shared by several with `FOR UPDATE SKIP LOCKED`
 /// leases. Every method is one transaction: it commits entirely or not at all.
-public protocol OrderStore: OrderIngesting, OutboxStore, NotificationStore, SerializedStore {
+public protocol OrderStore: OrderIngesting, OutboxStore, NotificationStore, DiscoveryStore, SerializedStore {
     /// The order with this id, if stored.
     func order(id orderID: String) throws -> StoredOrder?
 

@@ -30,6 +30,8 @@ public enum NotificationIngestOutcome: Sendable, Hashable {
     /// Taken in before (the same id, by file or by polling): nothing changed.
     case duplicate
     case taken(NotificationRules.Outcome)
+    /// It told of a purchase the phone may never send (DESIGN §5b): what keeping it did.
+    case discovered(DiscoveryArrival)
 }
 
 /// The store's side of store notifications (DESIGN §5a) besides taking them in

@@ -26,6 +26,12 @@ extension Scheduler {
         /// committing a couple at a time; spaced, each turn commits what finished meanwhile in
         /// one transaction, and the attempts refill their slots from the work leased ahead.
         public var turnSpacing: Duration? = Scheduler.defaultTurnSpacing
+        /// `[Discovery]`: what a purchase the stores reported does once its grace has ended
+        /// (DESIGN §5b).
+        public var discovery = DiscoverySettings()
+        /// The verifiers configured: an order a discovered purchase becomes is taken in
+        /// `pending` or `waiting` by them, as a spool file is.
+        public var verifiers = ConfiguredVerifiers(kind: nil)
 
         /// Requests per second for `endpoint`; `nil` is unlimited.
         public func rate(for endpoint: VerificationEndpoint) -> Double? {

@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileCrypto
 import ReconcileFoundation
 import ReconcileSystem
 
@@ -74,6 +75,9 @@ public actor Scheduler {
     var blamed: Set<Int64> = []
     /// While the store fails: since when, why, and how long the next retry waits.
     var storeTrouble: StoreTrouble?
+    /// When the soonest end of a discovered purchase's grace is read again (`nil`: at the next
+    /// turn).
+    var discoveryCheckAt: ContinuousClock.Instant?
 
     /// What happened since start.
     public struct Counters: Sendable, Hashable {
@@ -212,6 +216,7 @@ public actor Scheduler {
         do {
             if let next = try coordinate(mono: mono) { wakeTimes.append(next) }
             if let time = try expireWaitingOrders(now: now) { wakeTimes.append(mono + .seconds(time.timeIntervalSince(now))) }
+            if let time = try settleDiscoveredPurchases(now: now, mono: mono) { wakeTimes.append(time) }
             if !stopping && coordinator.allowsClaims(mono: mono, timing: timing, wakeTimes: &wakeTimes) {
                 (claims, actionClaims) = try planClaims(now: now, mono: mono, wakeTimes: &wakeTimes)
             }
@@ -404,6 +409,35 @@ public actor Scheduler {
         if !expired.isEmpty { changeObserver?() }
         return expired.count == 500 ? now : try store.oldestWaitingReceivedAt().map { $0.addingTimeInterval(maxAge) }
     }
+
+    /// Settles the purchases the stores reported whose grace has ended (DESIGN §5b): joined to
+    /// the phone's order that came meanwhile, recorded, escalated, or made orders that are due
+    /// at once. The soonest grace end is read again at most every ``discoveryRecheck`` (other
+    /// parts, and other nodes, record purchases meanwhile) and whenever it has passed. Returns
+    /// when to look again.
+    func settleDiscoveredPurchases(now: Date, mono: ContinuousClock.Instant) throws -> ContinuousClock.Instant? {
+        if let checkAt = discoveryCheckAt, mono < checkAt { return checkAt }
+        let recheck = mono + min(Self.discoveryRecheck, max(.seconds(1), settings.discovery.grace))
+        guard let next = try store.nextGraceEnd() else {
+            discoveryCheckAt = recheck
+            return recheck
+        }
+        guard next <= now else {
+            discoveryCheckAt = min(recheck, mono + .seconds(next.timeIntervalSince(now)))
+            return discoveryCheckAt
+        }
+        let limit = 100
+        let settled = try store.settleDiscovered(
+            settings: settings.discovery, verifiers: settings.verifiers, now: now, limit: limit, digest: { SHA256.hexDigest($0) })
+        for settlement in settled { DiscoveryJournal.report(settlement, logger: logger) }
+        if !settled.isEmpty { changeObserver?() }
+        // More may be due; orders made are due now: the next turn claims them.
+        discoveryCheckAt = nil
+        return settled.isEmpty ? recheck : mono
+    }
+
+    /// How often the soonest grace end is read again while none is known to be due.
+    static let discoveryRecheck: Duration = .seconds(30)
 
     /// Starts leased work while slots, tokens and circuits allow; work whose endpoint closed
     /// meanwhile goes back uncharged. Returns when the next token comes for work left waiting for

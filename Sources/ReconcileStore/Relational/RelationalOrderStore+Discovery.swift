@@ -12,18 +12,7 @@ extension RelationalOrderStore {
         guard settings.mode != .off else { return purchases.map { _ in .ignored } }
         return try write { connection in
             let transaction = StoreTransaction(connection)
-            return try purchases.map { purchase in
-                if let known = try transaction.discovered(transactionKey: purchase.transactionKey) { return .known(known.status) }
-                let holder = try transaction.holder(of: purchase)
-                guard let status = DiscoveryRules.arrive(purchase, holder: holder?.orderID, known: nil, settings: settings, now: now) else {
-                    return .ignored
-                }
-                guard try transaction.insertDiscovered(purchase, status: status, holder: holder?.reference, now: now) != nil else {
-                    // Another node kept it meanwhile (its commit came first).
-                    return try transaction.discovered(transactionKey: purchase.transactionKey).map { .known($0.status) } ?? .ignored
-                }
-                return .recorded(status)
-            }
+            return try purchases.map { try transaction.recordDiscovered($0, settings: settings, now: now) }
         }
     }
 

@@ -6,7 +6,7 @@ import ReconcileCore
 /// their transaction, applied by ``NotificationRules`` in the same transaction.
 extension RelationalOrderStore {
     public func ingestNotifications(
-        _ notifications: [StoreNotification], consumption: ConsumptionPolicy, now: Date
+        _ notifications: [StoreNotification], consumption: ConsumptionPolicy, discovery: DiscoverySettings, now: Date
     ) throws -> [NotificationIngestOutcome] {
         guard !notifications.isEmpty else { return [] }
         return try write { connection in
@@ -14,7 +14,12 @@ extension RelationalOrderStore {
             return try notifications.map { notification in
                 guard let reference = try transaction.insert(notification, receivedAt: now) else { return .duplicate }
                 let records = try transaction.matchingOrders(notification)
-                return .taken(try transaction.apply(notification, reference: reference, to: records, now: now, consumption: consumption))
+                let outcome = try transaction.apply(notification, reference: reference, to: records, now: now, consumption: consumption)
+                // A purchase the phone may never send: kept with the notification that told of it.
+                if let purchase = notification.discovered {
+                    return .discovered(try transaction.recordDiscovered(purchase, settings: discovery, now: now))
+                }
+                return .taken(outcome)
             }
         }
     }

@@ -7,6 +7,22 @@ import ReconcileCore
 extension StoreTransaction {
     /// The order holding `purchase`'s transaction: the one that claimed its key, else one not
     /// verified yet that carries its App Store transaction id or its purchase token.
+    /// Keeps one reported purchase as ``DiscoveryRules/arrive(_:holder:known:settings:now:)``
+    /// says, unless it is known already.
+    package func recordDiscovered(_ purchase: DiscoveredPurchase, settings: DiscoverySettings, now: Date) throws -> DiscoveryArrival {
+        guard settings.mode != .off else { return .ignored }
+        if let known = try discovered(transactionKey: purchase.transactionKey) { return .known(known.status) }
+        let holder = try holder(of: purchase)
+        guard let status = DiscoveryRules.arrive(purchase, holder: holder?.orderID, known: nil, settings: settings, now: now) else {
+            return .ignored
+        }
+        guard try insertDiscovered(purchase, status: status, holder: holder?.reference, now: now) != nil else {
+            // Another node kept it meanwhile (its commit came first).
+            return try discovered(transactionKey: purchase.transactionKey).map { .known($0.status) } ?? .ignored
+        }
+        return .recorded(status)
+    }
+
     package func holder(of purchase: DiscoveredPurchase) throws -> (reference: Int64, orderID: String)? {
         let order = { (row: Connection.Row) in (reference: row.int64(0), orderID: row.string(1)) }
         if let claimed = try connection.fetchOne(

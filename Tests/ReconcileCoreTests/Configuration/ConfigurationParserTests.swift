@@ -251,7 +251,10 @@ struct ConfigurationParserTests {
             ("[Retry]\nMultiplier=0.5", "2: [Retry] Multiplier=: 0.5 is out of range; use 1–100"),
             ("[Retry]\nJitter=some", "2: [Retry] Jitter=: \"some\" is not a jitter mode; use full, equal or none"),
             ("[Escalation]\nCommand=/bin/page \"open", "2: [Escalation] Command=: cannot split the command line: a quote is not closed"),
-            ("[Bogus]\nKey=1", "1: [Bogus]: unknown section; known sections are [Spool], [State], [Verifier], [GooglePlay], [Notifications], [Delivery], [Revocation], [Retry], [Escalation], [Control], [Daemon]"),
+            ("[Discovery]\nMode=always", "2: [Discovery] Mode=: \"always\" is not a discovery mode; use off, record or deliver"),
+            ("[Discovery]\nGrace=soon", "2: [Discovery] Grace=: \"soon\" is not a time span; use us, ms, s, min, h, d, w, M, y (e.g. 500ms, 30s, 5min, 1h 30min, 3d)"),
+            ("[Discovery]\nProducts=gems.* [coins", "2: [Discovery] Products=: \"[coins\" is not a pattern: it has a [ without its ]"),
+            ("[Bogus]\nKey=1", "1: [Bogus]: unknown section; known sections are [Spool], [State], [Verifier], [GooglePlay], [Notifications], [Discovery], [Delivery], [Revocation], [Retry], [Escalation], [Control], [Daemon]"),
             ("[Retry]\nMaxAttempt=3", "2: [Retry] MaxAttempt=: unknown key; did you mean MaxAttempts=?"),
             ("[Verifier\nKind=apple", "1: malformed section header \"[Verifier\"; expected [Section]"),
             ("[Verifier]\njust words", "2: [Verifier]: expected Key=Value, a [Section] header or a comment, found \"just words\""),
@@ -263,6 +266,17 @@ struct ConfigurationParserTests {
         let parts = expected.split(separator: ":", maxSplits: 1)
         let line = Int(parts[0])! + offset
         #expect(found.contains("\(Self.path):\(line):\(parts[1])"), "\(found)")
+    }
+
+    @Test("[Discovery]: the defaults (record, 15min, every product); each key read; an empty Products= admits every product again")
+    func discovery() throws {
+        let defaults = try parse(Self.minimalApple)
+        #expect(defaults.discovery == DiscoverySettings(mode: .record, grace: .seconds(900), products: nil))
+        let set = try parse(Self.minimalApple + "\n[Discovery]\nMode=deliver\nGrace=2min\nProducts=gems.* coins_??\n")
+        #expect(set.discovery.mode == .deliver && set.discovery.grace == .seconds(120))
+        #expect(set.discovery.admits("gems.100") && set.discovery.admits("coins_10") && !set.discovery.admits("coins_100"))
+        let reset = try parse(Self.minimalApple + "\n[Discovery]\nProducts=gems.*\nProducts=\nMode=off\nGrace=0\n")
+        #expect(reset.discovery == DiscoverySettings(mode: .off, grace: .zero, products: nil))
     }
 
     @Test("an assignment before any section")

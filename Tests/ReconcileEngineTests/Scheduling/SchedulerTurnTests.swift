@@ -85,7 +85,7 @@ struct SchedulerTurnTests {
     func setUp(
         orders: Int, maxInFlight: Int, threshold: Int = 10, cooldown: Duration = .seconds(10), maxRate: Double? = nil, burst: Int = 10,
         maxAttempts: Int? = nil, initialDelay: Duration = .seconds(30), logger: Logger = .discarding,
-        coordinator: (any ClusterCoordinator)? = nil
+        coordinator: (any ClusterCoordinator)? = nil, discovery: DiscoverySettings = DiscoverySettings()
     ) throws
         -> (SQLiteOrderStore, Scheduler, HeldVerifier)
     {
@@ -109,6 +109,8 @@ struct SchedulerTurnTests {
         // The spacing between turns would wait on the clock, which only the test moves: the
         // tests that let `run()` loop step its turns by events alone.
         settings.turnSpacing = nil
+        settings.discovery = discovery
+        settings.verifiers = ConfiguredVerifiers(kind: .http)
         let scheduler = Scheduler(
             store: store, settings: settings, senders: Scheduler.Senders(verifier: verifier), logger: logger, clock: clock, coordinator: coordinator)
         return (store, scheduler, verifier)
@@ -136,6 +138,30 @@ struct SchedulerTurnTests {
         _ = await scheduler.turn()
         #expect(try store.countsByState() == [.finished: 1, .verifying: 3, .pending: 2])
         #expect(await scheduler.counters.finished == 1)
+        await verifier.releaseAll(scheduler)
+    }
+
+    @Test("a discovered purchase: the turn sleeps until its grace ends, then makes its order, which the next turn leases")
+    func discoveredPurchaseGrace() async throws {
+        let deliver = DiscoverySettings(mode: .deliver, grace: .seconds(20))
+        let (store, scheduler, verifier) = try setUp(orders: 0, maxInFlight: 1, discovery: deliver)
+        let purchase = DiscoveredPurchase(
+            store: .appStore, transactionKey: "2000000555", productID: "gems", accountToken: "acct-1",
+            proof: OrderProof(transactionID: "2000000555", signedTransaction: "eyJ.e30.c2ln"), via: .file)
+        #expect(try store.recordDiscovered([purchase], settings: deliver, now: clock.now()) == [.recorded(.waiting(until: clock.now() + 20))])
+        let start = clock.instant()
+        #expect(await scheduler.turn() == start + .seconds(20))
+        // Asked again before then: the grace end is not read again, nothing is made.
+        clock.advance(by: .seconds(19))
+        #expect(await scheduler.turn() == start + .seconds(20))
+        #expect(try store.order(id: "apple:2000000555") == nil)
+        clock.advance(by: .seconds(1))
+        // Made, and due at once: the turn asks for another at once, which leases it.
+        #expect(await scheduler.turn() == clock.instant())
+        #expect(try store.order(id: "apple:2000000555")?.origin == .store)
+        #expect(try store.discoveredPurchases(limit: 5).map(\.status) == [.becameOrder(orderID: "apple:2000000555")])
+        _ = await scheduler.turn()
+        await waitUntil("the made order is verified") { verifier.started == ["apple:2000000555"] }
         await verifier.releaseAll(scheduler)
     }
 

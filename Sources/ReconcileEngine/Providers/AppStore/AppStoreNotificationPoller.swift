@@ -69,6 +69,8 @@ public final class AppStoreNotificationPoller: Service {
         public var sharedTurns = false
         /// How a `CONSUMPTION_REQUEST` is answered (`[Notifications] ConsumptionAnswer=`, …).
         public var consumption: ConsumptionPolicy = .off
+        /// `[Discovery]`: what a `ONE_TIME_CHARGE`'s purchase does (DESIGN §5b).
+        public var discovery = DiscoverySettings()
 
         public init(
             interval: Duration, environments: [Environment], tokens: AppStoreTokenCache,
@@ -246,7 +248,9 @@ public final class AppStoreNotificationPoller: Service {
                     .map(\.element)
                 let outcomes: [NotificationIngestOutcome]
                 do {
-                    outcomes = try await store.writing { [store, valid, clock] in try store.ingestNotifications(valid, consumption: settings.consumption, now: clock.now()) }
+                    outcomes = try await store.writing { [store, valid, clock] in 
+                        try store.ingestNotifications(valid, consumption: settings.consumption, discovery: settings.discovery, now: clock.now())
+                    }
                 } catch {
                     return stop(
                         &summary, "store_unavailable", "cannot commit \(Plural.count(valid.count, "polled notification")): \(error); retried at the next poll",

@@ -216,7 +216,9 @@ final class FailingIngest: OrderIngesting, CheckpointStore, SerializedStore {
     }
 
     func ingest(_ candidates: [IngestCandidate], verifiers: ConfiguredVerifiers, now: Date) throws -> [IngestOutcome] { throw Full() }
-    func ingestNotifications(_ notifications: [StoreNotification], consumption: ConsumptionPolicy, now: Date) throws -> [NotificationIngestOutcome] { throw Full() }
+    func ingestNotifications(
+        _ notifications: [StoreNotification], consumption: ConsumptionPolicy, discovery: DiscoverySettings, now: Date
+    ) throws -> [NotificationIngestOutcome] { throw Full() }
     func checkpoint(_ name: String) throws -> Date? { try store.checkpoint(name) }
     func advanceCheckpoint(_ name: String, to value: Date, now: Date) throws { try store.advanceCheckpoint(name, to: value, now: now) }
     func takeTurn(_ name: String, until: Date, now: Date) throws -> Bool { try store.takeTurn(name, until: until, now: now) }
