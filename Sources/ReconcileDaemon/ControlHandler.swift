@@ -183,6 +183,7 @@ final class ControlHandler: Sendable {
                 "next_attempt": summary.outbox.nextAttemptAt.map { .string(RFC3339.format($0)) } ?? .null,
             ]))
             object["notifications"] = .object(JSONObject(["unmatched": .integer(summary.unmatchedNotifications)]))
+            object["discovered"] = .object(summary.discovered.json)
         }
         if let unreachable = live.storeUnreachableSince {
             object["store_unreachable_since"] = .string(RFC3339.format(unreachable))

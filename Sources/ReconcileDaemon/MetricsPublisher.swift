@@ -147,6 +147,7 @@ actor MetricsPublisher {
             ])
         snapshot.outbox = summary.outbox
         snapshot.unmatchedNotifications = summary.unmatchedNotifications
+        snapshot.discovered = summary.discovered
         return snapshot
     }
 }

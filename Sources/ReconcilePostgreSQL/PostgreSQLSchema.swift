@@ -269,6 +269,14 @@ public enum PostgreSQLSchema {
                     END IF;
                 END $$;
                 """),
+        // The purchases a person must decide on (`no_account`, DESIGN §5b), counted by `status`
+        // and the metrics without reading the whole table: a store reports every purchase, most
+        // of them joined to the phone's order.
+        Migration(
+            version: 12, name: "discovered purchases left for a person",
+            sql: """
+                CREATE INDEX discovered_no_account ON discovered_purchases (discovered_at) WHERE status = 'no_account';
+                """),
     ]
 
     /// The newest schema version this build knows.

@@ -12,14 +12,17 @@ public struct StoreSummary: Sendable, Hashable {
     public var outbox: OutboxSummary
     /// Store notifications no order holds the transaction of (DESIGN §5a).
     public var unmatchedNotifications: Int
+    /// Discovered purchases waiting, and left for a person (DESIGN §5b).
+    public var discovered: DiscoverySummary
 
     /// The states ``oldestPendingReceivedAt`` looks at.
     public static let pendingStates: [OrderState] = [.pending, .verifying]
 
     public init(
         counts: [OrderState: Int], oldestPendingReceivedAt: Date? = nil, nextAttemptAt: Date? = nil, outbox: OutboxSummary = OutboxSummary(),
-        unmatchedNotifications: Int = 0
+        unmatchedNotifications: Int = 0, discovered: DiscoverySummary = DiscoverySummary()
     ) {
+        self.discovered = discovered
         self.counts = counts
         self.oldestPendingReceivedAt = oldestPendingReceivedAt
         self.nextAttemptAt = nextAttemptAt

@@ -110,6 +110,11 @@ struct ReadVerbTests {
         #expect(list[2]["order_id"] == .string("apple:2000000301") && list[0]["grace_until"] == .string(RFC3339.format(CLIFixture.now + 600)))
         #expect(!table.out.contains("eyJ") && !json.out.contains("eyJ"))
         #expect(fixture.run(["discovered", "--limit", "1", "--json"]).out.components(separatedBy: "transaction_key").count == 2)
+        // status counts those waiting and those left for a person (the others need nothing).
+        let status = fixture.run(["status"])
+        #expect(status.out.contains("1 waiting for the phone's order") && status.out.contains("1 no_account (reconcilectl discovered)"), "\(status.out)")
+        let statusJSON = try JSONParser().parse(fixture.run(["status", "--json"]).out.trimmingCharacters(in: .newlines))
+        #expect(DiscoverySummary(json: statusJSON["discovered"]) == DiscoverySummary(waiting: 1, oldestWaitingDiscoveredAt: CLIFixture.now, noAccount: 1))
         let bad = fixture.run(["discovered", "--limit", "0"])
         #expect(bad.status == 64 && bad.err.contains("Invalid value '0' for '--limit <n>'"))
     }

@@ -41,6 +41,7 @@ enum StatusCommand {
         var next: Date?
         var outbox = OutboxSummary()
         var unmatched = 0
+        var discovered = DiscoverySummary()
         // A shared store: every node, from the daemon's answer or from the store itself.
         var nodes: [NodeStatus]? = daemon.flatMap { $0["nodes"] }.map { StatusNodes.parse($0) }
         if daemon == nil && environment.isShared {
@@ -55,6 +56,7 @@ enum StatusCommand {
             next = daemon["next_attempt"]?.stringValue.flatMap(RFC3339.parse)
             if let object = daemon["outbox"] { outbox = OrderJSON.outboxSummary(object) }
             unmatched = Int(daemon["notifications"]?["unmatched"]?.int64Value ?? 0)
+            discovered = DiscoverySummary(json: daemon["discovered"])
         } else {
             // No daemon: the store tells what it can; if it cannot be read, that is said too.
             do {
@@ -64,6 +66,7 @@ enum StatusCommand {
                 next = summary.nextAttemptAt
                 outbox = summary.outbox
                 unmatched = summary.unmatchedNotifications
+                discovered = summary.discovered
             } catch {
                 context.output.err("cannot read the store: \((error as? CommandLineError)?.message ?? String(describing: error))\n")
             }
@@ -80,6 +83,7 @@ enum StatusCommand {
             object["circuits"] = daemon?["circuits"] ?? .array([])
             object["outbox"] = .object(OrderJSON.outboxSummary(outbox))
             object["notifications"] = .object(JSONObject(["unmatched": .integer(unmatched)]))
+            object["discovered"] = .object(discovered.json)
             if let nodes { object["nodes"] = StatusNodes.json(nodes) }
             if let unreachable = daemon?["store_unreachable_since"] { object["store_unreachable_since"] = unreachable }
             context.output.out(JSONWriter.string(.object(object)) + "\n")
@@ -109,6 +113,15 @@ enum StatusCommand {
         }
         if unmatched > 0 {
             lines.append(row("notifications", style.paint("\(Number.grouped(unmatched)) unmatched", .yellow) + " (reconcilectl notifications --unmatched)"))
+        }
+        if discovered.waiting > 0 || discovered.noAccount > 0 {
+            var parts: [String] = []
+            if discovered.waiting > 0 {
+                parts.append("\(Number.grouped(discovered.waiting)) waiting for the phone's order"
+                    + (discovered.oldestWaitingDiscoveredAt.map { " (oldest \(RelativeTime.describe($0, now: now)))" } ?? ""))
+            }
+            if discovered.noAccount > 0 { parts.append(style.paint("\(Number.grouped(discovered.noAccount)) no_account", .yellow)) }
+            lines.append(row("discovered", parts.joined(separator: " · ") + " (reconcilectl discovered)"))
         }
         if let circuits = daemon?["circuits"]?.arrayValue, !circuits.isEmpty {
             let text = circuits.compactMap { value -> String? in

@@ -89,6 +89,16 @@ extension MetricsSnapshot {
         add(
             "reconciled_notifications_unmatched", .gauge, "Store notifications taken in that no order holds the transaction of.",
             [.number(unmatchedNotifications)])
+
+        // Purchases the phone never sent (DESIGN §5b).
+        add(
+            "reconciled_discovered_purchases", .gauge,
+            "Purchases a store reported that no order holds yet: waiting (for the phone's order, within [Discovery] Grace=) or no_account (no account to grant it to: needs a person).",
+            [.number(discovered.waiting, [Label("status", "waiting")]), .number(discovered.noAccount, [Label("status", "no_account")])])
+        add(
+            "reconciled_oldest_waiting_discovered_timestamp_seconds", .gauge,
+            "When the longest-waiting discovered purchase was first reported, in seconds since 1970; absent when none waits.",
+            discovered.oldestWaitingDiscoveredAt.map { [.number($0.timeIntervalSince1970)] } ?? [])
         return families
     }
 

@@ -83,6 +83,8 @@ public struct MetricsSnapshot: Sendable, Hashable {
     public var outbox: OutboxSummary = OutboxSummary()
     /// Store notifications no order holds the transaction of.
     public var unmatchedNotifications = 0
+    /// Purchases the stores reported: waiting for the phone's order, left for a person (DESIGN §5b).
+    public var discovered = DiscoverySummary()
 
     public init(
         version: String, startedAt: Date, takenAt: Date, ordersByState: [OrderState: Int] = [:], oldestPendingReceivedAt: Date? = nil,

@@ -116,8 +116,19 @@ extension RelationalOrderStore {
             let unmatched = try connection.fetchOne("SELECT count(*) FROM notifications WHERE outcome = 'unmatched'") { $0.int(0) } ?? 0
             return StoreSummary(
                 counts: counts, oldestPendingReceivedAt: oldest, nextAttemptAt: next, outbox: try Self.outboxSummary(connection),
-                unmatchedNotifications: unmatched)
+                unmatchedNotifications: unmatched, discovered: try Self.discoverySummary(connection))
         }
+    }
+
+    /// Discovered purchases waiting and left for a person, each through its partial index.
+    package static func discoverySummary(_ connection: Connection) throws -> DiscoverySummary {
+        let waiting = try connection.fetchOne(
+            "SELECT count(*), min(discovered_at) FROM discovered_purchases \(.indexedBy("discovered_waiting")) WHERE status = 'waiting'"
+        ) { ($0.int(0), $0.optionalInt64(1).map(Date.init(epochMilliseconds:))) }
+        let noAccount = try connection.fetchOne(
+            "SELECT count(*) FROM discovered_purchases \(.indexedBy("discovered_no_account")) WHERE status = 'no_account'"
+        ) { $0.int(0) } ?? 0
+        return DiscoverySummary(waiting: waiting?.0 ?? 0, oldestWaitingDiscoveredAt: waiting?.1 ?? nil, noAccount: noAccount)
     }
 
     /// Orders matching `filter`, soonest next attempt first (orders without one last, oldest

@@ -108,6 +108,20 @@ struct MetricsSnapshotTests {
         #expect(parsed.value("reconciled_notifications_unmatched") == 2)
     }
 
+    @Test("discovered purchases: waiting and no_account always present, zeros when idle; the oldest waiting one's time only when one waits")
+    func discovered() throws {
+        var snapshot = MetricsSnapshot(version: "1", startedAt: Self.started, takenAt: Self.started)
+        var parsed = try PrometheusText(parsing: PrometheusExposition.render(snapshot.families))
+        #expect(parsed.value("reconciled_discovered_purchases", ["status": "waiting"]) == 0)
+        #expect(parsed.value("reconciled_discovered_purchases", ["status": "no_account"]) == 0)
+        #expect(parsed.family("reconciled_oldest_waiting_discovered_timestamp_seconds")?.samples.isEmpty == true)
+        snapshot.discovered = DiscoverySummary(waiting: 4, oldestWaitingDiscoveredAt: Self.started.addingTimeInterval(-300), noAccount: 2)
+        parsed = try PrometheusText(parsing: PrometheusExposition.render(snapshot.families))
+        #expect(parsed.value("reconciled_discovered_purchases", ["status": "waiting"]) == 4)
+        #expect(parsed.value("reconciled_discovered_purchases", ["status": "no_account"]) == 2)
+        #expect(parsed.value("reconciled_oldest_waiting_discovered_timestamp_seconds") == Self.started.timeIntervalSince1970 - 300)
+    }
+
     @Test("the same numbers give the same text, whatever order the dictionaries were filled in")
     func deterministic() {
         let snapshot = Self.busy()

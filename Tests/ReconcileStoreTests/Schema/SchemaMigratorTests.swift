@@ -185,7 +185,7 @@ struct SchemaMigratorTests {
             #expect(try check.scalar("SELECT count(*) FROM pragma_table_info('orders') WHERE name = 'origin'") == 0)
         }
         let store = try SQLiteOrderStore(path: fixture.path, mode: .owner)
-        #expect(try store.scalar("SELECT max(version) FROM schema_migrations") == 11)
+        #expect(try store.scalar("SELECT max(version) FROM schema_migrations") == Int64(StoreSchema.latestVersion))
         #expect(try store.scalar("SELECT count(*) FROM discovered_purchases") == 0)
         let order = try #require(try store.order(id: "A1"))
         #expect(order.origin == nil && order.proof.receipt == "QUJD")
