@@ -239,6 +239,40 @@ struct PostgreSQLOrderStoreRaceTests {
         #expect(try connection.scalar("SELECT count(*) FROM transitions WHERE reason = 'ingested'") == Int64(files.count))
     }
 
+    @Test("the same purchases reported to every store at once, then settled by every store at once: each kept once, exactly one order made per purchase", arguments: nodeCounts)
+    func discoveryRace(_ nodes: Int) async throws {
+        let database = try await PostgreSQLTestDatabase.make()
+        let stores = try stores(nodes, on: database)
+        let deliver = DiscoverySettings(mode: .deliver, grace: .seconds(60))
+        let purchases = (0..<60).map { index in
+            DiscoveredPurchase(
+                store: .appStore, transactionKey: String(9_000_000 + index), productID: "gems", accountToken: "acct-\(index)",
+                proof: OrderProof(transactionID: String(9_000_000 + index), signedTransaction: "eyJ.e30.c2ln"), via: .history)
+        }
+        // Reported by every node (each polls the history; files may come to any of them).
+        let arrivals = try await StartingGate.race(nodes) { node in
+            try stores[node].recordDiscovered(node % 2 == 0 ? purchases : purchases.reversed(), settings: deliver, now: t0)
+        }.flatMap { $0 }
+        #expect(arrivals.filter { if case .recorded = $0 { true } else { false } }.count == purchases.count)
+        #expect(arrivals.filter { if case .known = $0 { true } else { false } }.count == purchases.count * (nodes - 1))
+        // Every node's scheduler settles at the grace's end, a few at a time.
+        let made = try await StartingGate.race(nodes) { node in
+            var orders: [String] = []
+            while true {
+                let settled = try stores[node].settleDiscovered(
+                    settings: deliver, verifiers: ConfiguredVerifiers(kind: .appstore), now: t0 + 61, limit: 7, digest: { _ in "h" })
+                if settled.isEmpty, try stores[node].nextGraceEnd() == nil { return orders }
+                orders += settled.compactMap { if case .becameOrder(let id) = $0.status { id } else { nil } }
+            }
+        }
+        let all = made.flatMap { $0 }
+        #expect(all.count == purchases.count && Set(all).count == purchases.count, "made \(all.count), distinct \(Set(all).count)")
+        let connection = try database.connect()
+        #expect(try connection.scalar("SELECT count(*) FROM orders WHERE origin = 'store'") == Int64(purchases.count))
+        #expect(try connection.scalar("SELECT count(*) FROM discovered_purchases WHERE status = 'became_order'") == Int64(purchases.count))
+        print("discovery race, \(nodes) stores: orders made per store \(made.map(\.count))")
+    }
+
     @Test("a refund taken in while another node's commit claimed its transaction (each read before the other committed) is applied by the next sweep")
     func refundPassingAClaim() async throws {
         let database = try await PostgreSQLTestDatabase.make()
