@@ -2,12 +2,15 @@ import Foundation
 import ReconcileCore
 import ReconcileFoundation
 import ReconcileSystem
+import Synchronization
 
 /// What the daemon asks of the scheduler from outside its loop: wake it, reload, watch the
 /// clock, heartbeats and change notices, stop, status.
 extension Scheduler {
-    /// Wakes the loop: new orders, an operator's action.
+    /// Wakes the loop: new orders, an operator's action, a commit that may have kept a purchase
+    /// the phone never sent (its grace end is read again).
     public nonisolated func nudge() {
+        discoveryNudged.store(true, ordering: .releasing)
         wake.signal()
     }
 

@@ -3,6 +3,7 @@ import ReconcileCore
 import ReconcileCrypto
 import ReconcileFoundation
 import ReconcileSystem
+import Synchronization
 
 /// The heart of `reconciled` (DESIGN §4–6): picks due orders by index, leases them, sends each
 /// attempt within the in-flight, rate and circuit limits, applies the outcomes in batches, and
@@ -77,7 +78,10 @@ public actor Scheduler {
     var storeTrouble: StoreTrouble?
     /// When the soonest end of a discovered purchase's grace is read again (`nil`: at the next
     /// turn).
-    var discoveryCheckAt: ContinuousClock.Instant?
+    var discoveryCheck: DiscoveryCheck?
+    /// Set by ``nudge()``: a commit may have kept a purchase; the soonest grace end is read
+    /// again at the next turn.
+    nonisolated let discoveryNudged = Atomic<Bool>(true)
 
     /// What happened since start.
     public struct Counters: Sendable, Hashable {
@@ -412,31 +416,45 @@ public actor Scheduler {
 
     /// Settles the purchases the stores reported whose grace has ended (DESIGN §5b): joined to
     /// the phone's order that came meanwhile, recorded, escalated, or made orders that are due
-    /// at once. The soonest grace end is read again at most every ``discoveryRecheck`` (other
-    /// parts, and other nodes, record purchases meanwhile) and whenever it has passed. Returns
-    /// when to look again.
+    /// at once. The soonest grace end is read again when it has passed, after ``nudge()`` (the
+    /// ingest and the pollers nudge after every commit, which may have kept a purchase), and —
+    /// on a shared store, where other nodes keep purchases too — at least every
+    /// ``discoveryRecheck``. Alone on its store with nothing waiting, it needs no wake at all.
+    /// Returns when to look again.
     func settleDiscoveredPurchases(now: Date, mono: ContinuousClock.Instant) throws -> ContinuousClock.Instant? {
-        if let checkAt = discoveryCheckAt, mono < checkAt { return checkAt }
-        let recheck = mono + min(Self.discoveryRecheck, max(.seconds(1), settings.discovery.grace))
+        let nudged = discoveryNudged.exchange(false, ordering: .acquiringAndReleasing)
+        if !nudged, let check = discoveryCheck, check.at.map({ mono < $0 }) ?? true { return check.at }
+        let recheck = coordinator.othersEndAttempts ? mono + min(Self.discoveryRecheck, max(.seconds(1), settings.discovery.grace)) : nil
         guard let next = try store.nextGraceEnd() else {
-            discoveryCheckAt = recheck
+            discoveryCheck = DiscoveryCheck(at: recheck)
             return recheck
         }
         guard next <= now else {
-            discoveryCheckAt = min(recheck, mono + .seconds(next.timeIntervalSince(now)))
-            return discoveryCheckAt
+            let end = mono + .seconds(next.timeIntervalSince(now))
+            discoveryCheck = DiscoveryCheck(at: recheck.map { min($0, end) } ?? end)
+            return discoveryCheck?.at
         }
-        let limit = 100
         let settled = try store.settleDiscovered(
-            settings: settings.discovery, verifiers: settings.verifiers, now: now, limit: limit, digest: { SHA256.hexDigest($0) })
+            settings: settings.discovery, verifiers: settings.verifiers, now: now, limit: 100, digest: { SHA256.hexDigest($0) })
         for settlement in settled { DiscoveryJournal.report(settlement, logger: logger) }
         if !settled.isEmpty { changeObserver?() }
-        // More may be due; orders made are due now: the next turn claims them.
-        discoveryCheckAt = nil
-        return settled.isEmpty ? recheck : mono
+        // More may be due, and orders made are due now: the next turn looks again at once. None
+        // settled while some are due: another node holds them; look again shortly.
+        discoveryCheck = nil
+        if settled.isEmpty {
+            discoveryCheck = DiscoveryCheck(at: mono + .seconds(1))
+            return mono + .seconds(1)
+        }
+        return mono
     }
 
-    /// How often the soonest grace end is read again while none is known to be due.
+    /// When the soonest grace end is to be read again: `at`, or (`nil`) only after a nudge.
+    struct DiscoveryCheck {
+        var at: ContinuousClock.Instant?
+    }
+
+    /// How often a node on a shared store reads the soonest grace end while none is known to be
+    /// due (other nodes keep purchases it is not nudged for).
     static let discoveryRecheck: Duration = .seconds(30)
 
     /// Starts leased work while slots, tokens and circuits allow; work whose endpoint closed

@@ -145,11 +145,16 @@ struct SchedulerTurnTests {
     func discoveredPurchaseGrace() async throws {
         let deliver = DiscoverySettings(mode: .deliver, grace: .seconds(20))
         let (store, scheduler, verifier) = try setUp(orders: 0, maxInFlight: 1, discovery: deliver)
+        // Alone on its store with nothing waiting: no wake at all.
+        #expect(await scheduler.turn() == nil)
         let purchase = DiscoveredPurchase(
             store: .appStore, transactionKey: "2000000555", productID: "gems", accountToken: "acct-1",
             proof: OrderProof(transactionID: "2000000555", signedTransaction: "eyJ.e30.c2ln"), via: .file)
         #expect(try store.recordDiscovered([purchase], settings: deliver, now: clock.now()) == [.recorded(.waiting(until: clock.now() + 20))])
         let start = clock.instant()
+        // Kept by another part of the daemon: read again after its nudge, not before.
+        #expect(await scheduler.turn() == nil)
+        scheduler.nudge()
         #expect(await scheduler.turn() == start + .seconds(20))
         // Asked again before then: the grace end is not read again, nothing is made.
         clock.advance(by: .seconds(19))
