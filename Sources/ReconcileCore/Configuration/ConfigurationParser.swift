@@ -221,6 +221,12 @@ public enum ConfigurationParser {
         if configuration.state.isShared, let longest = timeouts.max(by: { $0.1 < $1.1 }), configuration.state.leaseTime < longest.1 * 2 {
             at("State.LeaseTime", "must be at least twice \(longest.0) Timeout= (\(TimeSpan.format(longest.1))): an attempt renews its lease at half of it")
         }
+        // An order made from a discovered purchase carries the store's own proof: a signed
+        // transaction only Kind=appstore verifies, or a Play purchase token (DESIGN §5b).
+        let appStore = configuration.hasVerifier && assigned["Verifier.Kind"] != nil && verifier.kind == .appstore
+        if configuration.discovery.mode == .deliver && !appStore && !configuration.hasGooglePlay {
+            at("Discovery.Mode", "deliver makes orders that carry the store's signed transaction, which only [Verifier] Kind=appstore verifies; use record, or Kind=appstore")
+        }
         let retry = configuration.retry
         if retry.initialDelay > retry.maxDelay {
             at("Retry.InitialDelay", "must not be longer than MaxDelay= (\(TimeSpan.format(retry.maxDelay)))")
