@@ -7,7 +7,13 @@ import ReconcileFoundation
 /// Google Play as the mock plays it (`[GooglePlay]`): an OAuth token endpoint that checks the JWT
 /// bearer grant with the test service account's key, and the Developer API's
 /// `purchases.products.get`, `:acknowledge`, `:consume` and `voidedpurchases.list` for purchases a
-/// test registered, each request's access token checked.
+/// test registered, each request's access token checked; and Cloud Pub/Sub pull (``MockPubSub``)
+/// with the same tokens.
+///
+/// Each access token keeps the scopes its grant's `scope` claim named (space-separated): the
+/// Developer API needs `https://www.googleapis.com/auth/androidpublisher`, Pub/Sub
+/// `https://www.googleapis.com/auth/pubsub`; a valid token without the scope gets 403
+/// `PERMISSION_DENIED` "Request had insufficient authentication scopes.", no valid token 401.
 ///
 /// | path (under `/googleplay`) | answer |
 /// |---|---|
@@ -30,11 +36,36 @@ public final class MockGooglePlay: Sendable {
         public var key: RS256PublicKey
         /// The test key file's `token_uri`.
         public var audience: String
+        /// How long a message pulled from Pub/Sub stays outstanding (`--pubsub-ack-deadline`).
+        public var pubSubAckDeadline: TimeInterval
 
-        public init(key: RS256PublicKey, audience: String) {
+        public init(key: RS256PublicKey, audience: String, pubSubAckDeadline: TimeInterval = MockPubSub.defaultAckDeadline) {
             self.key = key
             self.audience = audience
+            self.pubSubAckDeadline = pubSubAckDeadline
         }
+    }
+
+    /// The scope the Developer API needs.
+    public static let androidPublisherScope = GoogleJWT.scope
+    /// The scope Cloud Pub/Sub needs.
+    public static let pubSubScope = "https://www.googleapis.com/auth/pubsub"
+
+    /// An access token the token endpoint issued.
+    struct IssuedToken {
+        /// When it stops being accepted.
+        var until: Date
+        /// What its grant's `scope` claim named.
+        var scopes: Set<String>
+    }
+
+    /// What a request's access token allows.
+    enum Access: Equatable {
+        case granted
+        /// No token, or one not issued or no longer accepted: 401.
+        case unauthenticated
+        /// A valid token without the scope: 403.
+        case insufficientScope
     }
 
     /// One registered purchase.
@@ -58,8 +89,8 @@ public final class MockGooglePlay: Sendable {
     struct State {
         var purchases: [String: Purchase] = [:]
         var registrations = 0
-        /// Issued access tokens and when each stops being accepted.
-        var tokens: [String: Date] = [:]
+        /// Issued access tokens, when each stops being accepted and its scopes.
+        var tokens: [String: IssuedToken] = [:]
         var expiresIn = 3600
         var tokenLifetime: TimeInterval = 3600
         var stats = Stats()
@@ -71,6 +102,8 @@ public final class MockGooglePlay: Sendable {
         public var tokensIssued = 0
         public var grantsRefused = 0
         public var unauthorized = 0
+        /// Requests whose token was valid but lacked the scope (403).
+        public var insufficientScope = 0
         public var reads: [String: Int] = [:]
         public var acknowledgeRequests: [String: Int] = [:]
         public var acknowledged: [String: Int] = [:]
@@ -84,7 +117,7 @@ public final class MockGooglePlay: Sendable {
             }
             return .object(JSONObject([
                 "token_requests": .integer(tokenRequests), "tokens_issued": .integer(tokensIssued), "grants_refused": .integer(grantsRefused),
-                "unauthorized": .integer(unauthorized), "reads": counts(reads), "acknowledge_requests": counts(acknowledgeRequests),
+                "unauthorized": .integer(unauthorized), "insufficient_scope": .integer(insufficientScope), "reads": counts(reads), "acknowledge_requests": counts(acknowledgeRequests),
                 "acknowledged": counts(acknowledged), "consume_requests": counts(consumeRequests), "consumed": counts(consumed),
                 "voided_list_requests": .integer(voidedListRequests),
             ]))
@@ -100,6 +133,7 @@ public final class MockGooglePlay: Sendable {
             tokensIssued = Int(json["tokens_issued"]?.int64Value ?? 0)
             grantsRefused = Int(json["grants_refused"]?.int64Value ?? 0)
             unauthorized = Int(json["unauthorized"]?.int64Value ?? 0)
+            insufficientScope = Int(json["insufficient_scope"]?.int64Value ?? 0)
             reads = counts(json["reads"])
             acknowledgeRequests = counts(json["acknowledge_requests"])
             acknowledged = counts(json["acknowledged"])
@@ -111,17 +145,20 @@ public final class MockGooglePlay: Sendable {
 
     let settings: Settings
     let state = Mutex(State())
+    /// Cloud Pub/Sub pull, authorized with this endpoint's tokens.
+    public let pubSub: MockPubSub
 
     public init(settings: Settings) {
         self.settings = settings
+        self.pubSub = MockPubSub(ackDeadline: settings.pubSubAckDeadline)
     }
 
     /// A mock Google Play for the service account key file at `path` (a test key, never a real
     /// one): grants must be signed with its key and name its `token_uri`.
-    public static func load(keyFile path: String) throws -> MockGooglePlay {
+    public static func load(keyFile path: String, pubSubAckDeadline: TimeInterval = MockPubSub.defaultAckDeadline) throws -> MockGooglePlay {
         guard let data = FileManager.default.contents(atPath: path) else { throw MockServerError("cannot read \(path)") }
         let account = try GoogleServiceAccount(json: Array(data))
-        return MockGooglePlay(settings: Settings(key: account.key.publicKey, audience: account.tokenURI))
+        return MockGooglePlay(settings: Settings(key: account.key.publicKey, audience: account.tokenURI, pubSubAckDeadline: pubSubAckDeadline))
     }
 
     /// The counters so far.
@@ -130,8 +167,12 @@ public final class MockGooglePlay: Sendable {
     /// Routes a request under `/googleplay` (`path` is the rest).
     func handle(_ request: ServerRequest, path: String) -> ServerReply {
         if path == "/token" { return token(request) }
-        guard authorized(request) else {
+        switch access(request, scope: Self.androidPublisherScope) {
+        case .granted: break
+        case .unauthenticated:
             return Self.error(401, "authError", "Request had invalid authentication credentials.", status: "UNAUTHENTICATED")
+        case .insufficientScope:
+            return Self.error(403, "insufficientPermissions", Self.insufficientScopes, status: "PERMISSION_DENIED")
         }
         let parts = path.split(separator: "/", omittingEmptySubsequences: false).map { String($0).removingPercentEncoding ?? String($0) }
         // ["", "androidpublisher", "v3", "applications", package, "purchases", …]
@@ -166,15 +207,17 @@ public final class MockGooglePlay: Sendable {
             state.withLock { $0.stats.grantsRefused += 1 }
             return .json(400, .object(JSONObject(["error": .string("unsupported_grant_type"), "error_description": .string("Invalid grant_type")])))
         }
+        let claims: GoogleJWT.Claims
         do {
-            _ = try GoogleJWT.verify(assertion, with: settings.key, audience: settings.audience, now: Date())
+            claims = try GoogleJWT.verify(assertion, with: settings.key, audience: settings.audience, now: Date())
         } catch {
             state.withLock { $0.stats.grantsRefused += 1 }
             return .json(400, .object(JSONObject(["error": .string("invalid_grant"), "error_description": .string(error.description)])))
         }
         let access = "ya29.mock-" + UUID().uuidString.lowercased()
         let expiresIn = state.withLock { state -> Int in
-            state.tokens[access] = Date().addingTimeInterval(state.tokenLifetime)
+            state.tokens[access] = IssuedToken(
+                until: Date().addingTimeInterval(state.tokenLifetime), scopes: Set(claims.scope.split(separator: " ").map(String.init)))
             state.stats.tokensIssued += 1
             return state.expiresIn
         }
@@ -183,18 +226,39 @@ public final class MockGooglePlay: Sendable {
         ])))
     }
 
-    func authorized(_ request: ServerRequest) -> Bool {
+    /// Whether the request's access token is valid and was granted `scope`.
+    func access(_ request: ServerRequest, scope: String) -> Access {
         guard let header = request.header("authorization"), header.hasPrefix("Bearer ") else {
             state.withLock { $0.stats.unauthorized += 1 }
-            return false
+            return .unauthenticated
         }
         let token = String(header.dropFirst(7))
         return state.withLock { state in
-            guard let until = state.tokens[token], until > Date() else {
+            guard let issued = state.tokens[token], issued.until > Date() else {
                 state.stats.unauthorized += 1
-                return false
+                return .unauthenticated
             }
-            return true
+            guard issued.scopes.contains(scope) else {
+                state.stats.insufficientScope += 1
+                return .insufficientScope
+            }
+            return .granted
+        }
+    }
+
+    static let insufficientScopes = "Request had insufficient authentication scopes."
+
+    // MARK: - Pub/Sub
+
+    /// Routes a request under `/pubsub` (`path` is the rest) to ``MockPubSub`` once its token
+    /// holds the Pub/Sub scope; `record` changes the service's counters.
+    func handlePubSub(_ request: ServerRequest, path: String, record: MockPubSub.Recorder) -> ServerReply {
+        switch access(request, scope: Self.pubSubScope) {
+        case .granted: return pubSub.handle(request, path: path, record: record)
+        case .unauthenticated:
+            return MockPubSub.error(
+                401, "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.")
+        case .insufficientScope: return MockPubSub.error(403, Self.insufficientScopes)
         }
     }
 

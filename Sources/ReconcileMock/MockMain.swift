@@ -12,6 +12,7 @@ public enum MockMain {
                               [--token T] [--faults JSON] [--seed N] [--idle-exit SPAN] [--lifetime SPAN]
                               [--appstore-key PEM --appstore-chain LEAF,INTERMEDIATE,ROOT
                                --appstore-token-key PEM --bundle-id ID] [--googleplay-key JSON]
+                              [--pubsub-ack-deadline SECONDS]
 
         Serves, on loopback only:
           POST /verifyReceipt, /sandbox/verifyReceipt   Apple's verifyReceipt (production, sandbox)
@@ -33,6 +34,14 @@ public enum MockMain {
                                                         must be signed with it and name its
                                                         token_uri)
           POST /_mock/googleplay/{purchases,config,revoke-tokens}   script Google Play
+          POST /pubsub/v1/projects/P/subscriptions/S:{pull,acknowledge}
+                                                        Cloud Pub/Sub pull, with --googleplay-key
+                                                        (tokens granted the pubsub scope); a
+                                                        pulled message comes again after
+                                                        --pubsub-ack-deadline (default 10 s)
+                                                        unless acknowledged
+          POST /_mock/pubsub/{publish,config}           publish messages, make pull or
+                                                        acknowledge fail
           GET  /_mock/stats, POST /_mock/config, POST /_mock/reset-stats
         Test receipts are base64 of a JSON object saying what to answer (see MockReceipt).
         """
@@ -46,6 +55,8 @@ public enum MockMain {
         var idleExit: Duration = .seconds(60)
         var lifetime: Duration = .seconds(3600)
         var appStoreFiles: (key: String?, chain: [String], tokenKey: String?, bundleID: String) = (nil, [], nil, "com.example.app")
+        var googlePlayKey: String?
+        var pubSubAckDeadline: TimeInterval?
         var index = 0
         func value() -> String? {
             index += 1
@@ -80,11 +91,12 @@ public enum MockMain {
             case "--appstore-token-key": appStoreFiles.tokenKey = value()
             case "--googleplay-key":
                 guard let path = value() else { return usageError("--googleplay-key needs a key file") }
-                do {
-                    settings.googlePlay = try MockGooglePlay.load(keyFile: path)
-                } catch {
-                    return usageError("cannot load the Google Play key file: \(error)")
+                googlePlayKey = path
+            case "--pubsub-ack-deadline":
+                guard let seconds = value().flatMap(Double.init), seconds > 0, seconds <= 600 else {
+                    return usageError("--pubsub-ack-deadline needs a number of seconds (more than 0, at most 600)")
                 }
+                pubSubAckDeadline = seconds
             case "--bundle-id":
                 guard let text = value() else { return usageError("--bundle-id needs a bundle id") }
                 appStoreFiles.bundleID = text
@@ -95,6 +107,15 @@ public enum MockMain {
                 return usageError("Unknown option '\(argument)'")
             }
             index += 1
+        }
+        if let path = googlePlayKey {
+            do {
+                settings.googlePlay = try MockGooglePlay.load(keyFile: path, pubSubAckDeadline: pubSubAckDeadline ?? MockPubSub.defaultAckDeadline)
+            } catch {
+                return usageError("cannot load the Google Play key file: \(error)")
+            }
+        } else if pubSubAckDeadline != nil {
+            return usageError("--pubsub-ack-deadline needs --googleplay-key (Pub/Sub takes Google Play's tokens)")
         }
         if let keyPath = appStoreFiles.key {
             guard let tokenKeyPath = appStoreFiles.tokenKey, appStoreFiles.chain.count == 3 else {

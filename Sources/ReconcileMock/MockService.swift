@@ -19,6 +19,8 @@ import ReconcileFoundation
 /// | `POST /_mock/appstore/notifications` | register App Store notifications (Get Notification History) |
 /// | `/googleplay/…` | Google Play's token endpoint and Developer API (``MockGooglePlay``) |
 /// | `POST /_mock/googleplay/purchases`, `/config`, `/revoke-tokens` | script Google Play |
+/// | `POST /pubsub/v1/projects/{p}/subscriptions/{s}:pull`, `:acknowledge` | Cloud Pub/Sub pull (``MockPubSub``, with Google Play's tokens) |
+/// | `POST /_mock/pubsub/publish`, `/_mock/pubsub/config` | script Pub/Sub |
 /// | `GET /_mock/stats` | counters, as JSON (`"appstore"`: the consumption answers accepted) |
 /// | `POST /_mock/config` | change faults (see ``MockFaults``) |
 /// | `POST /_mock/reset-stats` | zero the counters |
@@ -118,6 +120,17 @@ public final class MockService: Sendable {
         case ("POST", "/_mock/googleplay/revoke-tokens"):
             guard let googlePlay = settings.googlePlay else { return Self.noGooglePlay }
             return googlePlay.revokeTokens()
+        case ("POST", "/_mock/pubsub/publish"):
+            guard let googlePlay = settings.googlePlay else { return Self.noGooglePlay }
+            return googlePlay.pubSub.publish(request)
+        case ("POST", "/_mock/pubsub/config"):
+            guard let googlePlay = settings.googlePlay else { return Self.noGooglePlay }
+            return googlePlay.pubSub.configure(request)
+        case (_, let path) where path.hasPrefix("/pubsub/"):
+            guard let googlePlay = settings.googlePlay else { return Self.noGooglePlay }
+            return withFaults(request, endpoint: "pubsub") {
+                googlePlay.handlePubSub(request, path: String(path.dropFirst("/pubsub".count))) { change in state.withLock { change(&$0.stats) } }
+            }
         case (_, let path) where path.hasPrefix("/googleplay/"):
             guard let googlePlay = settings.googlePlay else { return Self.noGooglePlay }
             let rest = String(path.dropFirst("/googleplay".count))

@@ -4,7 +4,8 @@ import ReconcileFoundation
 
 /// What the mock has seen: requests per endpoint and per second, per receipt, grant and delivery
 /// requests per `Idempotency-Key`, and whether any key ever differed from its order id; revocation
-/// notices per `Idempotency-Key`, with the last body and the keys each order's notices carried.
+/// notices per `Idempotency-Key`, with the last body and the keys each order's notices carried;
+/// Pub/Sub pulls, and deliveries and acknowledgements per `messageId` (``MockPubSub``).
 public struct MockStats: Sendable, Hashable {
     public var requests = 0
     public var byEndpoint: [String: Int] = [:]
@@ -46,6 +47,12 @@ public struct MockStats: Sendable, Hashable {
     public var revocationsTaken: [String: [String]] = [:]
     /// Notices whose Content-Type was not `application/json`.
     public var revocationContentTypeMismatches = 0
+    /// Pub/Sub `:pull` requests past authentication (answered with messages, `{}` or an error).
+    public var pubsubPulls = 0
+    /// Times each Pub/Sub message was delivered, per `messageId`.
+    public var pubsubDelivered: [String: Int] = [:]
+    /// Pub/Sub messages acknowledged (with their latest delivery's `ackId`), per `messageId`.
+    public var pubsubAcknowledged: [String: Int] = [:]
 
     public init() {}
 
@@ -139,6 +146,8 @@ public struct MockStats: Sendable, Hashable {
                 JSONObject.Member(key: $0.key, value: .array($0.value.map(JSONValue.string)))
             })),
             "revocation_content_type_mismatches": .integer(revocationContentTypeMismatches),
+            "pubsub_pulls": .integer(pubsubPulls), "pubsub_delivered": counts(pubsubDelivered),
+            "pubsub_acknowledged": counts(pubsubAcknowledged),
         ]))
     }
 
@@ -179,5 +188,8 @@ public struct MockStats: Sendable, Hashable {
             revocationsTaken[member.key] = member.value.arrayValue?.compactMap(\.stringValue) ?? []
         }
         revocationContentTypeMismatches = Int(json["revocation_content_type_mismatches"]?.int64Value ?? 0)
+        pubsubPulls = Int(json["pubsub_pulls"]?.int64Value ?? 0)
+        pubsubDelivered = counts(json["pubsub_delivered"])
+        pubsubAcknowledged = counts(json["pubsub_acknowledged"])
     }
 }
