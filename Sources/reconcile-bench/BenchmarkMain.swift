@@ -13,6 +13,7 @@ enum BenchmarkMain {
         Scenario(name: StoreScenario.name, run: StoreScenario.run),
         Scenario(name: StoreLimitScenario.name, run: StoreLimitScenario.run),
         Scenario(name: PlayScenario.name, run: PlayScenario.run),
+        Scenario(name: DiscoveryScenario.name, run: DiscoveryScenario.run),
         Scenario(name: BacklogScenario.name, run: BacklogScenario.run),
         Scenario(name: IdleScenario.name, run: IdleScenario.run),
         Scenario(name: TimerScenario.name, run: TimerScenario.run),

@@ -2,7 +2,7 @@
 // classification of a file, then NotificationFileReader's verification of an App Store
 // notification and of the signed transaction inside it, a Google Play Pub/Sub push (taken in
 // only as a record that changes no order), and a voidedpurchases.list answer. The invariant of
-// issue 17: nothing unverified comes out. The reader trusts only the throwaway root below (made with openssl for
+// issue 17: nothing unverified comes out — nor, issue 26, any purchase the phone never sent. The reader trusts only the throwaway root below (made with openssl for
 // this target; its leaf key was thrown away), so a notification comes out only for an input that
 // holds, verbatim, one of the payloads that key signed (the seeds in Fuzz/Corpus/notification-file).
 // Every refusal must name a check and never echo the payload.
@@ -41,6 +41,12 @@ enum NotificationFileTarget {
             invariant(signed.contains { contains(input, $0) }, "a notification came out of a payload nobody signed")
             invariant(!notification.notificationID.isEmpty && !notification.type.isEmpty, "a notification without id or type")
             invariant(notification.source == .appStore && notification.via == .file, "the wrong source")
+            // A purchase the phone never sent (DESIGN §5b) comes only from a signed
+            // ONE_TIME_CHARGE, with the verified transaction's own id and signed proof.
+            if let purchase = notification.discovered {
+                invariant(notification.type == AppStoreNotification.oneTimeCharge, "a \(notification.type) made a discovered purchase")
+                invariant(purchase.transactionKey == notification.transactionID && purchase.proof.signedTransaction != nil, "a discovered purchase without its verified transaction")
+            }
         } catch {
             invariant(!error.detail.contains("eyJ"), "a refusal echoes a JWS")
             invariant(!hasLineBreak(error.detail), "an unprintable refusal")
@@ -67,6 +73,7 @@ enum NotificationFileTarget {
             invariant(notification.effect == .none, "a push changes an order by itself")
             invariant(notification.source == .googlePlay && notification.notificationID == "pubsub:\(push.messageID)", "a push kept under another id")
             invariant(notification.transactionID == nil && notification.purchaseToken == nil, "a push carries what would match an order")
+            invariant(notification.discovered == nil, "an unconfirmed push made a discovered purchase")
             invariant(!hasLineBreak(push.messageID), "an unprintable message id")
         } catch {
             invariant(error.code == .malformedNotification, "a Play push refused as \(error.code)")
