@@ -44,7 +44,9 @@ final class RecordingStore: OrderIngesting, SerializedStore {
     }
 
     /// Store notifications (no spool name here is one; verified ones would be recorded).
-    func ingestNotifications(_ notifications: [StoreNotification], consumption: ConsumptionPolicy, now: Date) throws -> [NotificationIngestOutcome] {
+    func ingestNotifications(
+        _ notifications: [StoreNotification], consumption: ConsumptionPolicy, discovery: DiscoverySettings, now: Date
+    ) throws -> [NotificationIngestOutcome] {
         notifications.map { _ in .taken(.recorded) }
     }
 }
