@@ -22,6 +22,8 @@ public struct PlayPurchase: Sendable, Hashable {
     public var purchaseTimeMilliseconds: Int64?
     /// Set when the app passed it in `BillingFlowParams`.
     public var obfuscatedExternalAccountID: String?
+    /// The profile within that account, when the app passed one.
+    public var obfuscatedExternalProfileID: String?
     /// "May not be present".
     public var productID: String?
     public var regionCode: String?
@@ -70,7 +72,10 @@ public struct PlayPurchase: Sendable, Hashable {
             throw Unparseable(description: "the purchase is a JSON \(document.typeName), not an object")
         }
         // The verdict rests on these: named twice, which one counts is anyone's guess.
-        for key in ["purchaseState", "orderId", "purchaseType", "obfuscatedExternalAccountId", "acknowledgementState", "consumptionState"]
+        for key in [
+            "purchaseState", "orderId", "purchaseType", "obfuscatedExternalAccountId", "obfuscatedExternalProfileId", "acknowledgementState",
+            "consumptionState",
+        ]
         where object.members.count(where: { $0.key == key }) > 1 {
             throw Unparseable(description: "the purchase names \"\(key)\" more than once")
         }
@@ -91,6 +96,7 @@ public struct PlayPurchase: Sendable, Hashable {
             purchase.purchaseTimeMilliseconds = milliseconds
         }
         purchase.obfuscatedExternalAccountID = try optionalText(object, "obfuscatedExternalAccountId")
+        purchase.obfuscatedExternalProfileID = try optionalText(object, "obfuscatedExternalProfileId")
         purchase.productID = try optionalText(object, "productId")
         purchase.regionCode = try optionalText(object, "regionCode")
         return purchase

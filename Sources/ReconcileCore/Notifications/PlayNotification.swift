@@ -58,7 +58,13 @@ public struct PlayNotification: Sendable, Hashable {
         guard let encoded = message["data"]?.stringValue, let decoded = Data(base64Encoded: encoded) else {
             throw Unparseable(description: "the Pub/Sub message's \"data\" is not base64")
         }
-        guard case .object(let notification)? = try? JSONParser().parse(Array(decoded)) else {
+        return try parse(data: Array(decoded), messageID: messageID)
+    }
+
+    /// Parses a message's decoded `data` (a `DeveloperNotification`), as a push carries it or a
+    /// pull hands it out (``PubSubPullAnswer``); `messageID` is Pub/Sub's id for the message.
+    public static func parse(data: [UInt8], messageID: String) throws(Unparseable) -> PlayNotification {
+        guard case .object(let notification)? = try? JSONParser().parse(data) else {
             throw Unparseable(description: "the Pub/Sub message's data is not a JSON object")
         }
         var result = PlayNotification(messageID: messageID, kind: .other("unknown"))

@@ -56,6 +56,14 @@ struct NotificationParsingTests {
         #expect(numeric.eventTimeMilliseconds == 42 && numeric.kind == .other("subscriptionNotification"))
     }
 
+    @Test("Play: a pulled message's data reads as the same notification its push would carry")
+    func pulledData() throws {
+        let data = Fixtures.bytes("google-play/rtdn-one-time-product-purchased.json")
+        let pulled = try PlayNotification.parse(data: data, messageID: "136969346945")
+        #expect(pulled == (try PlayNotification.parse(push(String(decoding: data, as: UTF8.self)))))
+        #expect(throws: PlayNotification.Unparseable.self) { try PlayNotification.parse(data: Array("not json".utf8), messageID: "1") }
+    }
+
     @Test("Play: Google's own envelope sample (its data is a schema sketch, not JSON) and other broken pushes are refused")
     func playRefusals() {
         for (body, message) in [
