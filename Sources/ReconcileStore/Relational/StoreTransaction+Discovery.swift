@@ -5,8 +5,6 @@ import ReconcileCore
 /// transaction key, matched to the order that holds their transaction, their status written as
 /// ``DiscoveryRules`` decides.
 extension StoreTransaction {
-    /// The order holding `purchase`'s transaction: the one that claimed its key, else one not
-    /// verified yet that carries its App Store transaction id or its purchase token.
     /// Keeps one reported purchase as ``DiscoveryRules/arrive(_:holder:known:settings:now:)``
     /// says, unless it is known already.
     package func recordDiscovered(_ purchase: DiscoveredPurchase, settings: DiscoverySettings, now: Date) throws -> DiscoveryArrival {
@@ -23,6 +21,8 @@ extension StoreTransaction {
         return .recorded(status)
     }
 
+    /// The order holding `purchase`'s transaction: the one that claimed its key, else one not
+    /// verified yet that carries its App Store transaction id or its purchase token.
     package func holder(of purchase: DiscoveredPurchase) throws -> (reference: Int64, orderID: String)? {
         let order = { (row: Connection.Row) in (reference: row.int64(0), orderID: row.string(1)) }
         if let claimed = try connection.fetchOne(
