@@ -2,7 +2,8 @@
 // classification of a file, then NotificationFileReader's verification of an App Store
 // notification and of the signed transaction inside it, a Google Play Pub/Sub push (taken in
 // only as a record that changes no order), and a voidedpurchases.list answer. The invariant of
-// issue 17: nothing unverified comes out — nor, issue 26, any purchase the phone never sent. The reader trusts only the throwaway root below (made with openssl for
+// issue 17: nothing unverified comes out — nor, issue 26, any purchase the phone never sent,
+// whether a file or a Pub/Sub pull answer carries it. The reader trusts only the throwaway root below (made with openssl for
 // this target; its leaf key was thrown away), so a notification comes out only for an input that
 // holds, verbatim, one of the payloads that key signed (the seeds in Fuzz/Corpus/notification-file).
 // Every refusal must name a check and never echo the payload.
@@ -53,6 +54,18 @@ enum NotificationFileTarget {
             if kind == .playNotification { invariant(error.code == .notificationNotVerifiable, "a Play push refused as \(error.code)") }
         }
         if kind == .playNotification { checkPlayPush(input) }
+        // A Pub/Sub pull answer (DESIGN §5b): each message only a hint until Google confirms the
+        // purchase it names — by itself it changes no order and keeps no purchase.
+        if let answer = try? PubSubPullAnswer.parse(input) {
+            invariant(answer.messages.count <= PubSubPullAnswer.maximumMessages, "more messages than a pull may carry")
+            for message in answer.messages {
+                invariant(!hasLineBreak(message.ackID) && !hasLineBreak(message.messageID), "an unprintable Pub/Sub id")
+                guard let push = try? PlayNotification.parse(data: message.data, messageID: message.messageID) else { continue }
+                let notification = StoreNotification.playPush(push)
+                invariant(notification.effect == .none && notification.discovered == nil, "an unconfirmed pulled message decides something")
+                invariant(notification.notificationID == "pubsub:\(message.messageID)", "a pulled message kept under another id than its push")
+            }
+        }
         // What Google's voidedpurchases.list answers is read by the same core.
         if let page = try? PlayVoidedPurchase.parsePage(input) {
             for voided in page.purchases {
