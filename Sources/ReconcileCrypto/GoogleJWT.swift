@@ -8,6 +8,8 @@ import Foundation
 /// hour after `iat` (Google's maximum).
 public enum GoogleJWT {
     public static let scope = "https://www.googleapis.com/auth/androidpublisher"
+    /// Cloud Pub/Sub's scope, asked for beside ``scope`` when a subscription is pulled.
+    public static let pubSubScope = "https://www.googleapis.com/auth/pubsub"
     /// golang/oauth2 backdates `iat` so that a server whose clock is behind ours does not see a
     /// token issued in the future.
     public static let backdate: TimeInterval = 10
@@ -24,12 +26,16 @@ public enum GoogleJWT {
         public let expiresAt: Date
     }
 
-    /// A signed assertion for `account`, for `audience` (the key's `token_uri`).
-    public static func assertion(for account: GoogleServiceAccount, audience: String? = nil, now: Date) throws(RS256KeyError) -> String {
+    /// A signed assertion for `account`, for `audience` (the key's `token_uri`), asking for
+    /// `scopes` (space-separated in the claim, as Google reads it).
+    public static func assertion(
+        for account: GoogleServiceAccount, audience: String? = nil, scopes: [String] = [scope], now: Date
+    ) throws(RS256KeyError) -> String {
         let iat = Int64(now.addingTimeInterval(-backdate).timeIntervalSince1970.rounded(.down))
         let header = Header(alg: "RS256", kid: account.privateKeyID, typ: "JWT")
         let claims = Payload(
-            iss: account.clientEmail, scope: scope, aud: audience ?? account.tokenURI, iat: iat, exp: iat + Int64(lifetime))
+            iss: account.clientEmail, scope: scopes.joined(separator: " "), aud: audience ?? account.tokenURI, iat: iat,
+            exp: iat + Int64(lifetime))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard let headerJSON = try? encoder.encode(header), let claimsJSON = try? encoder.encode(claims) else {

@@ -71,6 +71,8 @@ public final class Daemon {
     let poller: AppStoreNotificationPoller
     /// Google Play's voided purchases: `Poll=`, and pushes' confirmations; idle without `[GooglePlay]`.
     let playPoller: PlayVoidedPurchasePoller
+    /// `[GooglePlay] Subscription=`: Play's notifications pulled from Pub/Sub; idle without it.
+    let pubSubPuller: PlayPubSubPuller
     /// Set when the store was lost: the ingest's retries are pointless then.
     private let abandonIngest = Flag()
 
@@ -178,6 +180,13 @@ public final class Daemon {
                 stateChanged()
             })
         self.playPoller = playPoller
+        pubSubPuller = PlayPubSubPuller(
+            settings: configured.pubSubPulling, store: store, gate: scheduler, logger: logger, clock: clock,
+            onCommitted: {
+                scheduler.nudge()
+                stateChanged()
+            },
+            onVoided: { playPoller.confirm() })
         ingestor = SpoolIngestor(
             layout: layout, store: store, settings: Self.ingestSettings(configuration, configured.notifications), logger: logger, clock: clock,
             onCommitted: { summary in
@@ -260,6 +269,7 @@ public final class Daemon {
             pruning,
             poller,
             playPoller,
+            pubSubPuller,
             spoolWatch,
             HeldService("control socket") { controlServer?.stop() },
         ]
@@ -450,7 +460,7 @@ public final class Daemon {
     /// The parts a reload hands the new configuration to, in this order: the transport's trust
     /// anchors before anything that sends, the scheduler before the parts that feed it.
     var reloadables: [any Reloadable] {
-        [transport, scheduler, escalations, ingestor, poller, playPoller, metrics, spoolWatch, pruning, control]
+        [transport, scheduler, escalations, ingestor, poller, playPoller, pubSubPuller, metrics, spoolWatch, pruning, control]
     }
 
     /// Re-reads the configuration and its secrets (SIGHUP, `reconcilectl reload`). A bad file, an

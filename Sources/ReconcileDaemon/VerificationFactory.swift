@@ -27,6 +27,8 @@ public enum VerificationFactory {
         public var polling: AppStoreNotificationPoller.Settings?
         /// `voidedpurchases.list` (`[GooglePlay]`); `nil`: no `[GooglePlay]`.
         public var playPolling: PlayVoidedPurchasePoller.Settings?
+        /// Pub/Sub pull (`[GooglePlay] Subscription=`); `nil`: none.
+        public var pubSubPulling: PlayPubSubPuller.Settings?
     }
 
     /// The scheduler's settings and senders, the reader of store notification files and the
@@ -42,7 +44,15 @@ public enum VerificationFactory {
         let (settings, senders) = try scheduler(for: configuration, resources: resources, transport: transport)
         return Configured(
             settings: settings, senders: senders, notifications: reader, polling: polling(configuration, resources, reader),
-            playPolling: playPolling(configuration, senders.googlePlay))
+            playPolling: playPolling(configuration, senders.googlePlay), pubSubPulling: pubSubPulling(configuration, senders.googlePlay))
+    }
+
+    /// Play's real-time notifications pulled from `[GooglePlay] Subscription=` (DESIGN §5b),
+    /// with `[GooglePlay]`'s verifier, whose tokens then carry Pub/Sub's scope.
+    static func pubSubPulling(_ configuration: Configuration, _ play: GooglePlayVerifier?) -> PlayPubSubPuller.Settings? {
+        guard let play, let subscription = configuration.googlePlay.subscription, play.pubSub != nil else { return nil }
+        return PlayPubSubPuller.Settings(
+            subscription: subscription, verifier: play, discovery: configuration.discovery, allowTestPurchases: configuration.googlePlay.allowTestPurchases)
     }
 
     /// Google Play's voided purchases (DESIGN §5a): read every `Poll=` (not at all with
@@ -168,14 +178,19 @@ public enum VerificationFactory {
                     ?? "GooglePlay.ServiceAccountCredential")
             }
             let tokenURL = play.tokenURL?.absoluteString ?? account.tokenURI
+            // One token for both APIs when a subscription is pulled (DESIGN §5b).
             let tokens = PlayAccessTokenCache(
                 account: account,
                 endpoint: EndpointSettings(url: tokenURL, timeout: play.timeout, trustAnchors: resources.googlePlayAnchors, proxy: proxy),
-                transport: transport)
+                transport: transport, scopes: play.subscription == nil ? [GoogleJWT.scope] : [GoogleJWT.scope, GoogleJWT.pubSubScope])
             let api = endpoint(play.url, timeout: play.timeout, anchors: resources.googlePlayAnchors)
             googlePlay = GooglePlayVerifier(
                 api: api, packageName: packageName, otherPackageNames: Array(play.packageNames.dropFirst()),
                 allowTestPurchases: play.allowTestPurchases, tokens: tokens, transport: transport)
+            if play.subscription != nil {
+                // Pub/Sub may hold a pull open a while when nothing waits: not a failure.
+                googlePlay?.pubSub = endpoint(play.pubSubURL, timeout: max(play.timeout, .seconds(60)), anchors: resources.googlePlayAnchors)
+            }
         }
         let revocation = configuration.revocation.url.map {
             RevocationSender(

@@ -151,6 +151,11 @@ public struct Configuration: Sendable, Hashable {
         public var acknowledge = true
         public var consume = false
         public var allowTestPurchases = false
+        /// `Subscription=`: the Pub/Sub subscription Play's real-time notifications are pulled
+        /// from (`projects/P/subscriptions/S`, DESIGN §5b); `nil`: push files only.
+        public var subscription: String?
+        /// `PubSubURL=`: where that subscription is pulled.
+        public var pubSubURL = URL(string: "https://pubsub.googleapis.com")!
         public init() {}
 
         /// What a finished order owes Google under these settings.

@@ -124,6 +124,8 @@ public enum ConfigurationKeys {
         bool("GooglePlay", "Acknowledge", \.googlePlay.acknowledge),
         bool("GooglePlay", "Consume", \.googlePlay.consume),
         bool("GooglePlay", "AllowTestPurchases", \.googlePlay.allowTestPurchases),
+        optionalText("GooglePlay", "Subscription", \.googlePlay.subscription, rule: subscriptionRule),
+        url("GooglePlay", "PubSubURL", \.googlePlay.pubSubURL),
 
         optionalSpan("Notifications", "Poll", \.notifications.poll, offWord: "off", minimum: .seconds(1)),
         bool("Notifications", "ConsumptionAnswer", \.notifications.consumptionAnswer),
@@ -501,6 +503,18 @@ public enum ConfigurationKeys {
     }
 
     /// A node name: what `reconcilectl status` lists and leases are owned by.
+    /// A Pub/Sub subscription's full name, as the Cloud console shows it.
+    static func subscriptionRule(_ text: String) -> String? {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.~+%")
+        guard parts.count == 4, parts[0] == "projects", parts[2] == "subscriptions", !parts[1].isEmpty, !parts[3].isEmpty,
+            parts[1].allSatisfy(allowed.contains), parts[3].allSatisfy(allowed.contains)
+        else {
+            return "\(quote(text)) is not a subscription name; write projects/PROJECT/subscriptions/SUBSCRIPTION"
+        }
+        return nil
+    }
+
     static func nodeNameRule(_ text: String) -> String? {
         let allowed = text.unicodeScalars.allSatisfy {
             ("A"..."Z").contains($0) || ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "." || $0 == "-" || $0 == "_" || $0 == "@"

@@ -204,6 +204,9 @@ public enum ConfigurationParser {
             at("Notifications.ConsumptionAnswer", "on needs [Verifier] Kind=appstore (its key signs the App Store Server API's token), \(kind)")
         }
         let play = configuration.googlePlay
+        if assigned["GooglePlay.PubSubURL"] != nil && play.subscription == nil {
+            at("GooglePlay.PubSubURL", "used only with Subscription= (the Pub/Sub subscription to pull)")
+        }
         if play.circuitCooldown > play.circuitMaxCooldown {
             at("GooglePlay.CircuitCooldown", "must not be longer than CircuitMaxCooldown= (\(TimeSpan.format(play.circuitMaxCooldown)))")
         }

@@ -18,7 +18,8 @@ public protocol OrderIngesting: Sendable {
     /// - Parameter consumption: how a `CONSUMPTION_REQUEST` is answered (an outbox action written
     ///   with it; ``ConsumptionRules``).
     /// - Parameter discovery: what a purchase a notification reports on its own (its
-    ///   ``StoreNotification/discovered``) does: kept in the same transaction (DESIGN §5b).
+    ///   ``StoreNotification/discovered``) does: kept in the same transaction (DESIGN §5b), also
+    ///   when the notification was taken in before without it (a Pub/Sub push file, unconfirmed).
     /// - Throws: when nothing could be committed; then no spool file may be deleted.
     func ingestNotifications(
         _ notifications: [StoreNotification], consumption: ConsumptionPolicy, discovery: DiscoverySettings, now: Date

@@ -33,6 +33,10 @@ extension PlayVoidedPurchasePoller: Reloadable {
     func reload(_ change: ConfigurationChange) async { apply(change.configured.playPolling) }
 }
 
+extension PlayPubSubPuller: Reloadable {
+    func reload(_ change: ConfigurationChange) async { apply(change.configured.pubSubPulling) }
+}
+
 extension MetricsPublisher: Reloadable {
     func reload(_ change: ConfigurationChange) async { retarget(change.next.daemon.metricsFile) }
 }

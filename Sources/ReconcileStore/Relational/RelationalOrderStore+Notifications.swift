@@ -12,7 +12,14 @@ extension RelationalOrderStore {
         return try write { connection in
             let transaction = StoreTransaction(connection)
             return try notifications.map { notification in
-                guard let reference = try transaction.insert(notification, receivedAt: now) else { return .duplicate }
+                guard let reference = try transaction.insert(notification, receivedAt: now) else {
+                    // Taken in before — perhaps as a push file, which carries no confirmed
+                    // purchase: the purchase this one carries is kept now if it was not then.
+                    if let purchase = notification.discovered {
+                        return .discovered(try transaction.recordDiscovered(purchase, settings: discovery, now: now))
+                    }
+                    return .duplicate
+                }
                 let records = try transaction.matchingOrders(notification)
                 let outcome = try transaction.apply(notification, reference: reference, to: records, now: now, consumption: consumption)
                 // A purchase the phone may never send: kept with the notification that told of it.

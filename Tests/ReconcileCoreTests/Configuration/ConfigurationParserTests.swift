@@ -311,6 +311,24 @@ struct ConfigurationParserTests {
         #expect(try parse(Self.minimalApple).verifiers.playPackages.isEmpty)
     }
 
+    @Test("[GooglePlay] Subscription= names a Pub/Sub subscription in full; PubSubURL= only with it (DESIGN §5b)")
+    func pubSubSubscription() throws {
+        let play = "[GooglePlay]\nServiceAccountFile=/etc/reconciled/play.json\nPackageName=com.example.app\n"
+        let none = try parse(play)
+        #expect(none.googlePlay.subscription == nil && none.googlePlay.pubSubURL.absoluteString == "https://pubsub.googleapis.com")
+        let set = try parse(play + "Subscription=projects/my-project/subscriptions/play-rtdn\nPubSubURL=https://pubsub.example.net")
+        #expect(set.googlePlay.subscription == "projects/my-project/subscriptions/play-rtdn")
+        #expect(set.googlePlay.pubSubURL.absoluteString == "https://pubsub.example.net")
+        for bad in ["play-rtdn", "projects/p/topics/t", "projects//subscriptions/s", "projects/p/subscriptions/s/x", "projects/p q/subscriptions/s"] {
+            #expect(problems(play + "Subscription=\(bad)").contains {
+                $0.contains("[GooglePlay] Subscription=: \"\(bad)\" is not a subscription name; write projects/PROJECT/subscriptions/SUBSCRIPTION")
+            }, "\(bad)")
+        }
+        #expect(problems(play + "PubSubURL=https://pubsub.example.net").contains {
+            $0.contains("[GooglePlay] PubSubURL=: used only with Subscription=")
+        })
+    }
+
     @Test("missing required keys are named")
     func requiredKeys() {
         #expect(problems("") == [

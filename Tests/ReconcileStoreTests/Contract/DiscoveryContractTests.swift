@@ -195,4 +195,25 @@ struct DiscoveryContractTests {
         #expect(made.to == .finished && made.reason.code == .verified)
         #expect(try store.order(id: "apple:951")?.finishedBy == .verifier)
     }
+
+    @Test("a notification carrying a purchase keeps it with the notification, once; one taken in before without it (a push file) keeps it now", arguments: ContractStore.all)
+    func keptWithNotification(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
+        defer { opened.close() }
+        let store = opened.store
+        let discovery = try discoveryStore(opened)
+        var pulled = StoreNotification.playPush(PlayNotification(messageID: "m-9", kind: .oneTimeProduct(type: 1, purchaseToken: "token-9", productID: "gems_100")))
+        // As a push file first: recorded, unconfirmed, nothing kept.
+        #expect(try store.ingestNotifications([pulled], now: t0) == [.taken(.recorded)])
+        #expect(try discovery.discoveredPurchases(limit: 5).isEmpty)
+        // Pulled and confirmed: the same message id, now with its purchase.
+        pulled.via = .poll
+        pulled.discovered = Self.play(token: "token-9", orderID: "GPA.9")
+        let deliver = DiscoverySettings(mode: .deliver)
+        #expect(try store.ingestNotifications([pulled], consumption: .off, discovery: deliver, now: t0 + 1) == [.discovered(.recorded(.waiting(until: t0 + 901)))])
+        // Delivered again (its acknowledgement lost): known, nothing new.
+        #expect(try store.ingestNotifications([pulled], consumption: .off, discovery: deliver, now: t0 + 2) == [.discovered(.known(.waiting(until: t0 + 901)))])
+        #expect(try discovery.discoveredPurchases(limit: 5).map(\.purchase.transactionKey) == [pulled.discovered!.transactionKey])
+        #expect(try store.notifications(unmatchedOnly: false, limit: 10).count == 1)
+    }
 }

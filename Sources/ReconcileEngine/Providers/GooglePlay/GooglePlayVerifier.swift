@@ -23,6 +23,9 @@ public struct GooglePlayVerifier: OrderVerifier, OutboxSender {
     public var tokens: PlayAccessTokenCache
     public var transport: any HTTPTransport
     public var maximumResponseSize = 64 << 10
+    /// `[GooglePlay] PubSubURL=`, when `Subscription=` is pulled (DESIGN §5b); its tokens come
+    /// from ``tokens``, which then ask for Pub/Sub's scope too.
+    public var pubSub: EndpointSettings?
 
     /// - Parameter otherPackageNames: `PackageName=`'s packages after the first.
     public init(
@@ -184,9 +187,10 @@ public struct GooglePlayVerifier: OrderVerifier, OutboxSender {
         }
     }
 
-    /// One request with an access token; after a 401, once more with a fresh token.
+    /// One request with an access token, to the Developer API or (`service`) another of
+    /// Google's APIs the same token serves; after a 401, once more with a fresh token.
     func exchange<Answer>(
-        method: String, path: String, body: [UInt8], exchanges: inout Exchanges, gate: any EndpointGate,
+        method: String, path: String, body: [UInt8], exchanges: inout Exchanges, gate: any EndpointGate, service: EndpointSettings? = nil,
         judge: (HTTPExchangeResult, Date) -> EndpointExchange.Judgement<Answer>
     ) async -> EndpointExchange.Judgement<Answer>.Meaning {
         var refreshed = false
@@ -203,10 +207,10 @@ public struct GooglePlayVerifier: OrderVerifier, OutboxSender {
                 guard await gate.acquire(.googlePlay) else { return .verdict(.notSent(Reason(.endpointCircuitOpen(.googlePlay)))) }
             }
             exchanges.sent += 1
-            var settings = api
+            var settings = service ?? api
             settings.bearerToken = access
             let request = settings.request(
-                method: method, url: AppStoreVerifier.join(api.url, path), headers: settings.headers([]), body: body,
+                method: method, url: AppStoreVerifier.join(settings.url, path), headers: settings.headers([]), body: body,
                 maximumResponseSize: maximumResponseSize)
             var unauthorized = false
             let (record, meaning) = await EndpointExchange(transport: transport, gate: gate).send(request, to: .googlePlay) { result, now in

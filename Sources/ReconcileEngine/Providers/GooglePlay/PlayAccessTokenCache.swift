@@ -42,16 +42,23 @@ public actor PlayAccessTokenCache {
     private let transport: any HTTPTransport
     /// How long before its expiry a token is replaced.
     private let refreshMargin: TimeInterval
+    /// What the token may be used for: the Developer API, and Cloud Pub/Sub when a subscription
+    /// is pulled (`[GooglePlay] Subscription=`).
+    private let scopes: [String]
     private var current: (token: String, expiresAt: Date)?
     private var refreshing: Task<Fetched, Never>?
     public private(set) var statistics = Statistics()
 
     /// - Parameter endpoint: the token endpoint (`TokenURL=`, else the key's `token_uri`).
-    public init(account: GoogleServiceAccount, endpoint: EndpointSettings, transport: any HTTPTransport, refreshMargin: TimeInterval = 300) {
+    public init(
+        account: GoogleServiceAccount, endpoint: EndpointSettings, transport: any HTTPTransport, refreshMargin: TimeInterval = 300,
+        scopes: [String] = [GoogleJWT.scope]
+    ) {
         self.account = account
         self.endpoint = endpoint
         self.transport = transport
         self.refreshMargin = refreshMargin
+        self.scopes = scopes
     }
 
     /// A token valid for at least the refresh margin, refreshing it (once, for every caller
@@ -66,8 +73,8 @@ public actor PlayAccessTokenCache {
             // Another attempt is asking already: its answer is ours, its request its own.
             return Answer(token: await refreshing.value.token, record: nil)
         }
-        let task = Task { [account, endpoint, transport] in
-            await Self.grant(account: account, endpoint: endpoint, transport: transport, gate: gate)
+        let task = Task { [account, endpoint, transport, scopes] in
+            await Self.grant(account: account, endpoint: endpoint, transport: transport, scopes: scopes, gate: gate)
         }
         refreshing = task
         let fetched = await task.value
@@ -95,14 +102,14 @@ public actor PlayAccessTokenCache {
     }
 
     private static func grant(
-        account: GoogleServiceAccount, endpoint: EndpointSettings, transport: any HTTPTransport, gate: any EndpointGate
+        account: GoogleServiceAccount, endpoint: EndpointSettings, transport: any HTTPTransport, scopes: [String], gate: any EndpointGate
     ) async -> Fetched {
         guard await gate.acquire(.googlePlayToken) else {
             return Fetched(token: .failure(.unavailable(Reason(.endpointCircuitOpen(.googlePlayToken)))), expiresIn: 0)
         }
         let assertion: String
         do {
-            assertion = try GoogleJWT.assertion(for: account, now: gate.now())
+            assertion = try GoogleJWT.assertion(for: account, scopes: scopes, now: gate.now())
         } catch {
             await gate.report(.googlePlayToken, .configuration(reason: Reason(.playKey)), retryAfter: nil, rateLimited: false)
             return Fetched(token: .failure(.configuration(Reason(.playKey, detail: "cannot sign the grant (\(error))"))), expiresIn: 0)
