@@ -29,13 +29,7 @@ enum DiscoveredCommand {
 
     static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
         try ArgumentChecks.noPositionals(arguments, command: "discovered")
-        var limit = 100
-        if let text = arguments.value("limit") {
-            guard let number = Int(text), number > 0, number <= 1_000_000 else {
-                throw CommandLineError.usage("Invalid value '\(text)' for '--limit <n>'; use a number from 1 to 1000000", command: "discovered")
-            }
-            limit = number
-        }
+        let limit = try ArgumentChecks.limit(arguments, command: "discovered")
         let environment = try CommandEnvironment(context)
         let purchases = try environment.readStore().discoveredPurchases(limit: limit)
         if arguments.flag("json") {

@@ -52,12 +52,7 @@ enum ListCommand {
             }
             filter.receivedBefore = context.now().addingTimeInterval(-duration.inSeconds)
         }
-        if let limit = arguments.value("limit") {
-            guard let number = Int(limit), number > 0, number <= 1_000_000 else {
-                throw CommandLineError.usage("Invalid value '\(limit)' for '--limit <n>'; use a number from 1 to 1000000", command: "list")
-            }
-            filter.limit = number
-        }
+        filter.limit = try ArgumentChecks.limit(arguments, command: "list", fallback: filter.limit)
         let environment = try CommandEnvironment(context)
         let (orders, total) = try environment.readStore().list(filter)
         let now = context.now()
@@ -93,13 +88,7 @@ enum ListCommand {
 
     /// `list --actions-due`: the outbox actions still owed, soonest first.
     static func actions(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
-        var limit = 100
-        if let text = arguments.value("limit") {
-            guard let number = Int(text), number > 0, number <= 1_000_000 else {
-                throw CommandLineError.usage("Invalid value '\(text)' for '--limit <n>'; use a number from 1 to 1000000", command: "list")
-            }
-            limit = number
-        }
+        let limit = try ArgumentChecks.limit(arguments, command: "list")
         let environment = try CommandEnvironment(context)
         let actions = try environment.readStore().pendingActions(dueBy: nil, limit: limit)
         let now = context.now()

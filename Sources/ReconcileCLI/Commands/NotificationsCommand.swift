@@ -27,13 +27,7 @@ enum NotificationsCommand {
 
     static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
         try ArgumentChecks.noPositionals(arguments, command: "notifications")
-        var limit = 100
-        if let text = arguments.value("limit") {
-            guard let number = Int(text), number > 0, number <= 1_000_000 else {
-                throw CommandLineError.usage("Invalid value '\(text)' for '--limit <n>'; use a number from 1 to 1000000", command: "notifications")
-            }
-            limit = number
-        }
+        let limit = try ArgumentChecks.limit(arguments, command: "notifications")
         let environment = try CommandEnvironment(context)
         let notifications = try environment.readStore().notifications(unmatchedOnly: arguments.flag("unmatched"), limit: limit)
         if arguments.flag("json") {

@@ -20,6 +20,15 @@ enum ArgumentChecks {
         return value
     }
 
+    /// `--limit <n>` (1 to 1,000,000), or `fallback` when it is not given.
+    static func limit(_ arguments: ParsedArguments, command: String, fallback: Int = 100) throws -> Int {
+        guard let text = arguments.value("limit") else { return fallback }
+        guard let number = Int(text), number > 0, number <= 1_000_000 else {
+            throw CommandLineError.usage("Invalid value '\(text)' for '--limit <n>'; use a number from 1 to 1000000", command: command)
+        }
+        return number
+    }
+
     static func state(_ text: String, command: String) throws -> OrderState {
         guard let state = OrderState(rawValue: text) else {
             var message = "Invalid value '\(text)' for '--state <state>'"
