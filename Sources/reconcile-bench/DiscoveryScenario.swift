@@ -2,7 +2,10 @@ import Foundation
 import Glibc
 import ReconcileCore
 import ReconcileCrypto
+import ReconcileEngine
 import ReconcileFoundation
+import ReconcileHTTP
+import ReconcileMock
 import ReconcileSpool
 import ReconcileStore
 import ReconcileSystem
@@ -79,6 +82,80 @@ enum DiscoveryScenario {
         guard made == count, try store.countsByState()[.pending] == count else { throw BenchmarkFailure("settling made \(made) orders of \(count)") }
         report.add("settled into orders, 100 a transaction", Double(count) / settling, "purchases/s")
         report.notes.append("state and spool on \(DiskProbe.filesystem(of: root)), synchronous=FULL; ES256 chain and two signatures per file")
+
+        let pulled = try await pullRate(root: root, count: options.quick ? 500 : 5_000)
+        report.add("through Pub/Sub pull (Google at 50 ms)", pulled, "purchases/s")
+        report.notes.append(
+            "pull: the mock in this process at 50 ms a request (pull, purchases.products.get, acknowledge), 100 messages a pull, "
+                + "16 purchases asked of Google at once, each purchase confirmed and committed with its message before the acknowledgement")
         return report
+    }
+
+    /// Google Play one-time purchases pulled from Pub/Sub, each confirmed with Google and kept
+    /// (`Mode=record`), by the daemon's own puller against the mock: purchases/s.
+    static func pullRate(root: String, count: Int) async throws -> Double {
+        let account = try PlayScenario.makeAccount(in: root)
+        var mockSettings = MockService.Settings()
+        mockSettings.googlePlay = MockGooglePlay(settings: MockGooglePlay.Settings(key: account.key.publicKey, audience: account.tokenURI))
+        let service = MockService(settings: mockSettings)
+        let server = try MockHTTPServer { service.handle($0) }
+        defer { server.stop() }
+        let base = "http://127.0.0.1:\(server.port)"
+        let transport = CurlTransport(maximumConnections: 64)
+        let package = PlayScenario.package
+        let subscription = "projects/bench/subscriptions/play-rtdn"
+        let tokens = (0..<count).map { "P\($0).AO-J1Oz" + String(repeating: "c", count: 40) }
+        let purchases = tokens.enumerated().map { index, token in
+            "{\"token\":\"\(token)\",\"package\":\"\(package)\",\"product\":\"gems\",\"orderId\":\"GPA.P\(index)\",\"obfuscatedExternalAccountId\":\"acct-\(index)\"}"
+        }
+        let messages = tokens.enumerated().map { index, token in
+            "{\"messageId\":\"b\(index)\",\"json\":{\"packageName\":\"\(package)\",\"eventTimeMillis\":\"1\",\"oneTimeProductNotification\":"
+                + "{\"notificationType\":1,\"purchaseToken\":\"\(token)\",\"sku\":\"gems\"}}}"
+        }
+        for (path, body) in [
+            ("/_mock/googleplay/purchases", "{\"purchases\":[\(purchases.joined(separator: ","))]}"),
+            ("/_mock/pubsub/publish", "{\"subscription\":\"\(subscription)\",\"messages\":[\(messages.joined(separator: ","))]}"),
+        ] {
+            let sent = await transport.send(HTTPRequest(url: base + path, body: Array(body.utf8), timeout: .seconds(60)))
+            guard sent.response?.status == 200 else { throw BenchmarkFailure("the mock refused \(path): \(sent.outcome)") }
+        }
+        var faults = MockFaults()
+        faults.latency = .milliseconds(50)
+        service.setFaults(faults)
+
+        try FileManager.default.createDirectory(atPath: root + "/pull", withIntermediateDirectories: true)
+        let store = try SQLiteOrderStore(path: root + "/pull/orders.db", mode: .owner)
+        let cache = PlayAccessTokenCache(
+            account: account, endpoint: EndpointSettings(url: base + "/googleplay/token", timeout: .seconds(10)), transport: transport,
+            scopes: [GoogleJWT.scope, GoogleJWT.pubSubScope])
+        var verifier = GooglePlayVerifier(
+            api: EndpointSettings(url: base + "/googleplay", timeout: .seconds(10)), packageName: package, allowTestPurchases: false, tokens: cache,
+            transport: transport)
+        verifier.pubSub = EndpointSettings(url: base + "/pubsub", timeout: .seconds(60))
+        var settings = Scheduler.Settings(
+            resolver: AttemptResolver(policy: RetryPolicy(Configuration.RetrySettings()), deliveryConfigured: false),
+            maxInFlight: 64, maxRate: nil, burst: 10, circuitThreshold: 10, circuitCooldown: .seconds(5), circuitMaxCooldown: .seconds(300),
+            requestTimeout: .seconds(10))
+        settings.googlePlay = Scheduler.PoolLimits(
+            maxInFlight: 64, maxRate: nil, burst: 10, circuitThreshold: 10, circuitCooldown: .seconds(5), circuitMaxCooldown: .seconds(300))
+        var senders = Scheduler.Senders(verifier: nil)
+        senders.googlePlay = verifier
+        let gate = Scheduler(store: store, settings: settings, senders: senders, logger: .discarding, clock: SystemClock())
+        let puller = PlayPubSubPuller(
+            settings: .init(subscription: subscription, verifier: verifier, discovery: DiscoverySettings(mode: .record), allowTestPurchases: false),
+            store: store, gate: gate, logger: .discarding, clock: SystemClock())
+        let start = ContinuousClock.now
+        var kept = 0
+        var empty = 0
+        while kept < count && empty < 3 {
+            let summary = await puller.pullNow()
+            kept += summary.discovered
+            empty = summary.pulled == 0 ? empty + 1 : 0
+        }
+        let elapsed = (ContinuousClock.now - start).inSeconds
+        guard kept == count, try store.summary().discovered.waiting == count else {
+            throw BenchmarkFailure("pull kept \(kept) of \(count) purchases")
+        }
+        return Double(count) / elapsed
     }
 }

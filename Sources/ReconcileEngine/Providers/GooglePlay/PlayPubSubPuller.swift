@@ -38,6 +38,8 @@ public final class PlayPubSubPuller: Service {
         /// `[GooglePlay] AllowTestPurchases=`.
         public var allowTestPurchases: Bool
         public var maxMessages = 100
+        /// Purchases Google is asked about at once.
+        public var concurrentLookups = 16
         /// After a pull that found nothing.
         public var idlePause: Duration = .seconds(5)
         /// After a failed pull, doubled at each failure in a row up to ``maximumPause``.
@@ -156,58 +158,37 @@ public final class PlayPubSubPuller: Service {
         summary.pulled = answer.messages.count
         guard !answer.messages.isEmpty else { return summary }
 
-        // What each message becomes; those after a failure to ask Google are left for later.
+        // What each message becomes. Google is asked about several purchases at once (each ask
+        // takes its own rate token); a message Google could not be asked about is left for
+        // Pub/Sub to deliver again.
         var ready: [(message: PubSubPullAnswer.Message, notification: StoreNotification, voided: Bool)] = []
         var done: [String] = []  // ackIds of messages with nothing to keep
-        for (index, message) in answer.messages.enumerated() {
-            let push: PlayNotification
-            do {
-                push = try PlayNotification.parse(data: message.data, messageID: message.messageID)
-            } catch {
-                logger.warning(
-                    "Pub/Sub message \(message.messageID) of \(settings.subscription) is not a Play notification (\(error)); acknowledged, nothing taken in",
-                    [.endpoint: "pubsub", .reason: ReasonCode.unparseableAnswer.rawValue])
+        let decided = await withTaskGroup(of: (Int, Decision).self) { group in
+            var results = [Decision?](repeating: nil, count: answer.messages.count)
+            var next = 0
+            func add() {
+                guard next < answer.messages.count else { return }
+                let (index, message) = (next, answer.messages[next])
+                next += 1
+                group.addTask { (index, await self.decide(message, settings: settings)) }
+            }
+            for _ in 0..<min(settings.concurrentLookups, answer.messages.count) { add() }
+            while let (index, decision) = await group.next() {
+                results[index] = decision
+                add()
+            }
+            return results.map { $0! }
+        }
+        for (message, decision) in zip(answer.messages, decided) {
+            switch decision {
+            case .take(let notification, let voided):
+                ready.append((message, notification, voided))
+            case .acknowledge:
                 done.append(message.ackID)
-                continue
+            case .leave(let failure):
+                summary.left += 1
+                if let failure { summary.failure = failure }
             }
-            var notification = StoreNotification.playPush(push)
-            notification.via = .poll
-            if case .oneTimeProduct(let type, let token, let sku) = push.kind, type == 1 {
-                let package = push.packageName ?? settings.verifier.packageName
-                let product = sku ?? ""
-                switch await settings.verifier.lookUpOneTime(package: package, product: product, token: token, gate: gate) {
-                case .purchase(let purchase):
-                    let digest = SHA256.hexDigest(Array(token.utf8))
-                    switch PlayDiscovery.confirm(
-                        purchase, token: token, tokenDigest: digest, package: package, productID: product, allowTestPurchases: settings.allowTestPurchases,
-                        via: .pubsub)
-                    {
-                    case .purchase(let discovered):
-                        notification.discovered = discovered
-                    case .pending(let reason):
-                        logger.info(
-                            "Pub/Sub message \(message.messageID): Google Play purchase of \(PrintableText.excerpt(product, maximumScalars: 80)) not paid yet (\(reason)); left for Pub/Sub to deliver again",
-                            [.endpoint: "pubsub", .reason: reason.code.rawValue])
-                        summary.left += 1
-                        continue
-                    case .notKept(let reason):
-                        logger.info(
-                            "Pub/Sub message \(message.messageID): Google Play purchase of \(PrintableText.excerpt(product, maximumScalars: 80)) not kept: \(reason)",
-                            [.endpoint: "pubsub", .reason: reason.code.rawValue])
-                    }
-                case .unconfirmed(let reason):
-                    logger.warning(
-                        "Pub/Sub message \(message.messageID): Google does not confirm the one-time purchase it names (\(reason)); recorded, nothing kept",
-                        [.endpoint: "pubsub", .reason: reason.code.rawValue])
-                case .unavailable(let reason):
-                    // Google cannot be asked now: this message and the rest come back later.
-                    summary.left += answer.messages.count - index
-                    summary.failure = GooglePlayVerifier.PubSubFailure(reason: reason, isConfiguration: false)
-                    break
-                }
-                if summary.failure != nil { break }
-            }
-            ready.append((message, notification, push.isVoided))
         }
 
         if !ready.isEmpty {
@@ -254,5 +235,59 @@ public final class PlayPubSubPuller: Service {
                 [.endpoint: "pubsub", .reason: failure.reason.code.rawValue])
         }
         return summary
+    }
+
+    /// What one pulled message becomes.
+    enum Decision: Sendable {
+        /// Taken in (with the purchase Google confirmed, if any), then acknowledged.
+        case take(StoreNotification, voided: Bool)
+        /// Nothing to take in: acknowledged.
+        case acknowledge
+        /// Left for Pub/Sub to deliver again (`failure`: Google could not be asked).
+        case leave(GooglePlayVerifier.PubSubFailure?)
+    }
+
+    func decide(_ message: PubSubPullAnswer.Message, settings: Settings) async -> Decision {
+        let push: PlayNotification
+        do {
+            push = try PlayNotification.parse(data: message.data, messageID: message.messageID)
+        } catch {
+            logger.warning(
+                "Pub/Sub message \(message.messageID) of \(settings.subscription) is not a Play notification (\(error)); acknowledged, nothing taken in",
+                [.endpoint: "pubsub", .reason: ReasonCode.unparseableAnswer.rawValue])
+            return .acknowledge
+        }
+        var notification = StoreNotification.playPush(push)
+        notification.via = .poll
+        guard case .oneTimeProduct(let type, let token, let sku) = push.kind, type == 1 else { return .take(notification, voided: push.isVoided) }
+        let package = push.packageName ?? settings.verifier.packageName
+        let product = sku ?? ""
+        let shown = PrintableText.excerpt(product, maximumScalars: 80)
+        switch await settings.verifier.lookUpOneTime(package: package, product: product, token: token, gate: gate) {
+        case .purchase(let purchase):
+            switch PlayDiscovery.confirm(
+                purchase, token: token, tokenDigest: SHA256.hexDigest(Array(token.utf8)), package: package, productID: product,
+                allowTestPurchases: settings.allowTestPurchases, via: .pubsub)
+            {
+            case .purchase(let discovered):
+                notification.discovered = discovered
+            case .pending(let reason):
+                logger.info(
+                    "Pub/Sub message \(message.messageID): Google Play purchase of \(shown) not paid yet (\(reason)); left for Pub/Sub to deliver again",
+                    [.endpoint: "pubsub", .reason: reason.code.rawValue])
+                return .leave(nil)
+            case .notKept(let reason):
+                logger.info(
+                    "Pub/Sub message \(message.messageID): Google Play purchase of \(shown) not kept: \(reason)",
+                    [.endpoint: "pubsub", .reason: reason.code.rawValue])
+            }
+        case .unconfirmed(let reason):
+            logger.warning(
+                "Pub/Sub message \(message.messageID): Google does not confirm the one-time purchase it names (\(reason)); recorded, nothing kept",
+                [.endpoint: "pubsub", .reason: reason.code.rawValue])
+        case .unavailable(let reason):
+            return .leave(GooglePlayVerifier.PubSubFailure(reason: reason, isConfiguration: false))
+        }
+        return .take(notification, voided: false)
     }
 }
