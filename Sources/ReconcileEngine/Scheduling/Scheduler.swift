@@ -76,9 +76,8 @@ public actor Scheduler {
     var blamed: Set<Int64> = []
     /// While the store fails: since when, why, and how long the next retry waits.
     var storeTrouble: StoreTrouble?
-    /// When the soonest end of a discovered purchase's grace is read again (`nil`: at the next
-    /// turn).
-    var discoveryCheck: DiscoveryCheck?
+    /// When the soonest end of a discovered purchase's grace is read again.
+    var discoveryCheck = DiscoveryCheck.nextTurn
     /// Set by ``nudge()``: a commit may have kept a purchase; the soonest grace end is read
     /// again at the next turn.
     nonisolated let discoveryNudged = Atomic<Bool>(true)
@@ -423,16 +422,23 @@ public actor Scheduler {
     /// Returns when to look again.
     func settleDiscoveredPurchases(now: Date, mono: ContinuousClock.Instant) throws -> ContinuousClock.Instant? {
         let nudged = discoveryNudged.exchange(false, ordering: .acquiringAndReleasing)
-        if !nudged, let check = discoveryCheck, check.at.map({ mono < $0 }) ?? true { return check.at }
+        if !nudged {
+            switch discoveryCheck {
+            case .onNudge: return nil
+            case .at(let time) where mono < time: return time
+            default: break
+            }
+        }
         let recheck = coordinator.othersEndAttempts ? mono + min(Self.discoveryRecheck, max(.seconds(1), settings.discovery.grace)) : nil
         guard let next = try store.nextGraceEnd() else {
-            discoveryCheck = DiscoveryCheck(at: recheck)
+            discoveryCheck = recheck.map(DiscoveryCheck.at) ?? .onNudge
             return recheck
         }
         guard next <= now else {
             let end = mono + .seconds(next.timeIntervalSince(now))
-            discoveryCheck = DiscoveryCheck(at: recheck.map { min($0, end) } ?? end)
-            return discoveryCheck?.at
+            let time = recheck.map { min($0, end) } ?? end
+            discoveryCheck = .at(time)
+            return time
         }
         let settled = try store.settleDiscovered(
             settings: settings.discovery, verifiers: settings.verifiers, now: now, limit: 100, digest: { SHA256.hexDigest($0) })
@@ -440,17 +446,22 @@ public actor Scheduler {
         if !settled.isEmpty { changeObserver?() }
         // More may be due, and orders made are due now: the next turn looks again at once. None
         // settled while some are due: another node holds them; look again shortly.
-        discoveryCheck = nil
-        if settled.isEmpty {
-            discoveryCheck = DiscoveryCheck(at: mono + .seconds(1))
-            return mono + .seconds(1)
+        guard settled.isEmpty else {
+            discoveryCheck = .nextTurn
+            return mono
         }
-        return mono
+        discoveryCheck = .at(mono + .seconds(1))
+        return mono + .seconds(1)
     }
 
-    /// When the soonest grace end is to be read again: `at`, or (`nil`) only after a nudge.
-    struct DiscoveryCheck {
-        var at: ContinuousClock.Instant?
+    /// When the soonest grace end is read again.
+    enum DiscoveryCheck {
+        /// At the next turn.
+        case nextTurn
+        /// Only after a ``Scheduler/nudge()``: nothing waits, and no other node keeps purchases.
+        case onNudge
+        /// At this time (or after a nudge, if sooner).
+        case at(ContinuousClock.Instant)
     }
 
     /// How often a node on a shared store reads the soonest grace end while none is known to be
