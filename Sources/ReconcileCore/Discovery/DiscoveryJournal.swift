@@ -9,7 +9,7 @@ public enum DiscoveryJournal {
     public static func report(
         _ arrival: DiscoveryArrival, of purchase: DiscoveredPurchase, via: String, spoolFile: String? = nil, logger: Logger
     ) {
-        let what = "\(purchase.store == .appStore ? "App Store" : "Google Play") purchase \(purchase.transactionKey) of \(purchase.productID)"
+        let what = named(purchase)
         switch arrival {
         case .ignored:
             logger.debug("\(what) (\(via)): [Discovery] Mode=off; not kept", [.transactionID: purchase.transactionKey, .spoolFile: spoolFile])
@@ -40,7 +40,7 @@ public enum DiscoveryJournal {
     /// The grace of a discovered purchase ended: what it became.
     public static func report(_ settlement: DiscoverySettlement, logger: Logger) {
         let purchase = settlement.purchase
-        let what = "\(purchase.store == .appStore ? "App Store" : "Google Play") purchase \(purchase.transactionKey) of \(purchase.productID)"
+        let what = named(purchase)
         let status = settlement.status
         let fields: KeyValuePairs<LogField, String?> = [
             .transactionID: purchase.transactionKey, .productID: purchase.productID, .orderID: status.orderID, .reason: status.code,
@@ -67,6 +67,11 @@ public enum DiscoveryJournal {
         case .waiting:
             logger.debug("\(what): still waiting", fields)
         }
+    }
+
+    /// How the lines name a purchase: its store, key and product — never its proof.
+    static func named(_ purchase: DiscoveredPurchase) -> String {
+        "\(purchase.store == .appStore ? "App Store" : "Google Play") purchase \(purchase.transactionKey) of \(purchase.productID)"
     }
 }
 
