@@ -24,10 +24,7 @@ enum PlayScenario {
         let root = try options.makeDirectory(name)
         defer { try? FileManager.default.removeItem(atPath: root) }
         let account = try makeAccount(in: root)
-        var settings = MockService.Settings()
-        settings.googlePlay = MockGooglePlay(settings: MockGooglePlay.Settings(key: account.key.publicKey, audience: account.tokenURI))
-        let service = MockService(settings: settings)
-        let server = try MockHTTPServer { service.handle($0) }
+        let (service, server) = try startMock(checking: account)
         defer { server.stop() }
         let base = "http://127.0.0.1:\(server.port)/googleplay"
         let transport = CurlTransport(maximumConnections: 256)
@@ -55,6 +52,14 @@ enum PlayScenario {
             "MaxInFlight=\(inFlight), MaxRate=infinity, mock latency 50 ms on every Google request (token grant included); "
                 + "with Acknowledge=yes each order is three requests (the read that verifies it, the read before acknowledging, :acknowledge), so that ideal is a third; the mock runs in the same process on loopback")
         return report
+    }
+
+    /// The mock in this process on loopback, playing Google Play (and Pub/Sub) for `account`.
+    static func startMock(checking account: GoogleServiceAccount) throws -> (MockService, MockHTTPServer) {
+        var settings = MockService.Settings()
+        settings.googlePlay = MockGooglePlay(settings: MockGooglePlay.Settings(key: account.key.publicKey, audience: account.tokenURI))
+        let service = MockService(settings: settings)
+        return (service, try MockHTTPServer { service.handle($0) })
     }
 
     /// A throwaway service account whose key `openssl` makes now.
