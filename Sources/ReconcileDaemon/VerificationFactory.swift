@@ -52,7 +52,7 @@ public enum VerificationFactory {
     static func pubSubPulling(_ configuration: Configuration, _ play: GooglePlayVerifier?) -> PlayPubSubPuller.Settings? {
         guard let play, let subscription = configuration.googlePlay.subscription, play.pubSub != nil else { return nil }
         return PlayPubSubPuller.Settings(
-            subscription: subscription, verifier: play, discovery: configuration.discovery, allowTestPurchases: configuration.googlePlay.allowTestPurchases)
+            subscription: subscription, verifier: play, discovery: configuration.discovery)
     }
 
     /// Google Play's voided purchases (DESIGN §5a): read every `Poll=` (not at all with

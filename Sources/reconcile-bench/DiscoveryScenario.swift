@@ -95,10 +95,7 @@ enum DiscoveryScenario {
     /// (`Mode=record`), by the daemon's own puller against the mock: purchases/s.
     static func pullRate(root: String, count: Int) async throws -> Double {
         let account = try PlayScenario.makeAccount(in: root)
-        var mockSettings = MockService.Settings()
-        mockSettings.googlePlay = MockGooglePlay(settings: MockGooglePlay.Settings(key: account.key.publicKey, audience: account.tokenURI))
-        let service = MockService(settings: mockSettings)
-        let server = try MockHTTPServer { service.handle($0) }
+        let (service, server) = try PlayScenario.startMock(checking: account)
         defer { server.stop() }
         let base = "http://127.0.0.1:\(server.port)"
         let transport = CurlTransport(maximumConnections: 64)
@@ -142,7 +139,7 @@ enum DiscoveryScenario {
         senders.googlePlay = verifier
         let gate = Scheduler(store: store, settings: settings, senders: senders, logger: .discarding, clock: SystemClock())
         let puller = PlayPubSubPuller(
-            settings: .init(subscription: subscription, verifier: verifier, discovery: DiscoverySettings(mode: .record), allowTestPurchases: false),
+            settings: .init(subscription: subscription, verifier: verifier, discovery: DiscoverySettings(mode: .record)),
             store: store, gate: gate, logger: .discarding, clock: SystemClock())
         let start = ContinuousClock.now
         var kept = 0

@@ -20,8 +20,8 @@ import Synchronization
 /// - Anything else: recorded.
 ///
 /// A message the daemon cannot read is acknowledged and logged: delivered again it would be the
-/// same. When Google or the store cannot be asked, the rest of the batch stays unacknowledged and
-/// comes back after its deadline. A message redelivered after a crash between the commit and the
+/// same. A message whose purchase Google cannot be asked about now stays unacknowledged and comes
+/// back after its deadline; so does the whole batch when the store cannot commit it. A message redelivered after a crash between the commit and the
 /// acknowledgement is a duplicate: it changes nothing more. Requests take `googleplay`'s rate
 /// tokens; after a failed pull the next waits longer, up to ``Settings/maximumPause``.
 public final class PlayPubSubPuller: Service {
@@ -35,8 +35,6 @@ public final class PlayPubSubPuller: Service {
         public var verifier: GooglePlayVerifier
         /// `[Discovery]`: what a confirmed purchase does.
         public var discovery: DiscoverySettings
-        /// `[GooglePlay] AllowTestPurchases=`.
-        public var allowTestPurchases: Bool
         public var maxMessages = 100
         /// Purchases Google is asked about at once.
         public var concurrentLookups = 16
@@ -46,19 +44,19 @@ public final class PlayPubSubPuller: Service {
         public var failurePause: Duration = .seconds(5)
         public var maximumPause: Duration = .seconds(300)
 
-        public init(subscription: String, verifier: GooglePlayVerifier, discovery: DiscoverySettings, allowTestPurchases: Bool) {
+        public init(subscription: String, verifier: GooglePlayVerifier, discovery: DiscoverySettings) {
             self.subscription = subscription
             self.verifier = verifier
             self.discovery = discovery
-            self.allowTestPurchases = allowTestPurchases
         }
     }
 
     /// What one pull did.
     public struct Summary: Sendable, Hashable {
         public var pulled = 0
-        /// Taken in (new), and already taken in (a redelivery, or the push file came first).
+        /// Taken in: new messages, and those taken in before that carry a purchase (kept once).
         public var taken = 0
+        /// Taken in before (a redelivery, or the push file came first), with no purchase.
         public var duplicates = 0
         /// Purchases kept (new discovered purchases).
         public var discovered = 0
@@ -267,7 +265,7 @@ public final class PlayPubSubPuller: Service {
         case .purchase(let purchase):
             switch PlayDiscovery.confirm(
                 purchase, token: token, tokenDigest: SHA256.hexDigest(Array(token.utf8)), package: package, productID: product,
-                allowTestPurchases: settings.allowTestPurchases, via: .pubsub)
+                allowTestPurchases: settings.verifier.allowTestPurchases, via: .pubsub)
             {
             case .purchase(let discovered):
                 notification.discovered = discovered
