@@ -40,6 +40,13 @@ final class TimedStore: SharedOrderStore {
 
     func nextGraceEnd() throws -> Date? { try base.nextGraceEnd() }
     func discoveredPurchases(limit: Int) throws -> [StoredDiscoveredPurchase] { try base.discoveredPurchases(limit: limit) }
+    func holdings(of purchases: [LookedUpPurchase]) throws -> [LookedUpPurchase] { try base.holdings(of: purchases) }
+    func recover(
+        _ purchases: [LookedUpPurchase], user: String?, allowTestPurchases: Bool, verifiers: ConfiguredVerifiers, now: Date,
+        digest: @Sendable ([UInt8]) -> String
+    ) throws -> [RecoveredPurchase] {
+        try base.recover(purchases, user: user, allowTestPurchases: allowTestPurchases, verifiers: verifiers, now: now, digest: digest)
+    }
 
     var executor: UnownedSerialExecutor { base.executor }
     func writing<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T { try await base.writing(body) }

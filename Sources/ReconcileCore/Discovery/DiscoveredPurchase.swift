@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileFoundation
 
 /// A purchase a store reported on its own (DESIGN §5b): an App Store `ONE_TIME_CHARGE`'s signed
 /// transaction, a Play `ONE_TIME_PRODUCT_PURCHASED` confirmed with `purchases.products.get`, or
@@ -60,6 +61,18 @@ public struct DiscoveredPurchase: Sendable, Hashable {
         self.isSubscription = isSubscription
         self.revokedAt = revokedAt
         self.via = via
+    }
+
+    /// The purchase in a verified App Store transaction whose JWS is `signedTransaction`;
+    /// `environment` is used when the transaction names none.
+    public static func appStore(_ transaction: AppStoreTransaction, signedTransaction: String, environment: String?, via: Via) -> DiscoveredPurchase {
+        DiscoveredPurchase(
+            store: .appStore, transactionKey: transaction.transactionID, productID: transaction.productID,
+            purchasedAt: transaction.purchaseDateMilliseconds.map(Date.init(epochMilliseconds:)),
+            environment: transaction.environment ?? environment, accountToken: transaction.appAccountToken,
+            proof: OrderProof(transactionID: transaction.transactionID, signedTransaction: signedTransaction),
+            isSubscription: transaction.type == "Auto-Renewable Subscription",
+            revokedAt: transaction.revocationDateMilliseconds.map(Date.init(epochMilliseconds:)), via: via)
     }
 
     /// The id of the order it becomes: `apple:<transactionId>`, or its Play claim key

@@ -69,6 +69,43 @@ public enum DiscoveryJournal {
         }
     }
 
+    /// `reconcilectl lookup` by `actor`: the store order asked about and what the store gave.
+    public static func lookedUp(_ id: StoreOrderID, purchases: [LookedUpPurchase], actor: String, logger: Logger) {
+        let held = purchases.filter { $0.heldBy != nil }.count
+        logger.info(
+            "\(actor) looked up \(named(id)): \(Plural.count(purchases.count, "purchase")), \(held) held by stored orders",
+            [.actor: actor, .count: String(purchases.count)])
+    }
+
+    /// `lookup` or `recover` (`verb`) by `actor` gave nothing: why.
+    public static func lookupFailed(_ id: StoreOrderID, verb: String, why: String, actor: String, logger: Logger) {
+        logger.notice("\(actor) \(verb) \(named(id)): \(why)", [.actor: actor, .reason: "lookup_failed"])
+    }
+
+    /// `reconcilectl recover` by `actor`: one line for each order made (`notice`, with its
+    /// MESSAGE_ID) and for each purchase left (`info`, with why).
+    public static func recovered(_ id: StoreOrderID, results: [RecoveredPurchase], actor: String, note: String?, logger: Logger) {
+        let noted = note.map { ": \($0)" } ?? ""
+        for result in results {
+            let purchase = result.found.purchase
+            switch result.result {
+            case .made(let orderID):
+                logger.notice(
+                    "\(actor) recovered \(named(purchase)) of \(named(id)) as order \(orderID)\(noted)", id: .orderRecovered,
+                    [.orderID: orderID, .transactionID: purchase.transactionKey, .productID: purchase.productID, .actor: actor, .reason: "recovered"])
+            case .left(let left):
+                logger.info(
+                    "\(actor) recover of \(named(id)) left \(named(purchase)): \(left.description)",
+                    [.transactionID: purchase.transactionKey, .productID: purchase.productID, .actor: actor, .reason: left.code])
+            }
+        }
+    }
+
+    /// How the lines name a customer's store order.
+    static func named(_ id: StoreOrderID) -> String {
+        "\(id.store == .appStore ? "App Store" : "Google Play") order \(id.id)"
+    }
+
     /// How the lines name a purchase: its store, key and product — never its proof.
     static func named(_ purchase: DiscoveredPurchase) -> String {
         "\(purchase.store == .appStore ? "App Store" : "Google Play") purchase \(purchase.transactionKey) of \(purchase.productID)"

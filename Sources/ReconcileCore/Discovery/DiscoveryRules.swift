@@ -160,12 +160,46 @@ public enum DiscoveryRules {
     }
 
     /// Why `recover` makes no order for a purchase.
-    public enum Left: Sendable, Hashable {
+    public enum Left: Sendable, Hashable, CustomStringConvertible {
         /// An order holds it already: running `recover` twice makes nothing new.
         case heldBy(orderID: String)
         case ignored(Ignored)
         /// Neither `--user` nor an account the app set.
         case noAccount
+        /// The store does not say it is paid (pending, cancelled) or is refunding it.
+        case notPaid(LookedUpPurchase.State)
+        /// A license tester's purchase, and `AllowTestPurchases=no`.
+        case testPurchase
+        /// The order could not be taken in, and why (the configured verifier does not take its
+        /// proof, say).
+        case refused(String)
+
+        /// A word for `recover --json`.
+        public var code: String {
+            switch self {
+            case .heldBy: "held"
+            case .ignored(let why): why == .revoked ? "refunded" : why.rawValue
+            case .noAccount: "no_account"
+            case .notPaid(let state): state.isRefund ? "refunded" : state.rawValue
+            case .testPurchase: "test_purchase"
+            case .refused: "refused"
+            }
+        }
+
+        /// Why, in words a support person can act on.
+        public var description: String {
+            switch self {
+            case .heldBy(let order): "order \(order) holds it already"
+            case .ignored(.subscription): "a subscription: never recovered as an order"
+            case .ignored(.revoked): "the store took the money back (refunded or revoked)"
+            case .ignored(.unnamable): "its store id does not make a valid order id"
+            case .noAccount: "the app set no account for it: run recover again with --user ID"
+            case .notPaid(let state) where state.isRefund: "the store says \(state.rawValue): the money was taken back"
+            case .notPaid(let state): "the store says \(state.rawValue), not purchased"
+            case .testPurchase: "a license tester's test purchase, and [GooglePlay] AllowTestPurchases=no"
+            case .refused(let why): "the order could not be taken in: \(why)"
+            }
+        }
     }
 
     /// `recover STORE_ORDER_ID [--user ID]` for one of its purchases: `holder` as in
@@ -178,6 +212,20 @@ public enum DiscoveryRules {
         if let ignored = ignored(purchase) { return .leaves(.ignored(ignored)) }
         guard let account = user ?? purchase.accountToken else { return .leaves(.noAccount) }
         return .makes(order(purchase, account: account, origin: .operator))
+    }
+
+    /// `recover` for a purchase a look-up found: as ``recover(_:holder:known:user:)``, and
+    /// besides only what the store says is paid (a refund in progress or done, a pending or
+    /// cancelled payment: left), a license tester's purchase only with `allowTestPurchases`.
+    public static func recover(
+        _ found: LookedUpPurchase, holder: String?, known: Status?, user: String?, allowTestPurchases: Bool
+    ) -> Recovery {
+        if let holder { return .leaves(.heldBy(orderID: holder)) }
+        if case .becameOrder(let made)? = known { return .leaves(.heldBy(orderID: made)) }
+        if found.purchase.isSubscription { return .leaves(.ignored(.subscription)) }
+        guard found.state == .purchased else { return .leaves(.notPaid(found.state)) }
+        if found.isTest && !allowTestPurchases { return .leaves(.testPurchase) }
+        return recover(found.purchase, holder: nil, known: known, user: user)
     }
 
     /// Why `purchase` is not one to act on, if it is not.

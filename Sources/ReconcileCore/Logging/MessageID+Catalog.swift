@@ -46,13 +46,15 @@ extension MessageID {
     public static let discoveredOrderMade = MessageID("discovered-order-made", "eb1aa086894b4a49a06d7a3a1e1bbfe7")
     /// A discovered purchase carries no account to grant it to: a person decides.
     public static let discoveredNoAccount = MessageID("discovered-no-account", "a68760e3430343859187416f57926f11")
+    /// An operator's `reconcilectl recover` made an order for a purchase of a customer's store order.
+    public static let orderRecovered = MessageID("store-order-recovered", "14cc6ae2f4a4404da9157845f033cfd6")
 
     /// Every id the daemon logs, the logging machinery's own included.
     public static let all: [MessageID] = [
         started, stopping, reloaded, configurationError, fileRejected, ordersAccepted, finished, rejected,
         escalated, expired, circuitOpened, circuitClosed, suppressed, suppressedLines, storeUnavailable, duplicateIgnored, startFailed,
         spoolDirectoryRefused, storeLost, operatorBulkAction, actionEscalated, actionOverdue, orderRevoked, orderReinstated,
-        notificationUnmatched, purchaseDiscovered, discoveredOrderMade, discoveredNoAccount,
+        notificationUnmatched, purchaseDiscovered, discoveredOrderMade, discoveredNoAccount, orderRecovered,
     ]
 
     /// The catalogued event with this id, if any.

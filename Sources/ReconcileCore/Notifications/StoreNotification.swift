@@ -140,13 +140,8 @@ public struct StoreNotification: Sendable, Hashable {
             revokedAt: transaction?.revocationDateMilliseconds.map { Date(timeIntervalSince1970: Double($0) / 1000) },
             revocationReason: transaction?.revocationReason, via: via)
         if notification.type == AppStoreNotification.oneTimeCharge, let transaction, let signedTransaction {
-            kept.discovered = DiscoveredPurchase(
-                store: .appStore, transactionKey: transaction.transactionID, productID: transaction.productID,
-                purchasedAt: transaction.purchaseDateMilliseconds.map(Date.init(epochMilliseconds:)),
-                environment: transaction.environment ?? notification.environment, accountToken: transaction.appAccountToken,
-                proof: OrderProof(transactionID: transaction.transactionID, signedTransaction: signedTransaction),
-                isSubscription: transaction.type == "Auto-Renewable Subscription",
-                revokedAt: transaction.revocationDateMilliseconds.map(Date.init(epochMilliseconds:)), via: via == .file ? .file : .history)
+            kept.discovered = DiscoveredPurchase.appStore(
+                transaction, signedTransaction: signedTransaction, environment: notification.environment, via: via == .file ? .file : .history)
         }
         return kept
     }

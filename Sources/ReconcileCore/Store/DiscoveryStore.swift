@@ -1,4 +1,5 @@
 import Foundation
+import ReconcileFoundation
 
 /// A purchase a store reported, as the store holds it (`reconcilectl discovered`): what the store
 /// said, where it stands, and when the daemon first heard of it.
@@ -43,6 +44,42 @@ public struct DiscoverySettlement: Sendable, Hashable {
     }
 }
 
+/// What `reconcilectl recover` did with one purchase of a customer's store order.
+public struct RecoveredPurchase: Sendable, Hashable {
+    public enum Result: Sendable, Hashable {
+        /// It became this order (`origin` `operator`), taken in like a spool file.
+        case made(orderID: String)
+        /// No order was made, and why.
+        case left(DiscoveryRules.Left)
+    }
+
+    /// The purchase as the look-up found it (its holder as it was before).
+    public var found: LookedUpPurchase
+    public var result: Result
+
+    public init(found: LookedUpPurchase, result: Result) {
+        self.found = found
+        self.result = result
+    }
+
+    /// The object `recover --json` prints for it: the look-up's fields, and `made` (the order
+    /// made, or `null`), `left` (a word, or `null`) and `why` (words, or `null`).
+    public var json: JSONValue {
+        guard case .object(var object) = found.json else { return found.json }
+        switch result {
+        case .made(let orderID):
+            object["made"] = .string(orderID)
+            object["left"] = .null
+            object["why"] = .null
+        case .left(let left):
+            object["made"] = .null
+            object["left"] = .string(left.code)
+            object["why"] = .string(left.description)
+        }
+        return .object(object)
+    }
+}
+
 /// The store's side of purchases the phone never sent (DESIGN §5b): each purchase kept once by
 /// its transaction key, joined to the order that holds its transaction, made an order after its
 /// grace — each decision by ``DiscoveryRules``, in one transaction with what it changes.
@@ -66,4 +103,18 @@ public protocol DiscoveryStore: Sendable {
 
     /// The purchases kept, the newest first.
     func discoveredPurchases(limit: Int) throws -> [StoredDiscoveredPurchase]
+
+    /// `lookup`: each purchase with the stored order that holds its transaction (a claim, an
+    /// order's `transaction_id` or purchase token, an order it became) and its discovered
+    /// status, if any. Reads only.
+    func holdings(of purchases: [LookedUpPurchase]) throws -> [LookedUpPurchase]
+
+    /// `recover`: for each purchase, in one transaction, ``DiscoveryRules/recover(_:holder:known:user:allowTestPurchases:)``
+    /// decides; an order it makes is taken in like a spool file (`digest` hashing its content)
+    /// and the purchase kept as discovered, `became_order`, so that running it again — or a late
+    /// phone order — finds it held.
+    func recover(
+        _ purchases: [LookedUpPurchase], user: String?, allowTestPurchases: Bool, verifiers: ConfiguredVerifiers, now: Date,
+        digest: @Sendable ([UInt8]) -> String
+    ) throws -> [RecoveredPurchase]
 }

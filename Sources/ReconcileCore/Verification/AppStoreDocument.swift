@@ -48,6 +48,31 @@ public enum AppStoreDocument {
             bundleID: object["bundleId"]?.stringValue, appAppleID: identifier(object["appAppleId"]))
     }
 
+    /// Look Up Order ID (`OrderLookupResponse`): the signed transactions of a customer's order.
+    /// Neither `status` alone is believed — Apple's own library has a fixture with status 1 and
+    /// transactions — so the transactions are returned whatever it says; the caller verifies each
+    /// and takes "none verified" as "no such order". An answer without a numeric `status` is
+    /// not one.
+    public static func orderLookup(_ body: [UInt8]) throws(AppStoreTransaction.Unparseable) -> [String] {
+        let object = try self.object(body, what: "order look-up answer")
+        guard object["status"]?.int64Value != nil else {
+            throw AppStoreTransaction.Unparseable(description: "the order look-up answer has no numeric \"status\"")
+        }
+        guard let values = object["signedTransactions"], values != .null else { return [] }
+        guard case .array(let list) = values else {
+            throw AppStoreTransaction.Unparseable(description: "the order look-up answer's \"signedTransactions\" is not an array")
+        }
+        guard list.count <= 1000 else {
+            throw AppStoreTransaction.Unparseable(description: "the order look-up answer holds \(list.count) transactions (at most 1000 are read)")
+        }
+        return try list.map { (value) throws(AppStoreTransaction.Unparseable) -> String in
+            guard let jws = value.stringValue, !jws.isEmpty else {
+                throw AppStoreTransaction.Unparseable(description: "an order look-up entry is not a signed transaction string")
+            }
+            return jws
+        }
+    }
+
     static func object(_ bytes: [UInt8], what: String) throws(AppStoreTransaction.Unparseable) -> JSONObject {
         let document: JSONValue
         do {

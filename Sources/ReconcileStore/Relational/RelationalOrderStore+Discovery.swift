@@ -77,4 +77,64 @@ extension RelationalOrderStore {
                 """)
         }
     }
+
+    public func holdings(of purchases: [LookedUpPurchase]) throws -> [LookedUpPurchase] {
+        guard !purchases.isEmpty else { return [] }
+        return try withConnection { connection in
+            let transaction = StoreTransaction(connection)
+            return try purchases.map { found in
+                var found = found
+                let known = try transaction.discovered(transactionKey: found.purchase.transactionKey, locking: false)
+                found.discovered = known?.status
+                found.heldBy = try transaction.holder(of: found.purchase)?.orderID ?? known?.status.orderID
+                return found
+            }
+        }
+    }
+
+    public func recover(
+        _ purchases: [LookedUpPurchase], user: String?, allowTestPurchases: Bool, verifiers: ConfiguredVerifiers, now: Date,
+        digest: @Sendable ([UInt8]) -> String
+    ) throws -> [RecoveredPurchase] {
+        guard !purchases.isEmpty else { return [] }
+        return try write { connection in
+            let transaction = StoreTransaction(connection)
+            var results: [RecoveredPurchase] = []
+            var madeOrders = false
+            for found in purchases {
+                let known = try transaction.discovered(transactionKey: found.purchase.transactionKey)
+                let holder = try transaction.holder(of: found.purchase)
+                var shown = found
+                shown.discovered = known?.status
+                shown.heldBy = holder?.orderID ?? known?.status.orderID
+                switch DiscoveryRules.recover(found, holder: holder?.orderID, known: known?.status, user: user, allowTestPurchases: allowTestPurchases) {
+                case .leaves(let left):
+                    results.append(RecoveredPurchase(found: shown, result: .left(left)))
+                case .makes(let order):
+                    let candidate = order.candidate(digest: digest)
+                    let orderID = candidate.submission.orderID
+                    var existing: OrderRecord?
+                    let (outcome, written) = try transaction.planAndWrite("recovered order \(orderID)") {
+                        existing = try transaction.record(orderID: orderID)
+                        let decided = IngestRules.plan(candidate, existing: existing, verifiers: verifiers, now: now)
+                        return (decided.plan, decided.outcome)
+                    }
+                    if let existing {
+                        // An order of that id was taken in before: it holds the purchase.
+                        try transaction.keepRecovered(found, known: known, orderID: orderID, orderReference: existing.reference, now: now)
+                        results.append(RecoveredPurchase(found: shown, result: .left(.heldBy(orderID: orderID))))
+                    } else if let written {
+                        try transaction.keepRecovered(found, known: known, orderID: orderID, orderReference: written.record.reference, now: now)
+                        madeOrders = true
+                        results.append(RecoveredPurchase(found: shown, result: .made(orderID: orderID)))
+                    } else {
+                        let why = if case .conflict(let problem) = outcome { problem.description } else { "nothing was written" }
+                        results.append(RecoveredPurchase(found: shown, result: .left(.refused(why))))
+                    }
+                }
+            }
+            if madeOrders { try wakeNodes(connection) }
+            return results
+        }
+    }
 }

@@ -58,12 +58,14 @@ extension StoreTransaction {
         try connection.fetchAll(statement, DiscoveredPurchaseColumns.stored(from:))
     }
 
-    /// The purchase kept under `transactionKey`, if any; locked on a shared store.
-    package func discovered(transactionKey: String) throws -> StoredDiscoveredPurchase? {
-        try connection.fetchOne(
+    /// The purchase kept under `transactionKey`, if any; locked on a shared store unless
+    /// `locking` is false (a read).
+    package func discovered(transactionKey: String, locking: Bool = true) throws -> StoredDiscoveredPurchase? {
+        let lock: SQLStatement = locking ? "\(SQLClause.forUpdateOf("d"))" : ""
+        return try connection.fetchOne(
             """
             SELECT \(raw: DiscoveredPurchaseColumns.select) \(raw: DiscoveredPurchaseColumns.from)
-            WHERE d.transaction_key = \(transactionKey) \(.forUpdateOf("d"))
+            WHERE d.transaction_key = \(transactionKey) \(lock)
             """, DiscoveredPurchaseColumns.stored(from:))
     }
 
@@ -75,5 +77,15 @@ extension StoreTransaction {
                 order_ref = \(orderReference), updated_at = \(now)
             WHERE id = \(reference)
             """)
+    }
+
+    /// Keeps a recovered purchase as discovered, `became_order`, held by the order made for it.
+    package func keepRecovered(_ found: LookedUpPurchase, known: StoredDiscoveredPurchase?, orderID: String, orderReference: Int64, now: Date) throws {
+        let status = DiscoveryRules.Status.becameOrder(orderID: orderID)
+        if let known {
+            try updateDiscovered(known.reference, status: status, orderReference: orderReference, now: now)
+        } else {
+            _ = try insertDiscovered(found.purchase, status: status, holder: orderReference, now: now)
+        }
     }
 }

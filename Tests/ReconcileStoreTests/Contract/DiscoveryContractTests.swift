@@ -196,6 +196,53 @@ struct DiscoveryContractTests {
         #expect(try store.order(id: "apple:951")?.finishedBy == .verifier)
     }
 
+    @Test("recover makes order apple:<transaction> (origin operator) once; a second run, a waiting one and a phone order's are held; refunds and subscriptions are left", arguments: ContractStore.all)
+    func recover(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
+        defer { opened.close() }
+        let store = opened.store
+        let discovery = try discoveryStore(opened)
+        let verifiers = ConfiguredVerifiers(kind: .appstore)
+        func found(_ purchase: DiscoveredPurchase, state: LookedUpPurchase.State = .purchased) -> LookedUpPurchase {
+            var purchase = purchase
+            purchase.via = .recover
+            return LookedUpPurchase(purchase: purchase, state: state)
+        }
+        // 700 waits out its grace (no account); 701 is carried by a phone order; 702 is new;
+        // 703 refunded; 704 a subscription.
+        _ = try discovery.recordDiscovered([Self.apple("700", account: nil)], settings: Self.deliver, now: t0)
+        _ = try store.ingest([candidate("PHONE-701", receipt: nil, transactionID: "701")], verifierKind: .appstore, now: t0)
+        var subscription = Self.apple("704")
+        subscription.isSubscription = true
+        let asked = [found(Self.apple("700", account: nil)), found(Self.apple("701")), found(Self.apple("702")), found(Self.apple("703"), state: .refunded), found(subscription)]
+        let looked = try discovery.holdings(of: asked)
+        #expect(looked.map(\.heldBy) == [nil, "PHONE-701", nil, nil, nil])
+        #expect(looked[0].discovered == .waiting(until: t0 + 900))
+        // No --user: the purchase without an account is left for one.
+        let first = try discovery.recover(asked, user: nil, allowTestPurchases: false, verifiers: verifiers, now: t0 + 10, digest: Self.digest)
+        #expect(first.map(\.result) == [
+            .left(.noAccount), .left(.heldBy(orderID: "PHONE-701")), .made(orderID: "apple:702"), .left(.notPaid(.refunded)), .left(.ignored(.subscription)),
+        ])
+        let made = try #require(try store.order(id: "apple:702"))
+        #expect(made.origin == .operator && made.state == .pending && made.applicationUsername == Self.account && made.proof.signedTransaction == Self.signed)
+        #expect(try store.history(orderID: "apple:702").first?.detail == "from reconcilectl recover (recover)")
+        // With --user: the one without an account is made, granted to that user; the rest is held or left as before.
+        let second = try discovery.recover(asked, user: "user-5", allowTestPurchases: false, verifiers: verifiers, now: t0 + 20, digest: Self.digest)
+        #expect(second.map(\.result) == [
+            .made(orderID: "apple:700"), .left(.heldBy(orderID: "PHONE-701")), .left(.heldBy(orderID: "apple:702")), .left(.notPaid(.refunded)),
+            .left(.ignored(.subscription)),
+        ])
+        #expect(try store.order(id: "apple:700")?.applicationUsername == "user-5")
+        // Its grace ending now settles nothing: it became an order.
+        #expect(try discovery.settleDiscovered(settings: Self.deliver, verifiers: verifiers, now: t0 + 1000, limit: 10, digest: Self.digest).isEmpty)
+        let statuses = Dictionary(uniqueKeysWithValues: try discovery.discoveredPurchases(limit: 10).map { ($0.purchase.transactionKey, $0.status) })
+        #expect(statuses == ["700": .becameOrder(orderID: "apple:700"), "702": .becameOrder(orderID: "apple:702")])
+        // A third run makes nothing new.
+        let third = try discovery.recover(asked, user: "user-5", allowTestPurchases: false, verifiers: verifiers, now: t0 + 30, digest: Self.digest)
+        #expect(!third.contains { if case .made = $0.result { true } else { false } })
+        #expect(try discovery.holdings(of: asked).map(\.heldBy) == ["apple:700", "PHONE-701", "apple:702", nil, nil])
+    }
+
     @Test("a notification carrying a purchase keeps it with the notification, once; one taken in before without it (a push file) keeps it now", arguments: ContractStore.all)
     func keptWithNotification(_ kind: ContractStore) async throws {
         let opened = try await kind.open()
