@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ReconcileCore
+import ReconcileCrypto
 import ReconcileEngine
 import ReconcileFoundation
 import ReconcileStore
@@ -22,6 +23,9 @@ final class ControlHandler: Sendable {
     let generation = Atomic<Int>(1)
     /// The verifiers configured now (a retried order's proof must suit one of them).
     let verifiers: Mutex<ConfiguredVerifiers>
+    /// Asks the stores about a customer's order (`lookup`, `recover`), with the credentials
+    /// configured now.
+    let support: Mutex<SupportLookup>
     /// Asks the daemon's main loop to reload and reports the result (the new generation).
     let requestReload: @Sendable () async -> Result<Int, ReloadFailure>
     /// Called after an operator's action changed orders (the status line and the metrics file follow).
@@ -34,7 +38,8 @@ final class ControlHandler: Sendable {
     static let perOrderLogLimit = 10
 
     init(
-        store: any OperableOrderStore, scheduler: Scheduler, configPath: String, verifiers: ConfiguredVerifiers, logger: Logger,
+        store: any OperableOrderStore, scheduler: Scheduler, configPath: String, verifiers: ConfiguredVerifiers, support: SupportLookup,
+        logger: Logger,
         liveWindow: Duration = .seconds(105), ordersChanged: @escaping @Sendable () -> Void = {},
         requestReload: @escaping @Sendable () async -> Result<Int, ReloadFailure>
     ) {
@@ -43,6 +48,7 @@ final class ControlHandler: Sendable {
         self.scheduler = scheduler
         self.configPath = configPath
         self.verifiers = Mutex(verifiers)
+        self.support = Mutex(support)
         self.logger = logger
         self.requestReload = requestReload
         self.ordersChanged = ordersChanged
@@ -87,6 +93,49 @@ final class ControlHandler: Sendable {
             }
         case .retry, .hold, .release, .resolve, .cancel:
             return operate(request, peer: peer)
+        case .lookup, .recover:
+            return askStore(request, peer: peer)
+        }
+    }
+
+    /// `lookup` and `recover` (DESIGN §5b): the store is asked about the customer's order with the
+    /// daemon's credentials, then the store of orders says which order holds each purchase or
+    /// (`recover`) makes orders for those none holds. The connection's thread waits for the
+    /// store's answer; the scheduler's bucket paces the requests.
+    private func askStore(_ request: ControlRequest, peer: ControlSocketServer.Peer) -> String {
+        guard let id = request.storeOrderID else { return ControlResponse.error("\(request.operation.rawValue) needs \"store_order_id\"") }
+        let actor = Self.actor(of: peer, request: request).description
+        let verb = request.operation == .lookup ? "looked up" : "recover of"
+        let support = support.withLock { $0 }
+        let answer = AsyncResult.wait { [scheduler] in await support.lookUp(id, package: request.package, gate: scheduler) }
+        let found: [LookedUpPurchase]
+        switch answer {
+        case .failure(let failure):
+            DiscoveryJournal.lookupFailed(id, verb: verb, why: failure.description, actor: actor, logger: logger)
+            return ControlResponse.error(failure.description)
+        case .success(let purchases):
+            found = purchases
+        }
+        var object = JSONObject(["store": .string(id.store.rawValue), "store_order_id": .string(id.id)])
+        do {
+            if request.operation == .lookup {
+                let held = try store.holdings(of: found)
+                DiscoveryJournal.lookedUp(id, purchases: held, actor: actor, logger: logger)
+                object["purchases"] = .array(held.map(\.json))
+                return ControlResponse.ok(JSONObject(["lookup": .object(object)]))
+            }
+            let results = try store.recover(
+                found, user: request.user, allowTestPurchases: support.allowTestPurchases, verifiers: verifiers.withLock { $0 }, now: Date(),
+                digest: { SHA256.hexDigest($0) })
+            DiscoveryJournal.recovered(id, results: results, actor: actor, note: request.note, logger: logger)
+            if results.contains(where: { if case .made = $0.result { true } else { false } }) {
+                scheduler.nudge()
+                ordersChanged()
+            }
+            object["purchases"] = .array(results.map(\.json))
+            return ControlResponse.ok(JSONObject(["recover": .object(object)]))
+        } catch {
+            return ControlResponse.error("the store failed: \(error)")
         }
     }
 

@@ -202,7 +202,8 @@ public final class Daemon {
                 stateChanged()
             })
         control = ControlHandler(
-            store: store, scheduler: scheduler, configPath: configPath, verifiers: configuration.verifiers, logger: logger,
+            store: store, scheduler: scheduler, configPath: configPath, verifiers: configuration.verifiers, support: configured.support,
+            logger: logger,
             liveWindow: ClusterTiming(leaseTime: configuration.state.leaseTime).liveWindow, ordersChanged: stateChanged
         ) { [events] in
             await withCheckedContinuation { continuation in

@@ -29,6 +29,8 @@ public enum VerificationFactory {
         public var playPolling: PlayVoidedPurchasePoller.Settings?
         /// Pub/Sub pull (`[GooglePlay] Subscription=`); `nil`: none.
         public var pubSubPulling: PlayPubSubPuller.Settings?
+        /// `reconcilectl lookup` and `recover`: the stores' credentials.
+        public var support: SupportLookup
     }
 
     /// The scheduler's settings and senders, the reader of store notification files and the
@@ -44,7 +46,21 @@ public enum VerificationFactory {
         let (settings, senders) = try scheduler(for: configuration, resources: resources, transport: transport)
         return Configured(
             settings: settings, senders: senders, notifications: reader, polling: polling(configuration, resources, reader),
-            playPolling: playPolling(configuration, senders.googlePlay), pubSubPulling: pubSubPulling(configuration, senders.googlePlay))
+            playPolling: playPolling(configuration, senders.googlePlay), pubSubPulling: pubSubPulling(configuration, senders.googlePlay),
+            support: support(configuration, senders))
+    }
+
+    /// The stores support may ask about a customer's order (DESIGN §5b): the App Store with
+    /// `Kind=appstore`'s key — on its production host only, as Apple serves Look Up Order ID —
+    /// and Google Play with `[GooglePlay]`'s service account.
+    static func support(_ configuration: Configuration, _ senders: Scheduler.Senders) -> SupportLookup {
+        let appStore = senders.verifier as? AppStoreVerifier
+        var missing = "App Store order ids are looked up with [Verifier] Kind=appstore and its In-App Purchase key (KeyID=, IssuerID=, PrivateKeyFile=); this daemon has Kind=\(configuration.hasVerifier ? configuration.verifier.kind.rawValue : "none")"
+        if let appStore, URL(string: appStore.production.url)?.host == Configuration.VerifierSettings.appStoreSandboxURL.host {
+            missing = "Apple serves Look Up Order ID in production only, and this daemon's [Verifier] URL= is Apple's sandbox; point URL= at production (the default) to look up customers' orders"
+            return SupportLookup(appStore: nil, appStoreMissing: missing, googlePlay: senders.googlePlay)
+        }
+        return SupportLookup(appStore: appStore, appStoreMissing: missing, googlePlay: senders.googlePlay)
     }
 
     /// Play's real-time notifications pulled from `[GooglePlay] Subscription=` (DESIGN §5b),

@@ -41,7 +41,8 @@ struct ControlHandlerTests {
         let logger = Logger(handler: log, minimumLevel: .debug)
         let handler = ControlHandler(
             store: store, scheduler: Scheduler(store: store, settings: settings, senders: senders, logger: .discarding, clock: ManualClock()), configPath: "/x.conf",
-            verifiers: ConfiguredVerifiers(kind: .http), logger: logger, requestReload: { .success(1) })
+            verifiers: ConfiguredVerifiers(kind: .http), support: SupportLookup(appStore: nil, appStoreMissing: "no App Store credentials here", googlePlay: nil),
+            logger: logger, requestReload: { .success(1) })
         return (handler, store)
     }
 
@@ -128,5 +129,21 @@ struct ControlHandlerTests {
         #expect(object["not_reached"]?.int64Value == 1_500)
         let summary = try #require(log.records(with: .operatorBulkAction).first)
         #expect(summary.message.hasSuffix("0 changed; interrupted by the stop, 1500 not reached"), "\(summary.message)")
+    }
+
+    @Test("lookup and recover without the store's credentials: an error that names what is missing, logged with the operator")
+    func lookupWithoutCredentials() async throws {
+        let (handler, _) = try handler(escalated: 0)
+        let apple = try #require(answer(try await ask(handler, #"{"v":1,"op":"lookup","store_order_id":"MK5TTV4XYZ"}"#)))
+        #expect(apple["ok"]?.boolValue == false)
+        #expect(apple["error"]?.stringValue == "no App Store credentials here")
+        let play = try #require(answer(try await ask(handler, #"{"v":1,"op":"recover","store_order_id":"GPA.1234-5678-9012-34567","user":"u1"}"#)))
+        #expect(play["ok"]?.boolValue == false)
+        #expect(play["error"]?.stringValue?.contains("[GooglePlay]") == true, "\(play)")
+        let lines = log.records.filter { $0.message.hasPrefix("operator:root ") }.map(\.message)
+        #expect(lines == [
+            "operator:root looked up App Store order MK5TTV4XYZ: no App Store credentials here",
+            "operator:root recover of Google Play order GPA.1234-5678-9012-34567: " + (play["error"]?.stringValue ?? ""),
+        ])
     }
 }

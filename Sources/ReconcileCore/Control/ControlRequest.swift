@@ -7,6 +7,10 @@ public struct ControlRequest: Sendable, Hashable {
     /// and need a privileged peer.
     public enum Operation: String, CaseIterable, Sendable, Hashable {
         case status, wake, reload, retry, hold, release, resolve, cancel
+        /// A customer's store order as the store tells it (DESIGN §5b).
+        case lookup
+        /// Orders for that store order's purchases no stored order holds.
+        case recover
 
         /// Whether only root or the daemon's group may ask for it.
         public var isWrite: Bool {
@@ -24,7 +28,7 @@ public struct ControlRequest: Sendable, Hashable {
             case .release: .release
             case .resolve: .resolve
             case .cancel: .cancel
-            case .status, .wake, .reload: nil
+            case .status, .wake, .reload, .lookup, .recover: nil
             }
         }
     }
@@ -45,6 +49,12 @@ public struct ControlRequest: Sendable, Hashable {
     public var onBehalfOf: String?
     /// `reload --wait`: answer when the reload is done (the default), or at once.
     public var wait: Bool
+    /// `lookup` and `recover`: the customer's order id from the store's receipt.
+    public var storeOrderID: StoreOrderID?
+    /// `lookup` and `recover` of a Play order: which app (`--package`).
+    public var package: String?
+    /// `recover --user`: the account to grant the purchases to.
+    public var user: String?
 
     public init(
         operation: Operation, orders: [String] = [], state: OrderState? = nil, note: String? = nil, resetAttempts: Bool = false,
@@ -82,7 +92,9 @@ public struct ControlRequest: Sendable, Hashable {
         guard let operation = Operation(rawValue: opName) else {
             throw Invalid(description: "unknown op \"\(OrderFileParser.quoted(opName).dropFirst().dropLast())\"")
         }
-        let known: Set<String> = ["v", "op", "orders", "state", "note", "reset_attempts", "force", "transaction_id", "as", "wait"]
+        let known: Set<String> = [
+            "v", "op", "orders", "state", "note", "reset_attempts", "force", "transaction_id", "as", "wait", "store_order_id", "package", "user",
+        ]
         if let unknown = object.keys.first(where: { !known.contains($0) }) {
             throw Invalid(description: "unknown field \"\(OrderFileParser.quoted(unknown).dropFirst().dropLast())\"")
         }
@@ -106,6 +118,15 @@ public struct ControlRequest: Sendable, Hashable {
         request.resetAttempts = try flag(object, "reset_attempts") ?? false
         request.force = try flag(object, "force") ?? false
         request.wait = try flag(object, "wait") ?? true
+        if let id = try optionalText(object, "store_order_id", limit: 256) {
+            do {
+                request.storeOrderID = try StoreOrderID.parse(id)
+            } catch {
+                throw Invalid(description: error.description)
+            }
+        }
+        request.package = try optionalText(object, "package", limit: 256)
+        request.user = try optionalText(object, "user", limit: OrderFileParser.textFieldMaximumLength)
         try request.validate()
         return request
     }
@@ -116,6 +137,24 @@ public struct ControlRequest: Sendable, Hashable {
     /// to `retry`, `transaction_id` (not empty) to `resolve`.
     public func validate() throws(Invalid) {
         let name = operation.rawValue
+        if operation == .lookup || operation == .recover {
+            if !orders.isEmpty || state != nil || resetAttempts || force || transactionID != nil || (note != nil && operation == .lookup) {
+                throw Invalid(description: "\(name) takes no order fields")
+            }
+            guard let storeOrderID else { throw Invalid(description: "\(name) needs \"store_order_id\"") }
+            if user != nil && operation != .recover { throw Invalid(description: "\"user\" is for recover only") }
+            if user?.isEmpty == true { throw Invalid(description: "\"user\" is empty") }
+            if package != nil, case .appStore = storeOrderID {
+                throw Invalid(description: "\"package\" is for Google Play orders (GPA.…) only")
+            }
+            if let package, AndroidPackageName.problem(package) != nil {
+                throw Invalid(description: "\"package\" is not an Android package name")
+            }
+            return
+        }
+        if storeOrderID != nil || package != nil || user != nil {
+            throw Invalid(description: "\(name) takes no \"store_order_id\", \"package\" or \"user\"")
+        }
         guard operation.action != nil else {
             if !orders.isEmpty || state != nil || note != nil || resetAttempts || force || transactionID != nil {
                 throw Invalid(description: "\(name) takes no order fields")
@@ -184,6 +223,9 @@ public struct ControlRequest: Sendable, Hashable {
         if let transactionID { object["transaction_id"] = .string(transactionID) }
         if let onBehalfOf { object["as"] = .string(onBehalfOf) }
         if !wait { object["wait"] = .bool(false) }
+        if let storeOrderID { object["store_order_id"] = .string(storeOrderID.id) }
+        if let package { object["package"] = .string(package) }
+        if let user { object["user"] = .string(user) }
         return JSONWriter.string(.object(object))
     }
 }

@@ -50,6 +50,10 @@ extension PruneService: Reloadable {
 }
 
 extension ControlHandler: Reloadable {
-    /// Which verifiers `reconcilectl` actions may send orders to.
-    func reload(_ change: ConfigurationChange) async { verifiers.withLock { $0 = change.next.verifiers } }
+    /// Which verifiers `reconcilectl` actions may send orders to, and the stores' credentials
+    /// `lookup` and `recover` use.
+    func reload(_ change: ConfigurationChange) async {
+        verifiers.withLock { $0 = change.next.verifiers }
+        support.withLock { $0 = change.configured.support }
+    }
 }

@@ -20,6 +20,12 @@ struct ControlRequestTests {
         #expect(try Self.parse(bulk.line) == bulk)
         #expect(try Self.parse(#"{"v":1,"op":"reload","wait":false}"#).wait == false)
         #expect(try Self.parse(#"{"op":"status","v":1}"#).operation == .status)
+        var recover = ControlRequest(operation: .recover, note: "ticket 4411")
+        recover.storeOrderID = .googlePlay("GPA.3312-4455-6677-88990")
+        recover.package = "com.example.app"
+        recover.user = "acct-9"
+        #expect(try Self.parse(recover.line) == recover)
+        #expect(try Self.parse(#"{"v":1,"op":"lookup","store_order_id":"mk5ttv4xyz"}"#).storeOrderID == .appStore("MK5TTV4XYZ"))
     }
 
     @Test(
@@ -55,6 +61,15 @@ struct ControlRequestTests {
             (#"{"v":1,"op":"hold","orders":["A1"],"note":"two\nlines"}"#, #""note" must be one line of printable text of at most 1000 bytes"#),
             (#"{"v":1,"op":"retry","orders":["A1"],"force":"yes"}"#, #""force" must be true or false"#),
             (#"{"v":1,"op":"status","v":1}"#, "not JSON: "),
+            (#"{"v":1,"op":"lookup"}"#, #"lookup needs "store_order_id""#),
+            (#"{"v":1,"op":"lookup","store_order_id":"MK/1"}"#, #""MK/1" is not a store order id"#),
+            (#"{"v":1,"op":"lookup","store_order_id":"MK5","user":"u"}"#, #""user" is for recover only"#),
+            (#"{"v":1,"op":"lookup","store_order_id":"MK5","note":"n"}"#, "lookup takes no order fields"),
+            (#"{"v":1,"op":"recover","store_order_id":"MK5","orders":["A1"]}"#, "recover takes no order fields"),
+            (#"{"v":1,"op":"recover","store_order_id":"MK5","package":"com.example.app"}"#, #""package" is for Google Play orders (GPA.…) only"#),
+            (#"{"v":1,"op":"recover","store_order_id":"GPA.1-2","package":"app"}"#, #""package" is not an Android package name"#),
+            (#"{"v":1,"op":"recover","store_order_id":"GPA.1-2","user":""}"#, #""user" is empty"#),
+            (#"{"v":1,"op":"hold","orders":["A1"],"store_order_id":"MK5"}"#, #"hold takes no "store_order_id", "package" or "user""#),
         ])
     func invalid(line: String, message: String) {
         #expect {
