@@ -15,6 +15,12 @@ import ReconcileFoundation
 ///
 /// | `POST /inApps/v1/notifications/history[?paginationToken=…]` | the registered notifications signed in `[startDate, endDate)`, 20 a page |
 /// | `PUT /inApps/v2/transactions/consumption/{id}` | Send Consumption Information: the body checked as Apple does, recorded, 202 |
+/// | `GET /inApps/v1/lookup/{orderId}` | Look Up Order ID (production only; the sandbox answers 404): `{"status": 0, "signedTransactions": …}` for a registered order, `{"status": 1}` for another |
+///
+/// `POST /_mock/appstore/orders` registers customers' orders for Look Up Order ID:
+/// `{"orders": [{"orderId": "MK5TTV4XYZ", "transactionIds": [...], "status": 429, "retryAfter": 2}]}`
+/// — the production transactions registered under those ids are signed into the answer as they
+/// are registered when it is asked; `status` (and `retryAfter`) script an error answer instead.
 ///
 /// `POST /_mock/appstore/notifications` registers notifications (what Apple would answer Get
 /// Notification History with, whether or not it reached the merchant's web handler):
@@ -54,6 +60,18 @@ public final class MockAppStore: Sendable {
     /// environment, in registration order.
     private let notifications = Mutex<[String: [JSONObject]]>([:])
 
+    /// Customers' orders for Look Up Order ID, by order id.
+    private let orders = Mutex<[String: CustomerOrder]>([:])
+    /// Look Up Order ID requests, by order id.
+    private let lookups = Mutex<[String: Int]>([:])
+
+    /// One registered customer's order.
+    struct CustomerOrder {
+        var transactionIDs: [String]
+        var status: Int?
+        var retryAfter: Int?
+    }
+
     /// The consumption answers accepted, in order (`GET /_mock/stats`, `"appstore"`).
     private let consumption = Mutex<[ConsumptionAnswer]>([])
 
@@ -80,9 +98,56 @@ public final class MockAppStore: Sendable {
     /// The consumption answers accepted so far.
     public var consumptionAnswers: [ConsumptionAnswer] { consumption.withLock { $0 } }
 
-    /// What the mock has seen, for `GET /_mock/stats`: `{"consumption_answers": [...]}`.
+    /// Look Up Order ID requests so far, by order id.
+    public var lookupCounts: [String: Int] { lookups.withLock { $0 } }
+
+    /// What the mock has seen, for `GET /_mock/stats`: `{"consumption_answers": [...], "lookups": {orderId: count}}`.
     public var statsJSON: JSONValue {
-        .object(JSONObject(["consumption_answers": .array(consumptionAnswers.map(\.json))]))
+        let counts = JSONObject(lookupCounts.sorted { $0.key < $1.key }.map { JSONObject.Member(key: $0.key, value: .integer($0.value)) })
+        return .object(JSONObject(["consumption_answers": .array(consumptionAnswers.map(\.json)), "lookups": .object(counts)]))
+    }
+
+    /// `POST /_mock/appstore/orders`.
+    func registerOrders(_ request: ServerRequest) -> ServerReply {
+        guard case .object(let object)? = try? JSONParser().parse(request.body), case .array(let list)? = object["orders"] else {
+            return .json(400, .object(JSONObject(["error": .string("expected {\"orders\": [{\"orderId\", \"transactionIds\"}...]}")])))
+        }
+        var registered: [(String, CustomerOrder)] = []
+        for value in list {
+            guard case .object(let fields) = value, let id = fields["orderId"]?.stringValue, !id.isEmpty else {
+                return .json(400, .object(JSONObject(["error": .string("each order needs a string orderId")])))
+            }
+            let ids = (fields["transactionIds"]?.arrayValue ?? []).compactMap(\.stringValue)
+            registered.append((id, CustomerOrder(
+                transactionIDs: ids, status: fields["status"]?.int64Value.map(Int.init), retryAfter: fields["retryAfter"]?.int64Value.map(Int.init))))
+        }
+        orders.withLock { orders in
+            for (id, order) in registered { orders[id] = order }
+        }
+        return .json(200, .object(JSONObject(["ok": .bool(true)])))
+    }
+
+    /// Look Up Order ID: production only, as Apple serves it.
+    func lookUpOrder(_ orderID: String, environment: String) -> ServerReply {
+        lookups.withLock { $0[orderID, default: 0] += 1 }
+        guard environment == "Production" else {
+            return Self.error(404, 4040000, "This endpoint isn't available in the sandbox environment.")
+        }
+        guard let order = orders.withLock({ $0[orderID] }) else {
+            return .json(200, .object(JSONObject(["status": .integer(1)])))
+        }
+        if let status = order.status {
+            var reply = status == 429 ? Self.error(429, 4290000, "Rate limit exceeded.") : Self.error(status, status * 10_000, "Scripted answer \(status).")
+            if let after = order.retryAfter { reply.headers.append(HTTPHeader("Retry-After", String(after))) }
+            return reply
+        }
+        let known = transactions.withLock { $0["Production"] ?? [] }
+        var signed: [JSONValue] = []
+        for id in order.transactionIDs {
+            guard let payload = known.first(where: { $0["transactionId"]?.stringValue == id }), let jws = sign(payload) else { continue }
+            signed.append(.string(jws))
+        }
+        return .json(200, .object(JSONObject(["status": .integer(0), "signedTransactions": .array(signed)])))
     }
 
     /// Send Consumption Information v2: a `ConsumptionRequest` checked as Apple documents it
@@ -254,6 +319,9 @@ public final class MockAppStore: Sendable {
             return sendConsumption(request, transactionID: id, environment: environment)
         }
         guard request.method == "GET" else { return Self.error(404, 4040000, "no such endpoint") }
+        if path.hasPrefix("/inApps/v1/lookup/") {
+            return lookUpOrder(String(path.dropFirst("/inApps/v1/lookup/".count)).removingPercentEncoding ?? "", environment: environment)
+        }
         let known = transactions.withLock { $0[environment] ?? [] }
         if path.hasPrefix("/inApps/v1/transactions/") {
             let id = String(path.dropFirst("/inApps/v1/transactions/".count)).removingPercentEncoding ?? ""

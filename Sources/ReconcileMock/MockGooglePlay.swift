@@ -21,13 +21,17 @@ import ReconcileFoundation
 /// | `GET /androidpublisher/v3/applications/{package}/purchases/products/{product}/tokens/{token}` | a `ProductPurchase` |
 /// | `POST …/tokens/{token}:acknowledge`, `…:consume` | `{}` |
 /// | `GET /androidpublisher/v3/applications/{package}/purchases/voidedpurchases` | the voided purchases, paged |
+/// | `GET /androidpublisher/v3/applications/{package}/orders/{orderId}` | an `Order` made from the registered purchase with that `orderId`, or 404 |
 ///
 /// `POST /_mock/googleplay/purchases` registers purchases: `{"purchases": [{"token", "package",
 /// "product", "purchaseState" (or "states": [2, 0], one per read, the last repeating),
 /// "orderId", "purchaseType", "acknowledgementState", "consumptionState",
 /// "obfuscatedExternalAccountId", "purchaseTimeMillis", "quantity", "status" (answer this HTTP
 /// status instead, with Google's error body), "reason", "voided": {"voidedTimeMillis",
-/// "voidedSource", "voidedReason"}}]}`. `POST /_mock/googleplay/config` sets
+/// "voidedSource", "voidedReason"}, "subscription": true (its order's line item is a
+/// subscription's), "orderStatus" (`orders.get` answers this HTTP status instead)}]}`.
+/// `orders.get` answers `state` `REFUNDED` for a voided purchase, else `PROCESSED`, `CANCELED` or
+/// `PENDING` by its `purchaseState`. `POST /_mock/googleplay/config` sets
 /// `{"expires_in": seconds the token endpoint announces, "token_lifetime_ms": how long a token is
 /// accepted}`; `POST /_mock/googleplay/revoke-tokens` makes every token issued so far invalid.
 public final class MockGooglePlay: Sendable {
@@ -82,6 +86,8 @@ public final class MockGooglePlay: Sendable {
         var consumed: Bool
         var voided: JSONObject?
         var registered: Int
+        var subscription = false
+        var orderStatus: Int?
 
         var purchaseState: Int { states[min(max(reads - 1, 0), states.count - 1)] }
     }
@@ -110,6 +116,8 @@ public final class MockGooglePlay: Sendable {
         public var consumeRequests: [String: Int] = [:]
         public var consumed: [String: Int] = [:]
         public var voidedListRequests = 0
+        /// `orders.get` requests, by order id.
+        public var orderReads: [String: Int] = [:]
 
         var json: JSONValue {
             func counts(_ table: [String: Int]) -> JSONValue {
@@ -119,7 +127,7 @@ public final class MockGooglePlay: Sendable {
                 "token_requests": .integer(tokenRequests), "tokens_issued": .integer(tokensIssued), "grants_refused": .integer(grantsRefused),
                 "unauthorized": .integer(unauthorized), "insufficient_scope": .integer(insufficientScope), "reads": counts(reads), "acknowledge_requests": counts(acknowledgeRequests),
                 "acknowledged": counts(acknowledged), "consume_requests": counts(consumeRequests), "consumed": counts(consumed),
-                "voided_list_requests": .integer(voidedListRequests),
+                "voided_list_requests": .integer(voidedListRequests), "order_reads": counts(orderReads),
             ]))
         }
 
@@ -140,6 +148,7 @@ public final class MockGooglePlay: Sendable {
             consumeRequests = counts(json["consume_requests"])
             consumed = counts(json["consumed"])
             voidedListRequests = Int(json["voided_list_requests"]?.int64Value ?? 0)
+            orderReads = counts(json["order_reads"])
         }
     }
 
@@ -175,6 +184,9 @@ public final class MockGooglePlay: Sendable {
             return Self.error(403, "insufficientPermissions", Self.insufficientScopes, status: "PERMISSION_DENIED")
         }
         let parts = path.split(separator: "/", omittingEmptySubsequences: false).map { String($0).removingPercentEncoding ?? String($0) }
+        if parts.count == 7, parts[1] == "androidpublisher", parts[3] == "applications", parts[5] == "orders", request.method == "GET" {
+            return order(package: parts[4], orderID: parts[6])
+        }
         // ["", "androidpublisher", "v3", "applications", package, "purchases", …]
         guard parts.count >= 7, parts[1] == "androidpublisher", parts[2] == "v3", parts[3] == "applications", parts[5] == "purchases" else {
             return Self.notFoundPage
@@ -287,6 +299,43 @@ public final class MockGooglePlay: Sendable {
         }
     }
 
+    /// `orders.get`: the registered purchase with this `orderId`, as an `Order`.
+    func order(package: String, orderID: String) -> ServerReply {
+        state.withLock { state -> ServerReply in
+            state.stats.orderReads[orderID, default: 0] += 1
+            guard let purchase = state.purchases.values.first(where: { $0.package == package && $0.fields["orderId"]?.stringValue == orderID }) else {
+                return Self.error(404, "notFound", "The order was not found.", status: "NOT_FOUND")
+            }
+            if let status = purchase.orderStatus {
+                return Self.error(status, Self.reason(for: status), "Scripted answer \(status).")
+            }
+            let milliseconds = purchase.fields["purchaseTimeMillis"].flatMap { $0.stringValue.flatMap { Int64($0) } ?? $0.int64Value }
+                ?? Int64(Date().timeIntervalSince1970 * 1000) - 60_000
+            let created = RFC3339.format(Date(epochMilliseconds: milliseconds))
+            var orderState = [PlayPurchase.purchased: "PROCESSED", PlayPurchase.cancelled: "CANCELED", PlayPurchase.pending: "PENDING"][purchase.purchaseState] ?? "STATE_UNSPECIFIED"
+            var history = JSONObject(["processedEvent": .object(JSONObject(["eventTime": .string(created)]))])
+            var lastEvent = created
+            if let voided = purchase.voided {
+                orderState = "REFUNDED"
+                let time = voided["voidedTimeMillis"].flatMap { $0.stringValue.flatMap { Int64($0) } ?? $0.int64Value } ?? milliseconds + 60_000
+                lastEvent = RFC3339.format(Date(epochMilliseconds: time))
+                history["refundEvents"] = .array([.object(JSONObject(["eventTime": .string(lastEvent), "refundReason": .string("OTHER")]))])
+            }
+            var item = JSONObject(["productId": .string(purchase.product), "productTitle": .string(purchase.product)])
+            if purchase.subscription {
+                item["subscriptionDetails"] = .object(JSONObject(["basePlanId": .string("monthly"), "offerPhase": .string("BASE")]))
+            } else {
+                item["oneTimePurchaseDetails"] = .object(JSONObject(["quantity": .integer(Int(purchase.fields["quantity"]?.int64Value ?? 1))]))
+            }
+            return .json(200, .object(JSONObject([
+                "orderId": .string(orderID), "purchaseToken": .string(purchase.token), "state": .string(orderState),
+                "lineItems": .array([.object(item)]), "createTime": .string(created), "lastEventTime": .string(lastEvent),
+                "total": .object(JSONObject(["currencyCode": .string("USD"), "units": .string("0"), "nanos": .integer(990_000_000)])),
+                "orderHistory": .object(history),
+            ])))
+        }
+    }
+
     func act(_ verb: String, package: String, product: String, token: String) -> ServerReply {
         state.withLock { state -> ServerReply in
             let key = MockStats.fingerprint(token)
@@ -370,12 +419,17 @@ public final class MockGooglePlay: Sendable {
             let acknowledged = fields["acknowledgementState"]?.int64Value == 1
             let consumed = fields["consumptionState"]?.int64Value == 1
             let voided = fields["voided"]?.objectValue
-            for key in ["token", "package", "product", "states", "purchaseState", "status", "reason", "acknowledgementState", "consumptionState", "voided"] {
+            let subscription = fields["subscription"]?.boolValue ?? false
+            let orderStatus = fields["orderStatus"]?.int64Value.map(Int.init)
+            for key in [
+                "token", "package", "product", "states", "purchaseState", "status", "reason", "acknowledgementState", "consumptionState", "voided",
+                "subscription", "orderStatus",
+            ] {
                 fields[key] = nil
             }
             purchases.append(Purchase(
                 token: token, package: package, product: product, states: states, fields: fields, status: status, reason: reason,
-                acknowledged: acknowledged, consumed: consumed, voided: voided, registered: 0))
+                acknowledged: acknowledged, consumed: consumed, voided: voided, registered: 0, subscription: subscription, orderStatus: orderStatus))
         }
         state.withLock { state in
             for var purchase in purchases {

@@ -17,6 +17,7 @@ import ReconcileFoundation
 /// | `GET /appstore/production/…`, `/appstore/sandbox/…` | the App Store Server API (``MockAppStore``) |
 /// | `POST /_mock/appstore/transactions` | register App Store transactions |
 /// | `POST /_mock/appstore/notifications` | register App Store notifications (Get Notification History) |
+/// | `POST /_mock/appstore/orders` | register customers' orders (Look Up Order ID) |
 /// | `/googleplay/…` | Google Play's token endpoint and Developer API (``MockGooglePlay``) |
 /// | `POST /_mock/googleplay/purchases`, `/config`, `/revoke-tokens` | script Google Play |
 /// | `POST /pubsub/v1/projects/{p}/subscriptions/{s}:pull`, `:acknowledge` | Cloud Pub/Sub pull (``MockPubSub``, with Google Play's tokens) |
@@ -108,6 +109,9 @@ public final class MockService: Sendable {
         case ("POST", "/_mock/appstore/transactions"):
             guard let appStore = settings.appStore else { return Self.noAppStore }
             return appStore.register(request)
+        case ("POST", "/_mock/appstore/orders"):
+            guard let appStore = settings.appStore else { return Self.noAppStore }
+            return appStore.registerOrders(request)
         case ("POST", "/_mock/appstore/notifications"):
             guard let appStore = settings.appStore else { return Self.noAppStore }
             return appStore.registerNotifications(request)
