@@ -41,6 +41,10 @@ struct ReconcilectlTests {
                                       revocations), newest first.
               discovered              List the purchases the stores reported that no phone
                                       order carried, newest first.
+              lookup                  Ask the store about a customer's order id, and which
+                                      stored order holds each purchase.
+              recover                 Make orders for a customer's store order's purchases
+                                      that no stored order holds.
               retry                   Make orders due now, granting at least one more
                                       attempt.
               hold                    Keep orders from being attempted until released.

@@ -37,7 +37,8 @@ enum StoreOrderCommand {
                     leaves, and says why, purchases an order holds already (so running it twice
                     makes nothing new), refunded, voided, pending or cancelled ones,
                     subscriptions, and ones with no account when --user is not given. Exit 0
-                    when it made an order or found every purchase held already, 1 otherwise.
+                    when every purchase has an order now (made this time or before), 1 when one
+                    was left for another reason.
                     """,
                 arguments: [ArgumentSpec(name: "store-order-id", help: "The order id from the store's receipt.")],
                 options: [
@@ -100,9 +101,9 @@ enum StoreOrderCommand {
             context.output.out(render(purchases.compactMap(\.objectValue), id: id, recovering: operation == .recover, now: context.now(), style: style))
         }
         guard operation == .recover else { return ExitStatus.success }
-        let made = purchases.contains { $0.objectValue?["made"]?.stringValue != nil }
-        let allHeld = purchases.allSatisfy { $0.objectValue?["left"]?.stringValue == "held" }
-        return made || (allHeld && !purchases.isEmpty) ? ExitStatus.success : ExitStatus.failure
+        // Done: every purchase has an order now, made this time or before.
+        let done = purchases.allSatisfy { $0.objectValue?["made"]?.stringValue != nil || $0.objectValue?["left"]?.stringValue == "held" }
+        return done ? ExitStatus.success : ExitStatus.failure
     }
 
     /// The purchases as a table, then (`recover`) one line for each purchase: what was made, or
