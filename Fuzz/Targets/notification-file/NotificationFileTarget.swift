@@ -3,12 +3,14 @@
 // notification and of the signed transaction inside it, a Google Play Pub/Sub push (taken in
 // only as a record that changes no order), and a voidedpurchases.list answer. The invariant of
 // issue 17: nothing unverified comes out — nor, issue 26, any purchase the phone never sent,
-// whether a file or a Pub/Sub pull answer carries it. The reader trusts only the throwaway root below (made with openssl for
+// whether a file or a Pub/Sub pull answer carries it, nor any order `recover` would make from a
+// look-up answer (Look Up Order ID, orders.get). The reader trusts only the throwaway root below (made with openssl for
 // this target; its leaf key was thrown away), so a notification comes out only for an input that
 // holds, verbatim, one of the payloads that key signed (the seeds in Fuzz/Corpus/notification-file).
 // Every refusal must name a check and never echo the payload.
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 import ReconcileCrypto
 import ReconcileSpool
 
@@ -34,6 +36,9 @@ enum NotificationFileTarget {
     }()
 
     static func run(_ input: [UInt8]) {
+        // The stores' answers first: none of them is a spool document (each classifies as an
+        // order file, which the order-file target covers).
+        checkAnswers(input)
         let kind = SpoolDocument.classify(input)
         guard kind != .order else { return }
         do {
@@ -54,6 +59,10 @@ enum NotificationFileTarget {
             if kind == .playNotification { invariant(error.code == .notificationNotVerifiable, "a Play push refused as \(error.code)") }
         }
         if kind == .playNotification { checkPlayPush(input) }
+    }
+
+    /// What the stores answer the daemon's own requests: a Pub/Sub pull, a look-up, a voided list.
+    static func checkAnswers(_ input: [UInt8]) {
         // A Pub/Sub pull answer (DESIGN §5b): each message only a hint until Google confirms the
         // purchase it names — by itself it changes no order and keeps no purchase.
         if let answer = try? PubSubPullAnswer.parse(input) {
@@ -66,6 +75,7 @@ enum NotificationFileTarget {
                 invariant(notification.notificationID == "pubsub:\(message.messageID)", "a pulled message kept under another id than its push")
             }
         }
+        checkOrderLookups(input)
         // What Google's voidedpurchases.list answers is read by the same core.
         if let page = try? PlayVoidedPurchase.parsePage(input) {
             for voided in page.purchases {
@@ -74,6 +84,60 @@ enum NotificationFileTarget {
                 invariant(!hasLineBreak(notification.transactionID ?? ""), "an unprintable claim key")
             }
         }
+    }
+
+    /// Verifies the App Store's transactions a look-up returns, as the daemon's verifier does.
+    static let transactions = try! SignedDataVerifier(rootCertificates: [rootDER], bundleID: "com.example.app", environment: .production)
+
+    /// The production transactions the throwaway key signed: the ones inside the seeds' notifications.
+    static let signedTransactions: [[UInt8]] = signed.compactMap { jws -> [UInt8]? in
+        let parts = jws.split(separator: UInt8(ascii: "."))
+        guard parts.count == 3, let payload = try? Base64URL.decode(String(decoding: parts[1], as: UTF8.self)),
+            let data = (try? JSONParser().parse(payload))?["data"]?.objectValue, data["environment"]?.stringValue == "Production",
+            let transaction = data["signedTransactionInfo"]?.stringValue
+        else { return nil }
+        return Array(transaction.utf8)
+    }
+
+    /// Support's look-ups (DESIGN §5b): a purchase comes out of Look Up Order ID's answer only for
+    /// a transaction the key signed, and `recover` makes an order only of one paid, not refunded,
+    /// not a subscription; an `orders.get` answer alone believes nothing, and with Google's
+    /// confirmation makes an order only of a processed one-time purchase.
+    static func checkOrderLookups(_ input: [UInt8]) {
+        if let list = try? AppStoreDocument.orderLookup(input) {
+            for jws in list {
+                guard let payload = try? transactions.verify(jws, now: now), let transaction = try? AppStoreTransaction.parse(payload.json) else { continue }
+                invariant(signedTransactions.contains { contains(input, $0) }, "a looked-up purchase came out of a transaction nobody signed")
+                let found = LookedUpPurchase.appStore(transaction, signedTransaction: jws)
+                invariant(found.purchase.proof.signedTransaction == jws && found.purchase.transactionKey == transaction.transactionID, "a looked-up purchase without its verified transaction")
+                checkRecover(found)
+            }
+        }
+        guard let order = try? PlayOrder.parse(input) else { return }
+        invariant(!order.lineItems.isEmpty && !order.purchaseToken.isEmpty, "an order without items or token")
+        for item in order.lineItems {
+            for state in [PlayPurchase.purchased, PlayPurchase.pending] {
+                var confirmation = PlayPurchase(purchaseState: state)
+                confirmation.purchaseType = item.productID.count % 2 == 0 ? nil : 0
+                let found = LookedUpPurchase.googlePlay(order, item: item, purchase: confirmation, package: "com.example.app", tokenDigest: "d")
+                invariant(found.purchase.proof.purchaseToken == order.purchaseToken, "a Play purchase without the order's token")
+                if case .makes = checkRecover(found) {
+                    invariant(order.state == .processed && state == PlayPurchase.purchased && !item.isSubscription && !confirmation.isTest, "recover made an order of a Play purchase not paid")
+                }
+            }
+        }
+    }
+
+    @discardableResult
+    static func checkRecover(_ found: LookedUpPurchase) -> DiscoveryRules.Recovery {
+        let recovery = DiscoveryRules.recover(found, holder: nil, known: nil, user: "user-1", allowTestPurchases: false)
+        if case .makes(let order) = recovery {
+            invariant(found.state == .purchased && found.purchase.revokedAt == nil && !found.purchase.isSubscription, "recover made an order of a purchase not paid")
+            invariant(OrderFileParser.isValidOrderID(order.submission.orderID) && order.origin == .operator, "recover made an order with a bad id or origin")
+        }
+        let held = DiscoveryRules.recover(found, holder: "M-1", known: nil, user: "user-1", allowTestPurchases: true)
+        invariant(held == .leaves(.heldBy(orderID: "M-1")), "recover made a second order of a held purchase")
+        return recovery
     }
 
     /// With `[GooglePlay]` configured a push is taken in — recorded, and never able to change an
