@@ -148,6 +148,7 @@ actor MetricsPublisher {
         snapshot.outbox = summary.outbox
         snapshot.unmatchedNotifications = summary.unmatchedNotifications
         snapshot.discovered = summary.discovered
+        snapshot.discoveredEvents = DiscoveryCounters.process.snapshot
         return snapshot
     }
 }

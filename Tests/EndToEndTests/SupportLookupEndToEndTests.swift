@@ -102,7 +102,7 @@ struct SupportLookupEndToEndTests {
         let setup = try await AppStoreEndToEndTests.setUp(harness)
         try await AppStoreEndToEndTests.register(harness, environment: "Production", [("8101", "gems", "")])
         try await Self.registerOrder(harness, "MNOACCT01", ["8101"])
-        harness.configure(DiscoveryEndToEndTests.configuration(harness, grace: "1s"))
+        harness.configure(DiscoveryEndToEndTests.configuration(harness, grace: "1s") + "\n[Daemon]\nMetricsFile=reconciled.prom\n")
         let daemon = try harness.startDaemon()
         harness.drop("n1.json", try DiscoveryEndToEndTests.oneTimeChargeFile(setup.signer, id: "otc-s1", transactionID: "8101", account: nil))
         #expect(await eventually(timeout: .seconds(30)) { (try? harness.store().discoveredPurchases(limit: 5).first?.status) == .noAccount },
@@ -120,6 +120,11 @@ struct SupportLookupEndToEndTests {
         #expect(stats.deliveries == ["apple:8101": 1] && stats.deliveredOrigins["apple:8101"] == "operator", "\(stats.deliveries)")
         daemon.send(SIGTERM)
         #expect(await daemon.wait() == 0)
+        // The final metrics count each step: the file's report, its grace ending, both recovers.
+        let metrics = try PrometheusText(parsing: try String(contentsOfFile: harness.directory.file("reconciled.prom"), encoding: .utf8))
+        for (source, outcome) in [("file", "waiting"), ("file", "no_account"), ("recover", "left_no_account"), ("recover", "became_order")] {
+            #expect(metrics.value("reconciled_discovered_purchases_total", ["source": source, "outcome": outcome]) == 1, "\(source) \(outcome)")
+        }
     }
 
     @Test("errors a person can act on: an unknown order id, the store's 429 with its wait, no daemon, a Play id without [GooglePlay], a sandbox-only setup")

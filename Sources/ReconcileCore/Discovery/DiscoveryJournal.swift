@@ -7,9 +7,15 @@ import ReconcileFoundation
 public enum DiscoveryJournal {
     /// A store reported `purchase` (`via`: how, for the message); `arrival`: what keeping it did.
     public static func report(
-        _ arrival: DiscoveryArrival, of purchase: DiscoveredPurchase, via: String, spoolFile: String? = nil, logger: Logger
+        _ arrival: DiscoveryArrival, of purchase: DiscoveredPurchase, via: String, spoolFile: String? = nil, logger: Logger,
+        counters: DiscoveryCounters = .process
     ) {
         let what = named(purchase)
+        switch arrival {
+        case .ignored: counters.count(purchase.via, "off")
+        case .known: counters.count(purchase.via, "known")
+        case .recorded(let status): counters.count(purchase.via, status.code)
+        }
         switch arrival {
         case .ignored:
             logger.debug("\(what) (\(via)): [Discovery] Mode=off; not kept", [.transactionID: purchase.transactionKey, .spoolFile: spoolFile])
@@ -38,10 +44,11 @@ public enum DiscoveryJournal {
     }
 
     /// The grace of a discovered purchase ended: what it became.
-    public static func report(_ settlement: DiscoverySettlement, logger: Logger) {
+    public static func report(_ settlement: DiscoverySettlement, logger: Logger, counters: DiscoveryCounters = .process) {
         let purchase = settlement.purchase
         let what = named(purchase)
         let status = settlement.status
+        counters.count(purchase.via, status.code)
         let fields: KeyValuePairs<LogField, String?> = [
             .transactionID: purchase.transactionKey, .productID: purchase.productID, .orderID: status.orderID, .reason: status.code,
         ]
@@ -84,10 +91,16 @@ public enum DiscoveryJournal {
 
     /// `reconcilectl recover` by `actor`: one line for each order made (`notice`, with its
     /// MESSAGE_ID) and for each purchase left (`info`, with why).
-    public static func recovered(_ id: StoreOrderID, results: [RecoveredPurchase], actor: String, note: String?, logger: Logger) {
+    public static func recovered(
+        _ id: StoreOrderID, results: [RecoveredPurchase], actor: String, note: String?, logger: Logger, counters: DiscoveryCounters = .process
+    ) {
         let noted = note.map { ": \($0)" } ?? ""
         for result in results {
             let purchase = result.found.purchase
+            switch result.result {
+            case .made: counters.count(.recover, DiscoveryRules.Status.becameOrder(orderID: "").code)
+            case .left(let left): counters.count(.recover, "left_\(left.code)")
+            }
             switch result.result {
             case .made(let orderID):
                 logger.notice(

@@ -99,6 +99,10 @@ extension MetricsSnapshot {
             "reconciled_oldest_waiting_discovered_timestamp_seconds", .gauge,
             "When the longest-waiting discovered purchase was first reported, in seconds since 1970; absent when none waits.",
             discovered.oldestWaitingDiscoveredAt.map { [.number($0.timeIntervalSince1970)] } ?? [])
+        add(
+            "reconciled_discovered_purchases_total", .counter,
+            "Purchases the stores reported since start, by source (file, history, pubsub, recover) and outcome: the status they took (waiting, joined, became_order, recorded, no_account, ignored_*), known (reported again), off (Mode=off), left_* (recover made nothing, and why).",
+            discoveredEvents.keys.sorted().map { .number(discoveredEvents[$0] ?? 0, [Label("source", $0.source), Label("outcome", $0.outcome)]) })
         return families
     }
 

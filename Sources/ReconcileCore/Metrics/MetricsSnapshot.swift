@@ -85,6 +85,8 @@ public struct MetricsSnapshot: Sendable, Hashable {
     public var unmatchedNotifications = 0
     /// Purchases the stores reported: waiting for the phone's order, left for a person (DESIGN §5b).
     public var discovered = DiscoverySummary()
+    /// Purchases the stores reported since start, by source and what became of them.
+    public var discoveredEvents: [DiscoveryCounters.Key: Int] = [:]
 
     public init(
         version: String, startedAt: Date, takenAt: Date, ordersByState: [OrderState: Int] = [:], oldestPendingReceivedAt: Date? = nil,

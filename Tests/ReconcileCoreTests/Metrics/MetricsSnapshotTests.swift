@@ -122,6 +122,28 @@ struct MetricsSnapshotTests {
         #expect(parsed.value("reconciled_oldest_waiting_discovered_timestamp_seconds") == Self.started.timeIntervalSince1970 - 300)
     }
 
+    @Test("discovered purchases by source and outcome: what the journal counted, one sample each")
+    func discoveredEvents() throws {
+        let counters = DiscoveryCounters()
+        let logger = Logger.discarding
+        let purchase = DiscoveredPurchase(
+            store: .appStore, transactionKey: "7", productID: "gems", proof: OrderProof(transactionID: "7", signedTransaction: "a.b.c"), via: .history)
+        DiscoveryJournal.report(.recorded(.waiting(until: Self.started)), of: purchase, via: "polled", logger: logger, counters: counters)
+        DiscoveryJournal.report(.known(.waiting(until: Self.started)), of: purchase, via: "polled", logger: logger, counters: counters)
+        DiscoveryJournal.report(DiscoverySettlement(purchase: purchase, status: .becameOrder(orderID: "apple:7")), logger: logger, counters: counters)
+        let found = LookedUpPurchase(purchase: purchase, state: .refunded)
+        DiscoveryJournal.recovered(
+            .appStore("MK1"), results: [RecoveredPurchase(found: found, result: .left(.notPaid(.refunded)))], actor: "operator:a", note: nil,
+            logger: logger, counters: counters)
+        var snapshot = MetricsSnapshot(version: "1", startedAt: Self.started, takenAt: Self.started)
+        snapshot.discoveredEvents = counters.snapshot
+        let parsed = try PrometheusText(parsing: PrometheusExposition.render(snapshot.families))
+        #expect(parsed.family("reconciled_discovered_purchases_total")?.samples.count == 4)
+        for (source, outcome) in [("history", "waiting"), ("history", "known"), ("history", "became_order"), ("recover", "left_refunded")] {
+            #expect(parsed.value("reconciled_discovered_purchases_total", ["source": source, "outcome": outcome]) == 1, "\(source) \(outcome)")
+        }
+    }
+
     @Test("the same numbers give the same text, whatever order the dictionaries were filled in")
     func deterministic() {
         let snapshot = Self.busy()
