@@ -68,6 +68,9 @@ final class TimedStore: SharedOrderStore {
         try base.ingestNotifications(notifications, consumption: consumption, discovery: discovery, now: now)
     }
     func applyWaitingNotifications(now: Date) throws -> [NotificationRules.Outcome] { try base.applyWaitingNotifications(now: now) }
+    func takenInNotifications(_ ids: [String], source: StoreNotification.Source) throws -> Set<String> {
+        try base.takenInNotifications(ids, source: source)
+    }
     func notifications(orderID: String) throws -> [StoredNotification] { try base.notifications(orderID: orderID) }
     func notifications(unmatchedOnly: Bool, limit: Int) throws -> [StoredNotification] {
         try base.notifications(unmatchedOnly: unmatchedOnly, limit: limit)

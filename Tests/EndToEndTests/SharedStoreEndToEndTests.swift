@@ -20,6 +20,11 @@ import TestSupport
 /// holds leases, and the test fails if the killed node held none or the cut-off node had none in
 /// flight (it would prove nothing: one run passed "holding 0 leases, rescued 0.00–0.00 s").
 ///
+/// Beside the orders, 240 Google Play purchases the phone never sent (DESIGN §5b) are published
+/// to the Pub/Sub subscription all three nodes pull: each is kept once, becomes exactly one order
+/// `google:<orderId>` after the grace (whichever node settles it), and is delivered once — the
+/// messages node a pulled and never acknowledged come back to the others.
+///
 /// The daemons reach the mock over plain HTTP to a loopback address (the only place `http://`
 /// may go): `socat` relays it on each daemon's host to the mock's host, where another relay
 /// hands it to the mock on that host's loopback. Needs root, `iproute2` and `socat` (skipped,
@@ -37,6 +42,10 @@ struct SharedStoreEndToEndTests {
     static let burst = 30
     static let nodes = ["a", "b", "c"]
     static let mockLatencyMilliseconds = 100
+    /// Purchases only Pub/Sub reports (DESIGN §5b), pulled by all three nodes.
+    static let discovered = 240
+    static let subscription = "projects/test-project/subscriptions/play-rtdn"
+    static let package = "com.example.game"
 
     func configuration(node: String, directory: TemporaryDirectory, database: NamespacedPostgreSQL) -> String {
         """
@@ -69,10 +78,39 @@ struct SharedStoreEndToEndTests {
         MaxDelay=1s
         Jitter=none
         MaxAttempts=100
+        [GooglePlay]
+        PackageName=\(Self.package)
+        ServiceAccountFile=\(directory.file("play-key.json"))
+        URL=http://127.0.0.1:8787/googleplay
+        TokenURL=http://127.0.0.1:8787/googleplay/token
+        Subscription=\(Self.subscription)
+        PubSubURL=http://127.0.0.1:8787/pubsub
+        Timeout=2s
+        [Discovery]
+        Mode=deliver
+        Grace=1s
         [Daemon]
         Node=node-\(node)
         DrainTimeout=2s
         """
+    }
+
+    /// The Play purchases only Pub/Sub reports: registered with the mock (each with its order id
+    /// and account), and one `ONE_TIME_PRODUCT_PURCHASED` message each, published.
+    static func publishDiscovered(_ socketPath: String) throws {
+        var purchases: [String] = []
+        var messages: [String] = []
+        for index in 0..<discovered {
+            let token = "disc\(index).AO-J1Oz" + String(repeating: "x", count: 40)
+            purchases.append(
+                #"{"token":"\#(token)","package":"\#(package)","product":"gems","orderId":"GPA.5000-0000-0000-\#(String(format: "%05d", index))","obfuscatedExternalAccountId":"acct-\#(index)"}"#)
+            let notification = #"{"version":"1.0","packageName":"\#(package)","eventTimeMillis":"1","oneTimeProductNotification":{"version":"1.0","notificationType":1,"purchaseToken":"\#(token)","sku":"gems"}}"#
+            messages.append(#"{"json":\#(notification),"messageId":"d-\#(index)"}"#)
+        }
+        _ = try mockRequest(socketPath, method: "POST", path: "/_mock/googleplay/purchases", body: #"{"purchases":[\#(purchases.joined(separator: ","))]}"#)
+        _ = try mockRequest(
+            socketPath, method: "POST", path: "/_mock/pubsub/publish",
+            body: #"{"subscription":"\#(subscription)","messages":[\#(messages.joined(separator: ","))]}"#)
     }
 
     @Test("10,000 orders on three hosts; one SIGKILLed, one cut off past LeaseTime: each order finished once, rescued in time, no late write, the rate kept")
@@ -99,13 +137,18 @@ struct SharedStoreEndToEndTests {
         database = postgres
         _ = directory.write("db-password", postgres.password + "\n")
         _ = directory.write("shared-secret", "s3cret\n")
+        _ = directory.write("play-key.json", try await TestServiceAccount.make().json)
 
         // The mock on its host's loopback, relayed to its address and (for the stats) to a unix
         // socket the test reads.
         // Each answer takes 100 ms: attempts stay in flight, so a node killed or cut off holds
         // leases (answered at once, a node could hold none at the moment and test nothing).
         let mock = try ChildProcess(
-            "reconcile-mock", arguments: ["--port", "8787", "--idle-exit", "120s", "--lifetime", "10min", "--faults", #"{"latency_ms": \#(Self.mockLatencyMilliseconds)}"#],
+            "reconcile-mock",
+            arguments: [
+                "--port", "8787", "--idle-exit", "120s", "--lifetime", "10min", "--faults", #"{"latency_ms": \#(Self.mockLatencyMilliseconds)}"#,
+                "--googleplay-key", directory.file("play-key.json"), "--pubsub-ack-deadline", "3",
+            ],
             directory: directory, label: "mock",
             wrapper: network.wrapper("mock"))
         let statsSocket = directory.file("mock.sock")
@@ -150,8 +193,10 @@ struct SharedStoreEndToEndTests {
             moves.append((temporary, directory.file("\(node)/spool/incoming/\(id).json")))
         }
         // Node a's first: its spool must be taken in before it dies (nothing brings it back),
-        // and ingest shares each node's connection with its scheduler.
+        // and ingest shares each node's connection with its scheduler. The purchases only
+        // Pub/Sub reports go out at the same time: node a pulls its share before it dies.
         let start = Date()
+        try Self.publishDiscovered(statsSocket)
         for (from, to) in moves where to.contains("/a/spool/") { precondition(rename(from, to) == 0) }
         let aTakenIn = await eventually(timeout: .seconds(60), every: .milliseconds(50)) { directory.list("a/spool/incoming").isEmpty }
         try #require(aTakenIn, "node a did not take in its spool: \(daemons["a"]?.standardError.suffix(3000) ?? "")")
@@ -207,19 +252,27 @@ struct SharedStoreEndToEndTests {
         }
 
         let done = await eventually(timeout: .seconds(120), every: .milliseconds(250)) {
-            scalar("SELECT count(*) FROM orders WHERE state = 'finished'") == Self.orders
+            scalar("SELECT count(*) FROM orders WHERE state = 'finished'") == Self.orders + Self.discovered
         }
         let finishedAt = Date()
         #expect(done, "not every order finished: \(states())")
 
         // Every order finished exactly once, every transaction (one per receipt) claimed once,
         // by its own order.
-        #expect(scalar("SELECT count(*) FROM orders") == Self.orders)
-        #expect(scalar("SELECT count(*) FROM transitions WHERE to_state = 'finished'") == Self.orders)
-        #expect(scalar("SELECT count(DISTINCT order_ref) FROM transitions WHERE to_state = 'finished'") == Self.orders)
-        #expect(scalar("SELECT count(*) FROM claims") == Self.orders)
-        #expect(scalar("SELECT count(DISTINCT order_ref) FROM claims") == Self.orders)
-        #expect(scalar("SELECT count(*) FROM claims c JOIN orders o ON o.id = c.order_ref WHERE c.transaction_id <> 'T' || o.order_id") == 0)
+        let all = Self.orders + Self.discovered
+        #expect(scalar("SELECT count(*) FROM orders WHERE order_id NOT LIKE 'google:%'") == Self.orders)
+        #expect(scalar("SELECT count(*) FROM transitions WHERE to_state = 'finished'") == all)
+        #expect(scalar("SELECT count(DISTINCT order_ref) FROM transitions WHERE to_state = 'finished'") == all)
+        #expect(scalar("SELECT count(*) FROM claims") == all)
+        #expect(scalar("SELECT count(DISTINCT order_ref) FROM claims") == all)
+        #expect(scalar(
+            "SELECT count(*) FROM claims c JOIN orders o ON o.id = c.order_ref WHERE c.transaction_id <> CASE WHEN o.order_id LIKE 'google:%' THEN o.order_id ELSE 'T' || o.order_id END"
+        ) == 0)
+        // Each purchase Pub/Sub reported: kept once, exactly one order made of it (whichever node
+        // settled it), that order finished.
+        #expect(scalar("SELECT count(*) FROM discovered_purchases") == Self.discovered)
+        #expect(scalar("SELECT count(*) FROM discovered_purchases d JOIN orders o ON o.id = d.order_ref WHERE d.status = 'became_order' AND o.order_id = d.transaction_key AND o.origin = 'store'") == Self.discovered)
+        #expect(scalar("SELECT count(*) FROM orders WHERE order_id LIKE 'google:GPA.5000-%'") == Self.discovered)
         // Nothing written for an attempt whose lease had been rescued: no completion links an
         // attempt that began before a rescue of its order recorded earlier.
         let lateWrites = scalar(
@@ -272,7 +325,11 @@ struct SharedStoreEndToEndTests {
         // delivered, at most MaxRate + Burst requests in any second at each endpoint.
         let stats = try Self.mockStats(statsSocket)
         #expect(stats.idempotencyMismatches == 0)
-        #expect(stats.deliveriesSucceeded.count == Self.orders)
+        #expect(stats.deliveriesSucceeded.count == all)
+        let discoveredDeliveries = stats.deliveriesSucceeded.filter { $0.key.hasPrefix("google:") }
+        #expect(discoveredDeliveries.count == Self.discovered && discoveredDeliveries.values.allSatisfy { $0 == 1 }, "\(discoveredDeliveries.count) of \(Self.discovered) purchases delivered, some more than once: \(discoveredDeliveries.filter { $0.value > 1 })")
+        #expect(stats.pubsubAcknowledged.count == Self.discovered, "\(stats.pubsubAcknowledged.count) of \(Self.discovered) messages acknowledged")
+        let redelivered = stats.pubsubDelivered.values.filter { $0 > 1 }.count
         let peaks = ["production", "delivery"].map { (stats.perSecond[$0] ?? [:]).values.max() ?? 0 }
         let peak = peaks.max() ?? 0
         #expect(peaks[0] > 0 && peaks[1] > 0)
@@ -283,7 +340,8 @@ struct SharedStoreEndToEndTests {
             three hosts: \(Self.orders) orders finished in \(String(format: "%.1f", finishedAt.timeIntervalSince(start))) s; \
             node a SIGKILLed holding \(deadLeases.count) leases, rescued \(String(format: "%.2f", rescueDelays.min() ?? 0))–\(String(format: "%.2f", slowestRescue)) s after the kill \
             (LeaseTime \(Int(Self.leaseTime)) s, heartbeat \(wake) s); node b cut off for \(String(format: "%.1f", restoredAt.timeIntervalSince(cutAt))) s holding \(cutLeases.count) leases, \
-            \(rescuedOfCut) rescued, \(refusals) late outcomes refused and logged; requests at the mock \(stats.requests), peak \(peak)/s \
+            \(rescuedOfCut) rescued, \(refusals) late outcomes refused and logged; \(Self.discovered) purchases from Pub/Sub made one order each \
+            (\(redelivered) messages delivered again); requests at the mock \(stats.requests), peak \(peak)/s \
             (MaxRate \(Self.maxRate) + Burst \(Self.burst)); late writes \(lateWrites + lateAttempts); took \(ContinuousClock.now - began)
             """)
         for daemon in daemons.values where daemon.isRunning { daemon.send(SIGTERM) }
@@ -292,6 +350,11 @@ struct SharedStoreEndToEndTests {
 
     /// The mock's counters, through the unix-socket relay on its host.
     static func mockStats(_ socketPath: String) throws -> MockStats {
+        MockStats(json: try JSONParser().parse(try mockRequest(socketPath, method: "GET", path: "/_mock/stats")))
+    }
+
+    /// One request to the mock through the unix-socket relay on its host: the answer's body.
+    static func mockRequest(_ socketPath: String, method: String, path: String, body: String = "") throws -> [UInt8] {
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw HarnessError("socket: \(errno)") }
         defer { close(descriptor) }
@@ -307,7 +370,7 @@ struct SharedStoreEndToEndTests {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard connected == 0 else { throw HarnessError("cannot connect to \(socketPath): \(errno)") }
-        let request = Array("GET /_mock/stats HTTP/1.1\r\nHost: mock\r\nConnection: close\r\n\r\n".utf8)
+        let request = Array("\(method) \(path) HTTP/1.1\r\nHost: mock\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8)
         // MSG_NOSIGNAL: until the mock listens, the relay accepts and hangs up at once, and a
         // plain write(2) to it would kill the whole test process with SIGPIPE.
         guard send(descriptor, request, request.count, Int32(MSG_NOSIGNAL)) == request.count else {
@@ -326,11 +389,11 @@ struct SharedStoreEndToEndTests {
                     let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)),
                     received.count - headerEnd.upperBound >= length
                 {
-                    return MockStats(json: try JSONParser().parse(Array(received[headerEnd.upperBound...])))
+                    return Array(received[headerEnd.upperBound...])
                 }
             }
         }
         guard let headerEnd = received.firstRange(of: Array("\r\n\r\n".utf8)) else { throw HarnessError("no answer from the mock") }
-        return MockStats(json: try JSONParser().parse(Array(received[headerEnd.upperBound...])))
+        return Array(received[headerEnd.upperBound...])
     }
 }

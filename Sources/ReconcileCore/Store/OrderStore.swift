@@ -24,9 +24,17 @@ public protocol OrderIngesting: Sendable {
     func ingestNotifications(
         _ notifications: [StoreNotification], consumption: ConsumptionPolicy, discovery: DiscoverySettings, now: Date
     ) throws -> [NotificationIngestOutcome]
+
+    /// Which of `ids` (notification ids of `source`) were taken in already: a redelivered
+    /// Pub/Sub message among them is acknowledged without asking Google again.
+    func takenInNotifications(_ ids: [String], source: StoreNotification.Source) throws -> Set<String>
 }
 
 extension OrderIngesting {
+    /// None: a store that cannot tell has every message looked at again (the ingest still keeps
+    /// each once).
+    public func takenInNotifications(_ ids: [String], source: StoreNotification.Source) throws -> Set<String> { [] }
+
     /// ``ingestNotifications(_:consumption:discovery:now:)`` with `ConsumptionAnswer=off` and
     /// `[Discovery]`'s defaults.
     public func ingestNotifications(_ notifications: [StoreNotification], now: Date) throws -> [NotificationIngestOutcome] {

@@ -86,4 +86,12 @@ extension RelationalOrderStore {
                 """)
         }
     }
+
+    public func takenInNotifications(_ ids: [String], source: StoreNotification.Source) throws -> Set<String> {
+        guard !ids.isEmpty else { return [] }
+        return try withConnection { connection in
+            Set(try connection.fetchAll(
+                "SELECT notification_id FROM notifications WHERE source = \(source.rawValue) AND notification_id \(in: ids)") { $0.string(0) })
+        }
+    }
 }

@@ -97,6 +97,9 @@ struct NotificationContractTests {
         #expect(order.state == .rejected && order.reason == "refunded" && order.nextAttemptAt == nil)
         #expect(try store.claimDue(.verify, now: t0 + 100, limit: 10, owner: owner, leaseUntil: t0 + 200, charge: true).isEmpty)
         #expect(try store.notifications(unmatchedOnly: true, limit: 10).map(\.notification.notificationID) == ["n-2"])
+        // Which were taken in: by id, of that source only (a redelivered Pub/Sub message is only acknowledged).
+        #expect(try store.takenInNotifications(["n-1", "n-3", "n-9"], source: .appStore) == ["n-1", "n-3"])
+        #expect(try store.takenInNotifications(["n-1"], source: .googlePlay).isEmpty)
         #expect(try store.notifications(unmatchedOnly: false, limit: 10).map(\.outcome) == ["applied", "unmatched", "recorded"].reversed())
     }
 

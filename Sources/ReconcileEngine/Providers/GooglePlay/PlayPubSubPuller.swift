@@ -155,29 +155,43 @@ public final class PlayPubSubPuller: Service {
         }
         summary.pulled = answer.messages.count
         guard !answer.messages.isEmpty else { return summary }
+        // A message taken in before (its acknowledgement was lost or late, or another node took
+        // it in) is only acknowledged: asking Google about it again could take longer than its
+        // ack deadline, and a batch that never beats its deadline would come back for ever.
+        let ids = answer.messages.map { "pubsub:\($0.messageID)" }
+        let known = (try? await store.reading { [store] in try store.takenInNotifications(ids, source: .googlePlay) }) ?? []
+        var done: [String] = []  // ackIds of messages with nothing (more) to keep
+        let fresh = answer.messages.filter { message in
+            guard known.contains("pubsub:\(message.messageID)") else { return true }
+            logger.debug(
+                "Pub/Sub message \(message.messageID) was taken in before; acknowledged without asking Google again",
+                [.endpoint: "pubsub", .reason: "duplicate"])
+            done.append(message.ackID)
+            summary.duplicates += 1
+            return false
+        }
 
         // What each message becomes. Google is asked about several purchases at once (each ask
         // takes its own rate token); a message Google could not be asked about is left for
         // Pub/Sub to deliver again.
         var ready: [(message: PubSubPullAnswer.Message, notification: StoreNotification, voided: Bool)] = []
-        var done: [String] = []  // ackIds of messages with nothing to keep
         let decided = await withTaskGroup(of: (Int, Decision).self) { group in
-            var results = [Decision?](repeating: nil, count: answer.messages.count)
+            var results = [Decision?](repeating: nil, count: fresh.count)
             var next = 0
             func add() {
-                guard next < answer.messages.count else { return }
-                let (index, message) = (next, answer.messages[next])
+                guard next < fresh.count else { return }
+                let (index, message) = (next, fresh[next])
                 next += 1
                 group.addTask { (index, await self.decide(message, settings: settings)) }
             }
-            for _ in 0..<min(settings.concurrentLookups, answer.messages.count) { add() }
+            for _ in 0..<min(settings.concurrentLookups, fresh.count) { add() }
             while let (index, decision) = await group.next() {
                 results[index] = decision
                 add()
             }
             return results.map { $0! }
         }
-        for (message, decision) in zip(answer.messages, decided) {
+        for (message, decision) in zip(fresh, decided) {
             switch decision {
             case .take(let notification, let voided):
                 ready.append((message, notification, voided))
