@@ -277,6 +277,14 @@ public enum PostgreSQLSchema {
             sql: """
                 CREATE INDEX discovered_no_account ON discovered_purchases (discovered_at) WHERE status = 'no_account';
                 """),
+        // `show` on an order a discovered purchase became names the phone's order that came late
+        // for the same purchase (DESIGN §5b): found by the late order's own transition, whose
+        // detail names the made order; few rows, so a partial index.
+        Migration(
+            version: 13, name: "late phone orders by the order they deferred to",
+            sql: """
+                CREATE INDEX transitions_same_purchase ON transitions (detail) WHERE reason = 'same_purchase_as';
+                """),
     ]
 
     /// The newest schema version this build knows.

@@ -76,6 +76,7 @@ final class TimedStore: SharedOrderStore {
         try base.notifications(unmatchedOnly: unmatchedOnly, limit: limit)
     }
     func order(id orderID: String) throws -> StoredOrder? { try base.order(id: orderID) }
+    func samePurchaseOrders(as orderID: String) throws -> [String] { try base.samePurchaseOrders(as: orderID) }
     func history(orderID: String) throws -> [TransitionRecord] { try base.history(orderID: orderID) }
     func countsByState() throws -> [OrderState: Int] { try base.countsByState() }
     func pruneFinished(before cutoff: Date, now: Date) throws -> Int { try base.pruneFinished(before: cutoff, now: now) }

@@ -65,6 +65,13 @@ struct DiscoveryEndToEndTests {
         stats = try await harness.mockStats()
         #expect(stats.deliveries["M-7001"] == nil && stats.deliveries["apple:7001"] == 1)
         #expect(try store.discoveredPurchases(limit: 10).map(\.status) == [.becameOrder(orderID: "apple:7001")])
+        // show on either names the other.
+        let shown = try await harness.ctl(["show", "apple:7001"])
+        #expect(shown.output.contains("same purchase  M-7001 (the phone's order, late"), "\(shown.output)")
+        let shownJSON = try await harness.ctl(["show", "apple:7001", "--json"])
+        #expect(shownJSON.output.contains(#""same_purchase_orders":["M-7001"]"#), "\(shownJSON.output)")
+        let lateShown = try await harness.ctl(["show", "M-7001"]).output
+        #expect(lateShown.contains("same_purchase_as") && lateShown.contains(": apple:7001"), "\(lateShown)")
         daemon.send(SIGTERM)
         #expect(await daemon.wait() == 0)
         let log = daemon.standardError

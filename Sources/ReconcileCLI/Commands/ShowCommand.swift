@@ -26,9 +26,12 @@ enum ShowCommand {
         let history = try store.history(orderID: orderID)
         let actions = try store.actions(orderID: orderID)
         let notifications = try store.notifications(orderID: orderID)
+        // An order a store's report or recover made names the phone's order that came late for it.
+        let samePurchase = order.origin != nil ? try store.samePurchaseOrders(as: orderID) : []
         if arguments.flag("json") {
-            context.output.out(
-                JSONWriter.string(.object(OrderJSON.detail(order, history: history, actions: actions, notifications: notifications))) + "\n")
+            var object = OrderJSON.detail(order, history: history, actions: actions, notifications: notifications)
+            if order.origin != nil { object["same_purchase_orders"] = .array(samePurchase.map(JSONValue.string)) }
+            context.output.out(JSONWriter.string(.object(object)) + "\n")
             return ExitStatus.success
         }
         let now = context.now()
@@ -76,6 +79,7 @@ enum ShowCommand {
             case .operator: "operator (reconcilectl recover)"
             }
         })
+        field("same purchase", samePurchase.isEmpty ? nil : samePurchase.joined(separator: ", ") + " (the phone's order, late: finished same_purchase_as this one)")
         lines.append("")
         lines.append(style.bold("History"))
         var table = TextTable([

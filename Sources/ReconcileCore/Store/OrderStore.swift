@@ -64,6 +64,10 @@ public protocol OrderStore: OrderIngesting, OutboxStore, NotificationStore, Disc
     /// The order's history, oldest first.
     func history(orderID: String) throws -> [TransitionRecord]
 
+    /// The phone's orders that came late for the purchase order `orderID` was made of and
+    /// finished `same_purchase_as` it (DESIGN §5b), oldest first.
+    func samePurchaseOrders(as orderID: String) throws -> [String]
+
     /// How many orders are in each state (states with none are absent).
     func countsByState() throws -> [OrderState: Int]
 

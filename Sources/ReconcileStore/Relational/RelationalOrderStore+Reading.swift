@@ -12,6 +12,17 @@ extension RelationalOrderStore {
         }
     }
 
+    public func samePurchaseOrders(as orderID: String) throws -> [String] {
+        try withConnection { connection in
+            try connection.fetchAll(
+                """
+                SELECT o.order_id FROM transitions t \(.indexedBy("transitions_same_purchase")) JOIN orders o ON o.id = t.order_ref
+                WHERE t.reason = 'same_purchase_as' AND t.detail = \(orderID) ORDER BY t.id
+                """
+            ) { $0.string(0) }
+        }
+    }
+
     public func history(orderID: String) throws -> [TransitionRecord] {
         try withConnection { connection in
             try connection.fetchAll(

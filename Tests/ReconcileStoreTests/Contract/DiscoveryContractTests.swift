@@ -194,6 +194,10 @@ struct DiscoveryContractTests {
         let made = try verify("apple:951", transaction: "951", at: t0 + 905)
         #expect(made.to == .finished && made.reason.code == .verified)
         #expect(try store.order(id: "apple:951")?.finishedBy == .verifier)
+        // Each made order names the phone's order that came late for it (show), and only that one.
+        #expect(try store.samePurchaseOrders(as: "apple:950") == ["PHONE-950"])
+        #expect(try store.samePurchaseOrders(as: "apple:951") == ["PHONE-951"])
+        #expect(try store.samePurchaseOrders(as: "PHONE-950").isEmpty)
     }
 
     @Test("recover makes order apple:<transaction> (origin operator) once; a second run, a waiting one and a phone order's are held; refunds and subscriptions are left", arguments: ContractStore.all)
