@@ -73,6 +73,8 @@ public final class Daemon {
     let playPoller: PlayVoidedPurchasePoller
     /// `[GooglePlay] Subscription=`: Play's notifications pulled from Pub/Sub; idle without it.
     let pubSubPuller: PlayPubSubPuller
+    /// Play push files of one-time purchases, confirmed with Google; idle without `[GooglePlay]`.
+    let pushConfirmer: PlayPushConfirmer
     /// Set when the store was lost: the ingest's retries are pointless then.
     private let abandonIngest = Flag()
 
@@ -187,11 +189,19 @@ public final class Daemon {
                 stateChanged()
             },
             onVoided: { playPoller.confirm() })
+        let pushConfirmer = PlayPushConfirmer(
+            settings: configured.pushConfirming, store: store, gate: scheduler, logger: logger, clock: clock,
+            onCommitted: {
+                scheduler.nudge()
+                stateChanged()
+            })
+        self.pushConfirmer = pushConfirmer
         ingestor = SpoolIngestor(
             layout: layout, store: store, settings: Self.ingestSettings(configuration, configured.notifications), logger: logger, clock: clock,
             onCommitted: { summary in
                 // A push of a voided purchase changes nothing until Google's list confirms it.
                 if summary.playVoidedPushes > 0 { playPoller.confirm() }
+                if !summary.playPurchasePushes.isEmpty { pushConfirmer.confirm(summary.playPurchasePushes) }
                 scheduler.nudge()
                 stateChanged()
             })
@@ -271,6 +281,7 @@ public final class Daemon {
             poller,
             playPoller,
             pubSubPuller,
+            pushConfirmer,
             spoolWatch,
             HeldService("control socket") { controlServer?.stop() },
         ]
@@ -461,7 +472,7 @@ public final class Daemon {
     /// The parts a reload hands the new configuration to, in this order: the transport's trust
     /// anchors before anything that sends, the scheduler before the parts that feed it.
     var reloadables: [any Reloadable] {
-        [transport, scheduler, escalations, ingestor, poller, playPoller, pubSubPuller, metrics, spoolWatch, pruning, control]
+        [transport, scheduler, escalations, ingestor, poller, playPoller, pubSubPuller, pushConfirmer, metrics, spoolWatch, pruning, control]
     }
 
     /// Re-reads the configuration and its secrets (SIGHUP, `reconcilectl reload`). A bad file, an

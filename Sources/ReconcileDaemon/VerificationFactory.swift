@@ -31,6 +31,8 @@ public enum VerificationFactory {
         public var pubSubPulling: PlayPubSubPuller.Settings?
         /// `reconcilectl lookup` and `recover`: the stores' credentials.
         public var support: SupportLookup
+        /// Play push files of one-time purchases, confirmed with Google (`[GooglePlay]`); `nil`: none.
+        public var pushConfirming: PlayPushConfirmer.Settings?
     }
 
     /// The scheduler's settings and senders, the reader of store notification files and the
@@ -47,7 +49,8 @@ public enum VerificationFactory {
         return Configured(
             settings: settings, senders: senders, notifications: reader, polling: polling(configuration, resources, reader),
             playPolling: playPolling(configuration, senders.googlePlay), pubSubPulling: pubSubPulling(configuration, senders.googlePlay),
-            support: support(configuration, senders))
+            support: support(configuration, senders),
+            pushConfirming: senders.googlePlay.map { PlayPushConfirmer.Settings(verifier: $0, discovery: configuration.discovery) })
     }
 
     /// The stores support may ask about a customer's order (DESIGN §5b): the App Store with

@@ -66,6 +66,9 @@ public actor SpoolIngestor {
         /// New Pub/Sub pushes of voided purchases taken in: Google Play's voided purchases list
         /// is to be read now to confirm them (DESIGN §5a).
         public var playVoidedPushes = 0
+        /// New Pub/Sub pushes of one-time purchases taken in (with `[Discovery]` on): Google is
+        /// to be asked about each purchase (DESIGN §5b).
+        public var playPurchasePushes: [PlayNotification] = []
 
         public init() {}
 
@@ -80,6 +83,7 @@ public actor SpoolIngestor {
             lhs.rejected += rhs.rejected
             lhs.deferred += rhs.deferred
             lhs.playVoidedPushes += rhs.playVoidedPushes
+            lhs.playPurchasePushes += rhs.playPurchasePushes
         }
     }
 
@@ -274,6 +278,8 @@ public actor SpoolIngestor {
         var identity: FileIdentity
         /// A Pub/Sub push of a voided purchase: confirmed by reading the list.
         var isPlayVoided = false
+        /// The Pub/Sub push it is, if it is one.
+        var push: PlayNotification?
     }
 
     private func processBatch(_ names: [SpoolFileName], in directory: Int32) async -> Summary {
@@ -354,6 +360,9 @@ public actor SpoolIngestor {
                 } else {
                     summary.notifications += 1
                     if read.isPlayVoided { summary.playVoidedPushes += 1 }
+                    if let push = read.push, case .oneTimeProduct(1, _, _) = push.kind, settings.discovery.mode != .off {
+                        summary.playPurchasePushes.append(push)
+                    }
                 }
             }
             let logger = logger
@@ -391,7 +400,7 @@ public actor SpoolIngestor {
                         do throws(OrderFileProblem) {
                             let (push, notification) = try notifications.readPlayPush(bytes)
                             return .notification(NotificationRead(
-                                name: name, notification: notification, identity: identity, isPlayVoided: push.isVoided))
+                                name: name, notification: notification, identity: identity, isPlayVoided: push.isVoided, push: push))
                         } catch {
                             return .problem(name, error)
                         }

@@ -127,4 +127,44 @@ struct PlayDiscoveryEndToEndTests {
         #expect(daemon.standardError.contains("not paid yet"), "\(daemon.standardError.suffix(3000))")
         #expect(try harness.store().discoveredPurchases(limit: 5).first?.purchase.transactionKey == "google:GPA.7004")
     }
+
+    @Test("a push file of a one-time purchase: taken in as a record, confirmed with Google, after the grace order google:<orderId> delivered once")
+    func pushFileConfirmed() async throws {
+        let harness = Harness("play-discovery-push-file")
+        _ = try await harness.startPlayMock()
+        let token = playToken("D5")
+        let forged = playToken("FORGED5")
+        try await harness.registerPurchases([(token, "gems", "\"orderId\":\"GPA.7005\",\"obfuscatedExternalAccountId\":\"acct-5\"")])
+        // Push files only: no subscription to pull.
+        harness.configure("""
+            \(harness.playSection())
+            [Delivery]
+            URL=\(harness.base)/deliver
+            [Discovery]
+            Mode=deliver
+            Grace=1s
+            \(VerificationEndToEndTests.quickRetry)
+            """)
+        let daemon = try harness.startDaemon()
+        func push(_ messageID: String, _ token: String) -> String {
+            let notification = #"{"version":"1.0","packageName":"\#(Harness.playPackage)","eventTimeMillis":"1","oneTimeProductNotification":{"version":"1.0","notificationType":1,"purchaseToken":"\#(token)","sku":"gems"}}"#
+            return #"{"message":{"attributes":{},"data":"\#(Data(notification.utf8).base64EncodedString())","messageId":"\#(messageID)"},"subscription":"projects/p/subscriptions/play"}"#
+        }
+        harness.drop("push-5.json", push("p-5", token))
+        harness.drop("push-6.json", push("p-6", forged))
+        #expect(await eventually(timeout: .seconds(30)) { (try? harness.store().order(id: "google:GPA.7005")?.state) == .finished },
+                "\(daemon.standardError.suffix(3000))")
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+        let store = try harness.store()
+        #expect(try store.order(id: "google:GPA.7005")?.applicationUsername == "acct-5")
+        #expect(try store.discoveredPurchases(limit: 5).map(\.status) == [.becameOrder(orderID: "google:GPA.7005")])
+        #expect(try store.discoveredPurchases(limit: 5).first?.purchase.via == .file)
+        #expect(try harness.scalar("SELECT count(*) FROM notifications WHERE notification_id IN ('pubsub:p-5', 'pubsub:p-6')") == 2)
+        #expect(try await harness.mockStats().deliveries == ["google:GPA.7005": 1])
+        // The forged one changed nothing and said why.
+        #expect(try harness.scalar("SELECT count(*) FROM orders") == 1)
+        #expect(daemon.standardError.contains("Play push p-6 (one-time purchase of gems): Google does not confirm the purchase it names"), "\(daemon.standardError.suffix(3000))")
+        #expect(!daemon.standardError.contains(token), "a purchase token was written out")
+    }
 }

@@ -37,6 +37,10 @@ extension PlayPubSubPuller: Reloadable {
     func reload(_ change: ConfigurationChange) async { apply(change.configured.pubSubPulling) }
 }
 
+extension PlayPushConfirmer: Reloadable {
+    func reload(_ change: ConfigurationChange) async { apply(change.configured.pushConfirming) }
+}
+
 extension MetricsPublisher: Reloadable {
     func reload(_ change: ConfigurationChange) async { retarget(change.next.daemon.metricsFile) }
 }
