@@ -39,20 +39,12 @@ extension RelationalOrderStore {
                     try transaction.updateDiscovered(stored.reference, status: status, orderReference: holder?.reference, now: now)
                     settled.append(DiscoverySettlement(purchase: stored.purchase, status: status))
                 case .becomesOrder(let order):
-                    let candidate = order.candidate(digest: digest)
-                    let orderID = candidate.submission.orderID
-                    var existing: OrderRecord?
-                    let (outcome, written) = try transaction.planAndWrite("discovered order \(orderID)") {
-                        existing = try transaction.record(orderID: orderID)
-                        let decided = IngestRules.plan(candidate, existing: existing, verifiers: verifiers, now: now)
-                        return (decided.plan, decided.outcome)
-                    }
+                    let made = try transaction.takeIn(order, verifiers: verifiers, now: now, digest: digest)
                     // An order of that id taken in before (an operator's recover) holds it too.
-                    let reference = written?.record.reference ?? existing?.reference
-                    let status = DiscoveryRules.Status.becameOrder(orderID: orderID)
-                    try transaction.updateDiscovered(stored.reference, status: status, orderReference: reference, now: now)
-                    settled.append(DiscoverySettlement(purchase: stored.purchase, status: status, ingest: outcome))
-                    madeOrders = madeOrders || written != nil
+                    let status = DiscoveryRules.Status.becameOrder(orderID: made.orderID)
+                    try transaction.updateDiscovered(stored.reference, status: status, orderReference: made.reference, now: now)
+                    settled.append(DiscoverySettlement(purchase: stored.purchase, status: status, ingest: made.outcome))
+                    madeOrders = madeOrders || made.written != nil
                 }
             }
             if madeOrders { try wakeNodes(connection) }
@@ -111,24 +103,17 @@ extension RelationalOrderStore {
                 case .leaves(let left):
                     results.append(RecoveredPurchase(found: shown, result: .left(left)))
                 case .makes(let order):
-                    let candidate = order.candidate(digest: digest)
-                    let orderID = candidate.submission.orderID
-                    var existing: OrderRecord?
-                    let (outcome, written) = try transaction.planAndWrite("recovered order \(orderID)") {
-                        existing = try transaction.record(orderID: orderID)
-                        let decided = IngestRules.plan(candidate, existing: existing, verifiers: verifiers, now: now)
-                        return (decided.plan, decided.outcome)
-                    }
-                    if let existing {
+                    let made = try transaction.takeIn(order, verifiers: verifiers, now: now, digest: digest)
+                    if let existing = made.existing {
                         // An order of that id was taken in before: it holds the purchase.
-                        try transaction.keepRecovered(found, known: known, orderID: orderID, orderReference: existing.reference, now: now)
-                        results.append(RecoveredPurchase(found: shown, result: .left(.heldBy(orderID: orderID))))
-                    } else if let written {
-                        try transaction.keepRecovered(found, known: known, orderID: orderID, orderReference: written.record.reference, now: now)
+                        try transaction.keepRecovered(found, known: known, orderID: made.orderID, orderReference: existing.reference, now: now)
+                        results.append(RecoveredPurchase(found: shown, result: .left(.heldBy(orderID: made.orderID))))
+                    } else if let written = made.written {
+                        try transaction.keepRecovered(found, known: known, orderID: made.orderID, orderReference: written.record.reference, now: now)
                         madeOrders = true
-                        results.append(RecoveredPurchase(found: shown, result: .made(orderID: orderID)))
+                        results.append(RecoveredPurchase(found: shown, result: .made(orderID: made.orderID)))
                     } else {
-                        let why = if case .conflict(let problem) = outcome { problem.description } else { "nothing was written" }
+                        let why = if case .conflict(let problem) = made.outcome { problem.description } else { "nothing was written" }
                         results.append(RecoveredPurchase(found: shown, result: .left(.refused(why))))
                     }
                 }

@@ -88,4 +88,29 @@ extension StoreTransaction {
             _ = try insertDiscovered(found.purchase, status: status, holder: orderReference, now: now)
         }
     }
+
+    /// What taking in an order a purchase becomes did: the order of that id stored before, if
+    /// any, and what was written.
+    package struct MadeOrder {
+        package var orderID: String
+        package var outcome: IngestOutcome
+        package var existing: OrderRecord?
+        package var written: OrderPlan?
+
+        /// The order holding the purchase now: the one just written, or the one stored before.
+        package var reference: Int64? { written?.record.reference ?? existing?.reference }
+    }
+
+    /// Takes in the order a discovered purchase becomes (`order`), like a spool file.
+    package func takeIn(_ order: DiscoveryRules.DiscoveredOrder, verifiers: ConfiguredVerifiers, now: Date, digest: ([UInt8]) -> String) throws -> MadeOrder {
+        let candidate = order.candidate(digest: digest)
+        let orderID = candidate.submission.orderID
+        var existing: OrderRecord?
+        let (outcome, written) = try planAndWrite("\(order.origin == .store ? "discovered" : "recovered") order \(orderID)") {
+            existing = try record(orderID: orderID)
+            let decided = IngestRules.plan(candidate, existing: existing, verifiers: verifiers, now: now)
+            return (decided.plan, decided.outcome)
+        }
+        return MadeOrder(orderID: orderID, outcome: outcome, existing: existing, written: written)
+    }
 }

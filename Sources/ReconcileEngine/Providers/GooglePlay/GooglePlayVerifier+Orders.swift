@@ -62,7 +62,8 @@ extension GooglePlayVerifier {
         }
         if response.status == 404 { return .init(.answer(.notFound), detail: "orders.get 404") }
         let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: now) }
-        switch PlayAnswerClassifier.classify(status: response.status, body: response.body, retryAfter: retryAfter) {
+        let verdict = PlayAnswerClassifier.classify(status: response.status, body: response.body, retryAfter: retryAfter)
+        switch verdict {
         case .answer:
             return readBody(response) { body in
                 let order = try PlayOrder.parse(body)
@@ -70,14 +71,8 @@ extension GooglePlayVerifier {
             }
         case .tokenNotFound, .tokenExpired:
             return .init(.answer(.notFound), detail: "orders.get \(response.status)")
-        case .unauthorized(let reason), .configuration(let reason):
-            return .init(.verdict(.configuration(reason)), observation: .configuration(reason: reason), detail: reason.description)
-        case .transient(let reason, let endpointLevel, let after, let rateLimited):
-            return .init(
-                .verdict(.transient(reason, retryAfter: after)), observation: endpointLevel ? .failure(reason: reason) : .healthy,
-                retryAfter: after, rateLimited: rateLimited, detail: reason.description)
-        case .escalate(let reason):
-            return .init(.verdict(.escalate(Reason(.playRefused, detail: reason.description))), detail: reason.description)
+        case .unauthorized, .configuration, .transient, .escalate:
+            return refusal(verdict)!
         }
     }
 }

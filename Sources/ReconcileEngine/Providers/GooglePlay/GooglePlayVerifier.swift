@@ -242,14 +242,15 @@ public struct GooglePlayVerifier: OrderVerifier, OutboxSender {
             return .of(HTTPAnswerClassifier.classify(result, now: now)) { _ in .init(.verdict(.transient(Reason(.unexpected)))) }
         }
         let retryAfter = response.header("retry-after").flatMap { RetryAfter.parse($0, now: now) }
-        switch PlayAnswerClassifier.classify(status: response.status, body: response.body, retryAfter: retryAfter) {
+        let verdict = PlayAnswerClassifier.classify(status: response.status, body: response.body, retryAfter: retryAfter)
+        switch verdict {
         case .answer:
             return readBody(response) { body in
                 let purchase = try PlayPurchase.parse(body)
                 return .init(.answer(purchase), detail: purchase.summary, verifierStatus: purchase.purchaseState, environment: purchase.isTest ? "Test" : "Production")
             }
-        case .unauthorized(let reason):
-            return .init(.verdict(.configuration(reason)), observation: .configuration(reason: reason), detail: reason.description)
+        case .unauthorized, .configuration, .transient, .escalate:
+            return refusal(verdict)!
         case .tokenExpired(let reason):
             return .init(
                 .verdict(.reject(Reason(.tokenExpired, detail: "Google says the purchase token is no longer valid (\(reason))"))), detail: reason.description)
@@ -257,14 +258,24 @@ public struct GooglePlayVerifier: OrderVerifier, OutboxSender {
             return .init(
                 .verdict(.limitedTransient(reason, then: Reason(.invalidToken, detail: "Google does not know the purchase token"))),
                 detail: reason.description)
+        }
+    }
+
+    /// The judgement of a Developer API answer that is neither the answer nor about the token:
+    /// Google refusing the credentials or the request, asking to wait, or failing; `nil` for the
+    /// other verdicts, which each method reads its own way.
+    static func refusal<Answer>(_ verdict: PlayAnswerClassifier.Verdict) -> EndpointExchange.Judgement<Answer>? {
+        switch verdict {
+        case .unauthorized(let reason), .configuration(let reason):
+            return .init(.verdict(.configuration(reason)), observation: .configuration(reason: reason), detail: reason.description)
         case .transient(let reason, let endpointLevel, let after, let rateLimited):
             return .init(
                 .verdict(.transient(reason, retryAfter: after)), observation: endpointLevel ? .failure(reason: reason) : .healthy,
                 retryAfter: after, rateLimited: rateLimited, detail: reason.description)
-        case .configuration(let reason):
-            return .init(.verdict(.configuration(reason)), observation: .configuration(reason: reason), detail: reason.description)
         case .escalate(let reason):
             return .init(.verdict(.escalate(Reason(.playRefused, detail: reason.description))), detail: reason.description)
+        case .answer, .tokenExpired, .tokenNotFound:
+            return nil
         }
     }
 
