@@ -148,4 +148,31 @@ struct DiscoveryEndToEndTests {
         #expect(log.contains("the app set no account at purchase; it cannot be granted to anyone"), "\(log.suffix(3000))")
         #expect(try await harness.mockStats().deliveries.isEmpty)
     }
+
+    @Test("a forged ONE_TIME_CHARGE (a chain the daemon does not trust) and a tampered one change nothing: quarantined with the reason, no purchase kept, no order; a genuine one beside them is delivered")
+    func forgedChangesNothing() async throws {
+        let harness = Harness("discovery-forged")
+        let setup = try await AppStoreEndToEndTests.setUp(harness)
+        let other = try await TestCertificateChain.makeUnshared()
+        let forger = JWSSigner(key: try ES256PrivateKey(pem: other.leafKeyPEM), certificateChainDER: other.x5c)
+        harness.configure(Self.configuration(harness, grace: "1s"))
+        let daemon = try harness.startDaemon()
+        harness.drop("forged.json", try Self.oneTimeChargeFile(forger, id: "otc-f1", transactionID: "7401"))
+        harness.drop("tampered.json", NotificationEndToEndTests.tamper(try Self.oneTimeChargeFile(setup.signer, id: "otc-f2", transactionID: "7402")))
+        #expect(await eventually(timeout: .seconds(20)) { NotificationEndToEndTests.rejectedReasons(harness).count == 2 },
+                "\(daemon.standardError.suffix(3000))")
+        // A genuine one dropped after them becomes an order after the grace: by then the others
+        // would have too.
+        try await AppStoreEndToEndTests.register(harness, environment: "Production", [("7403", "gems", ",\"appAccountToken\":\"\(Self.account)\"")])
+        harness.drop("genuine.json", try Self.oneTimeChargeFile(setup.signer, id: "otc-f3", transactionID: "7403"))
+        #expect(await eventually(timeout: .seconds(30)) { (try? harness.store().order(id: "apple:7403")?.state) == .finished },
+                "\(daemon.standardError.suffix(3000))")
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+        let reasons = NotificationEndToEndTests.rejectedReasons(harness).sorted()
+        #expect(reasons.count == 2 && reasons[0].hasPrefix("bad_signature: ") && reasons[1].hasPrefix("invalid_chain: "), "\(reasons)")
+        #expect(try harness.store().discoveredPurchases(limit: 5).map(\.purchase.transactionKey) == ["7403"])
+        #expect(try harness.scalar("SELECT count(*) FROM orders") == 1 && harness.scalar("SELECT count(*) FROM notifications") == 1)
+        #expect(try await harness.mockStats().deliveries == ["apple:7403": 1])
+    }
 }
