@@ -74,6 +74,13 @@ public actor SpoolIngestor {
 
         public var filesHandled: Int { accepted + unchanged + proofReplaced + duplicates + notifications + rejected }
 
+        /// The counts alone, without ``playPurchasePushes``: what the running totals keep.
+        public var counts: Summary {
+            var counts = self
+            counts.playPurchasePushes = []
+            return counts
+        }
+
         public static func += (lhs: inout Summary, rhs: Summary) {
             lhs.accepted += rhs.accepted
             lhs.unchanged += rhs.unchanged
@@ -255,7 +262,7 @@ public actor SpoolIngestor {
         }
         // Committed files of the last batches may still be being unlinked.
         removals.waitUntilIdle()
-        unreported += summary
+        unreported += summary.counts
         return summary
     }
 
@@ -326,7 +333,8 @@ public actor SpoolIngestor {
                 logger.warning("cannot sync \(layout.rejected): \(String(cString: strerror(errno)))", [.path: layout.rejected, .errno: String(errno)])
             }
         }
-        totals.withLock { $0 += summary }
+        // The totals are counts: the pushes (and their tokens) go to onCommitted only.
+        totals.withLock { $0 += summary.counts }
         if summary.filesHandled > 0 {
             onCommitted(summary)
         }

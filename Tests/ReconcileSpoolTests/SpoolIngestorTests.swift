@@ -236,6 +236,37 @@ struct SpoolIngestorTests {
         #expect(ingest.total.accepted == 3 && ingest.total.rejected == 1 && ingest.total.unchanged == 1)
     }
 
+    @Test("a Play push of a one-time purchase is handed on to be confirmed with Google (not with Mode=off); the totals keep counts only, never the push")
+    func playPurchasePushes() async throws {
+        let store = try fixture.store()
+        let heard = Mutex<[SpoolIngestor.Summary]>([])
+        var settings = SpoolIngestor.Settings(verifierKind: .apple, maxFileSize: 1024 * 1024)
+        settings.notifications = NotificationFileReader(appStore: nil, googlePlay: true)
+        let ingest = SpoolIngestor(
+            layout: fixture.layout, store: store, settings: settings, logger: .discarding, clock: clock,
+            onCommitted: { batch in heard.withLock { $0.append(batch) } })
+        func push(_ messageID: String, oneTime: Bool) -> String {
+            let body = oneTime
+                ? #"{"version":"1.0","packageName":"com.example.app","eventTimeMillis":"1","oneTimeProductNotification":{"version":"1.0","notificationType":1,"purchaseToken":"tok-SECRET","sku":"gems"}}"#
+                : #"{"version":"1.0","packageName":"com.example.app","eventTimeMillis":"1","testNotification":{"version":"1.0"}}"#
+            return #"{"message":{"data":"\#(Data(body.utf8).base64EncodedString())","messageId":"\#(messageID)"},"subscription":"projects/p/subscriptions/s"}"#
+        }
+        fixture.drop("p1.json", push("m-1", oneTime: true))
+        fixture.drop("p2.json", push("m-2", oneTime: false))
+        _ = await ingest.rescan()
+        // The same push again is a duplicate: nothing more to confirm.
+        fixture.drop("p1-again.json", push("m-1", oneTime: true))
+        _ = await ingest.rescan()
+        #expect(heard.withLock { $0 }.flatMap(\.playPurchasePushes).map(\.messageID) == ["m-1"])
+        #expect(ingest.total.notifications == 2 && ingest.total.duplicates == 1 && ingest.total.playPurchasePushes.isEmpty)
+
+        settings.discovery = DiscoverySettings(mode: .off)
+        await ingest.apply(settings)
+        fixture.drop("p3.json", push("m-3", oneTime: true))
+        _ = await ingest.rescan()
+        #expect(heard.withLock { $0 }.flatMap(\.playPurchasePushes).map(\.messageID) == ["m-1"])
+    }
+
     // MARK: - Names are bytes (issue 13)
 
     @Test("a name that is not UTF-8 and an NFC/NFD pair are all read in one scan, the bad one quarantined as its bytes")

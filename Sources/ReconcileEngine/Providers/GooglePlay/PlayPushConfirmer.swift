@@ -63,10 +63,24 @@ public final class PlayPushConfirmer: Service {
         wake.signal()
     }
 
+    /// At most this many pushes wait; beyond it the ones waiting longest are given up (a flood
+    /// of push files while Google does not answer must not grow the daemon without bound).
+    public static let maximumWaiting = 10_000
+
     /// Pushes of one-time purchases just taken in: asked about now.
     public func confirm(_ pushes: [PlayNotification]) {
         let now = clock.instant()
-        pending.withLock { $0 += pushes.map { Pending(push: $0, due: now) } }
+        let dropped = pending.withLock { list -> Int in
+            list += pushes.map { Pending(push: $0, due: now) }
+            let excess = max(0, list.count - Self.maximumWaiting)
+            if excess > 0 { list.removeFirst(excess) }
+            return excess
+        }
+        if dropped > 0 {
+            logger.warning(
+                "\(Plural.count(dropped, "Play push")) of one-time purchases given up unconfirmed: more than \(Self.maximumWaiting) wait for Google (the Pub/Sub subscription or reconcilectl recover still find them)",
+                [.endpoint: "googleplay", .reason: "push_unconfirmed", .count: String(dropped)])
+        }
         wake.signal()
     }
 
