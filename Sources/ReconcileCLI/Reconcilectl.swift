@@ -37,7 +37,8 @@ public enum Reconcilectl {
 
     /// Every verb, in the order help lists them.
     static var commands: [CommandSpec] {
-        [StatusCommand.spec, ListCommand.spec, ShowCommand.spec, NotificationsCommand.spec, DiscoveredCommand.spec] + StoreOrderCommand.specs
+        [StatusCommand.spec, ListCommand.spec, ShapeCommand.spec, ShowCommand.spec, NotificationsCommand.spec, DiscoveredCommand.spec]
+            + StoreOrderCommand.specs
             + OperatorCommand.specs
             + [SubmitCommand.spec, ReloadCommand.spec, BackupCommand.spec, RestoreCommand.spec, CopyStoreCommand.spec, CheckConfigCommand.spec, helpCommand]
     }

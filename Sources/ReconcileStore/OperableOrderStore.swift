@@ -19,6 +19,11 @@ public protocol OperableOrderStore: OrderStore, CheckpointStore, SerializedStore
     /// Orders matching `filter`, soonest next attempt first, and how many match in all.
     func list(_ filter: OrderFilter) throws -> (orders: [StoredOrder], total: Int)
 
+    /// The orders not finished, cancelled or revoked, counted by `grouping` and age at `now`
+    /// (`reconcilectl shape`). By endpoint: `delivery` for verified orders, `googleplay` for
+    /// Google Play ones, `verifierEndpoint` (the configured verifier's first) for the rest.
+    func shape(by grouping: QueueShape.Grouping, now: Date, verifierEndpoint: String) throws -> QueueShape
+
     /// Applies an operator action in batches of `batchSize` orders, one transaction each (see
     /// ``RelationalOrderStore/applyInBatches(_:verifiers:now:batchSize:sampleSize:shouldStop:each:)``).
     func applyInBatches(

@@ -27,6 +27,33 @@ struct ReadVerbTests {
         }
     }
 
+    @Test("shape: the orders still in play by age, by state, product or endpoint; text in 80 columns, JSON; a wrong --by is a usage error")
+    func shape() throws {
+        let fixture = try CLIFixture()
+        // One order in each state that is not terminal, and O-duplicate, escalated too.
+        let states = OrderState.allCases.filter { !$0.isTerminal }.count
+        let live = states + 1
+        let text = fixture.run(["shape"])
+        #expect(text.status == 0 && text.err.isEmpty)
+        let lines = text.out.split(separator: "\n").map(String.init)
+        #expect(lines.allSatisfy { $0.count <= 80 }, "\(text.out)")
+        #expect(lines.first?.hasSuffix("T 5 10 20 40 80 160 320 640 1280 1280+") == true, "\(text.out)")
+        // Every fixture order was received 110 to 120 minutes ago: all in the 160 column.
+        #expect(lines[1].split(separator: " ").map(String.init) == ["TOTAL", "\(live)", "0", "0", "0", "0", "0", "\(live)", "0", "0", "0", "0"], "\(text.out)")
+        #expect(lines.count == 2 + states && lines[2].hasPrefix("escalated") && !text.out.contains("finished") && !text.out.contains("cancelled"))
+        let json = fixture.run(["shape", "--json"])
+        let parsed = try #require(try JSONParser().parse(json.out.trimmingCharacters(in: .newlines)).objectValue)
+        #expect(parsed["by"]?.stringValue == "state" && parsed["total"]?["total"]?.int64Value == Int64(live))
+        #expect(parsed["rows"]?.arrayValue?.count == states)
+        let byEndpoint = fixture.run(["shape", "--by", "endpoint", "--json"])
+        let rows = try #require(try JSONParser().parse(byEndpoint.out.trimmingCharacters(in: .newlines))["rows"]?.arrayValue)
+        #expect(rows.compactMap { $0["name"]?.stringValue } == ["production", "delivery"])
+        let later = fixture.run(["shape", "--by", "product"], now: CLIFixture.now.addingTimeInterval(86_400))
+        #expect(later.out.split(separator: "\n")[1].hasSuffix(" \(live)"), "\(later.out)")
+        let wrong = fixture.run(["shape", "--by", "colour"])
+        #expect(wrong.status == 64 && wrong.err.contains("'colour' is not a grouping; use one of state, product, endpoint"), "\(wrong.err)")
+    }
+
     @Test("show: every state, as text and as JSON; receipts only as length and hash", arguments: OrderState.allCases)
     func show(state: OrderState) throws {
         let fixture = try CLIFixture()

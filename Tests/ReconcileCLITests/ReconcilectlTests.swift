@@ -35,6 +35,8 @@ struct ReconcilectlTests {
               status                  Show whether reconciled runs, the orders by state and
                                       the circuits.
               list                    List orders, soonest next attempt first.
+              shape                   Count the orders still in play by age, as Postfix's
+                                      qshape: by state, product or endpoint.
               show                    Show an order: its fields, next attempt and whole
                                       history.
               notifications           List the store notifications taken in (refunds,

@@ -144,6 +144,36 @@ extension RelationalOrderStore {
 
     /// Orders matching `filter`, soonest next attempt first (orders without one last, oldest
     /// first), and how many match in all, in one read snapshot.
+    public func shape(by grouping: QueueShape.Grouping, now: Date, verifierEndpoint: String) throws -> QueueShape {
+        let key: SQLStatement =
+            switch grouping {
+            case .state: "o.state"
+            case .product: "o.product_id"
+            case .endpoint:
+                "CASE WHEN o.state = 'verified' THEN 'delivery' WHEN o.purchase_token IS NOT NULL THEN 'googleplay' ELSE \(verifierEndpoint) END"
+            }
+        // The column by age, in the database: one row per name and column, however many orders.
+        let nowMilliseconds = now.epochMilliseconds
+        let column = SQLStatement.joined(
+            QueueShape.bounds.enumerated().map { index, minutes in
+                // Integers of the code's own, written as literals: PostgreSQL would type bound
+                // parameters in a CASE's results as text.
+                "WHEN \(raw: String(nowMilliseconds)) - o.received_at <= \(raw: String(Int64(minutes) * 60_000)) THEN \(raw: String(index))"
+            }, separator: " ")
+        let rows = try readSnapshot { connection in
+            try connection.fetchAll(
+                """
+                SELECT \(key) AS name, CASE \(column) ELSE \(raw: String(QueueShape.bounds.count)) END AS age_column, count(*)
+                FROM orders AS o WHERE o.state NOT IN ('finished', 'cancelled', 'revoked')
+                GROUP BY 1, 2
+                """
+            ) { (name: $0.string(0), column: $0.int(1), count: $0.int(2)) }
+        }
+        var shape = QueueShape(grouping: grouping)
+        for row in rows { shape.add(row.name, column: row.column, count: row.count) }
+        return shape
+    }
+
     public func list(_ filter: OrderFilter) throws -> (orders: [StoredOrder], total: Int) {
         var conditions: [SQLStatement] = []
         if !filter.states.isEmpty { conditions.append("o.state \(in: filter.states.map(\.rawValue))") }

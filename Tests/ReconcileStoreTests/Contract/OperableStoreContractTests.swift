@@ -160,6 +160,29 @@ struct OperableStoreContractTests {
         #expect(try store.list(OrderFilter(store: .googlePlay)).orders.first?.proof.purchaseToken == "tok-G1")
     }
 
+    @Test("shape: the orders still in play by state, product or endpoint and by age; finished ones left out", arguments: ContractStore.all)
+    func shape(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
+        defer { opened.close() }
+        let store = opened.operable
+        try listed(store)
+        try finishedPlayOrder(store, "F1", at: t0)
+        // At t0 + 301 s only E1, received at t0, is past 5 minutes.
+        let now = t0 + 301
+        let byState = try store.shape(by: .state, now: now, verifierEndpoint: "production")
+        #expect(byState.rows.map(\.name) == ["pending", "escalated", "held", "waiting"])
+        #expect(byState.rows.map(\.counts) == [
+            [4, 0, 0, 0, 0, 0, 0, 0, 0, 0], [0, 1, 0, 0, 0, 0, 0, 0, 0, 0], [1, 0, 0, 0, 0, 0, 0, 0, 0, 0], [1, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+        ])
+        #expect(byState.totalRow.total == 7)
+        let byProduct = try store.shape(by: .product, now: now, verifierEndpoint: "production")
+        #expect(byProduct.rows.map { "\($0.name) \($0.total)" } == ["gems 6", "coins 1"])
+        let byEndpoint = try store.shape(by: .endpoint, now: now, verifierEndpoint: "production")
+        #expect(byEndpoint.rows.map { "\($0.name) \($0.total)" } == ["production 6", "googleplay 1"])
+        // A day later everything is in the 1280+ column.
+        #expect(try store.shape(by: .state, now: t0 + 86_400, verifierEndpoint: "production").totalRow.counts == [0, 0, 0, 0, 0, 0, 0, 0, 0, 7])
+    }
+
     // MARK: - summary and counts (reconcilectl status, STATUS=, the metrics file)
 
     /// Finishes Play order `orderID` as Google verified it, unacknowledged: the outbox owes an
