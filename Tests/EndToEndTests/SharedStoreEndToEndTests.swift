@@ -326,8 +326,11 @@ struct SharedStoreEndToEndTests {
         let stats = try Self.mockStats(statsSocket)
         #expect(stats.idempotencyMismatches == 0)
         #expect(stats.deliveriesSucceeded.count == all)
+        // Each made order delivered (with its own id as the Idempotency-Key, checked above). A
+        // delivery in flight on the killed or cut-off node may reach the merchant and be sent
+        // again by the node that rescued it: at least once, the key telling the merchant so.
         let discoveredDeliveries = stats.deliveriesSucceeded.filter { $0.key.hasPrefix("google:") }
-        #expect(discoveredDeliveries.count == Self.discovered && discoveredDeliveries.values.allSatisfy { $0 == 1 }, "\(discoveredDeliveries.count) of \(Self.discovered) purchases delivered, some more than once: \(discoveredDeliveries.filter { $0.value > 1 })")
+        #expect(discoveredDeliveries.count == Self.discovered, "\(discoveredDeliveries.count) of \(Self.discovered) purchases delivered")
         #expect(stats.pubsubAcknowledged.count == Self.discovered, "\(stats.pubsubAcknowledged.count) of \(Self.discovered) messages acknowledged")
         let redelivered = stats.pubsubDelivered.values.filter { $0 > 1 }.count
         let peaks = ["production", "delivery"].map { (stats.perSecond[$0] ?? [:]).values.max() ?? 0 }
@@ -341,7 +344,7 @@ struct SharedStoreEndToEndTests {
             node a SIGKILLed holding \(deadLeases.count) leases, rescued \(String(format: "%.2f", rescueDelays.min() ?? 0))–\(String(format: "%.2f", slowestRescue)) s after the kill \
             (LeaseTime \(Int(Self.leaseTime)) s, heartbeat \(wake) s); node b cut off for \(String(format: "%.1f", restoredAt.timeIntervalSince(cutAt))) s holding \(cutLeases.count) leases, \
             \(rescuedOfCut) rescued, \(refusals) late outcomes refused and logged; \(Self.discovered) purchases from Pub/Sub made one order each \
-            (\(redelivered) messages delivered again); requests at the mock \(stats.requests), peak \(peak)/s \
+            (\(redelivered) messages delivered again, \(discoveredDeliveries.values.filter { $0 > 1 }.count) orders delivered again after a rescue); requests at the mock \(stats.requests), peak \(peak)/s \
             (MaxRate \(Self.maxRate) + Burst \(Self.burst)); late writes \(lateWrites + lateAttempts); took \(ContinuousClock.now - began)
             """)
         for daemon in daemons.values where daemon.isRunning { daemon.send(SIGTERM) }
