@@ -92,7 +92,8 @@ actor MetricsPublisher {
             return
         }
         let snapshot = Self.snapshot(
-            summary: summary, status: status, ingest: sources.ingestor.total, startedAt: startedAt, takenAt: clock.now())
+            summary: summary, status: status, ingest: sources.ingestor.total, startedAt: startedAt, takenAt: clock.now(),
+            discoveredEvents: DiscoveryCounters.process.snapshot)
         write(PrometheusExposition.render(snapshot.families))
     }
 
@@ -124,7 +125,8 @@ actor MetricsPublisher {
 
     /// The snapshot the daemon's parts make together.
     static func snapshot(
-        summary: StoreSummary, status: SchedulerStatus, ingest: SpoolIngestor.Summary, startedAt: Date, takenAt: Date
+        summary: StoreSummary, status: SchedulerStatus, ingest: SpoolIngestor.Summary, startedAt: Date, takenAt: Date,
+        discoveredEvents: [DiscoveryCounters.Key: Int] = [:]
     ) -> MetricsSnapshot {
         let counters = status.counters
         var snapshot = MetricsSnapshot(
@@ -148,7 +150,7 @@ actor MetricsPublisher {
         snapshot.outbox = summary.outbox
         snapshot.unmatchedNotifications = summary.unmatchedNotifications
         snapshot.discovered = summary.discovered
-        snapshot.discoveredEvents = DiscoveryCounters.process.snapshot
+        snapshot.discoveredEvents = discoveredEvents
         return snapshot
     }
 }
