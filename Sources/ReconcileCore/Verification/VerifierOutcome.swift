@@ -38,3 +38,17 @@ public struct VerifierOutcome: Sendable, Hashable {
         case notSent(Reason)
     }
 }
+
+extension VerifierOutcome.Verdict {
+    /// The reason a verdict that did not answer the question carries (a wait, a refusal, a
+    /// request not sent), for a message; `unexpected_answer` for the others.
+    public var failureReason: Reason {
+        switch self {
+        case .transient(let reason, _), .limitedTransient(let reason, _), .configuration(let reason), .reject(let reason), .escalate(let reason),
+            .notSent(let reason):
+            reason
+        default:
+            Reason(.unexpectedAnswer)
+        }
+    }
+}

@@ -36,7 +36,7 @@ extension AppStoreVerifier {
             case .success(let transaction):
                 purchases.append(.appStore(transaction, signedTransaction: jws))
             case .failure(let failure):
-                return .failure(.untrusted("a signed transaction in Apple's answer failed verification (\(GooglePlayVerifier.failureReason(failure.verdict))): nothing in it is believed"))
+                return .failure(.untrusted("a signed transaction in Apple's answer failed verification (\(failure.verdict.failureReason)): nothing in it is believed"))
             }
         }
         // Apple's `status` is not believed alone: no verified transaction means no such order.

@@ -53,7 +53,7 @@ extension GooglePlayVerifier {
         case .verdict(.transient(let reason, let retryAfter)):
             return .failure(PubSubFailure(reason: reason, isConfiguration: false, retryAfter: retryAfter))
         case .verdict(let verdict):
-            return .failure(PubSubFailure(reason: Self.failureReason(verdict), isConfiguration: false))
+            return .failure(PubSubFailure(reason: verdict.failureReason, isConfiguration: false))
         }
     }
 
@@ -123,7 +123,7 @@ extension GooglePlayVerifier {
         case .verdict(.limitedTransient(_, let then)):
             return .unconfirmed(then)
         case .verdict(let verdict):
-            return .unavailable(Self.failureReason(verdict))
+            return .unavailable(verdict.failureReason)
         }
     }
 }

@@ -24,7 +24,7 @@ extension GooglePlayVerifier {
         case .answer(let page):
             return .success(page)
         case .verdict(let verdict):
-            return .failure(VoidedListFailure(reason: Self.failureReason(verdict)))
+            return .failure(VoidedListFailure(reason: verdict.failureReason))
         }
     }
 
@@ -58,16 +58,6 @@ extension GooglePlayVerifier {
         case .tokenExpired(let reason), .tokenNotFound(let reason), .escalate(let reason):
             // No token is named in this request: a 4xx here is our request, or the package.
             return .init(.verdict(.configuration(reason)), observation: .healthy, detail: reason.description)
-        }
-    }
-
-    static func failureReason(_ verdict: VerifierOutcome.Verdict) -> Reason {
-        switch verdict {
-        case .transient(let reason, _), .limitedTransient(let reason, _), .configuration(let reason), .reject(let reason), .escalate(let reason),
-            .notSent(let reason):
-            reason
-        default:
-            Reason(.unexpectedAnswer)
         }
     }
 }

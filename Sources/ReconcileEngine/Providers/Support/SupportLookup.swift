@@ -46,7 +46,7 @@ public struct SupportLookup: Sendable {
 
         /// A verdict of `store`'s exchange: its wait asked for (a 429's `Retry-After`) in the words.
         init(_ verdict: VerifierOutcome.Verdict, store: String) {
-            let reason = GooglePlayVerifier.failureReason(verdict)
+            let reason = verdict.failureReason
             switch verdict {
             case .configuration:
                 self = .configuration("\(store) refuses the daemon's credentials or request: \(reason)")
