@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileCrypto
 
 /// Cloud Pub/Sub pull (DESIGN §5b; `docs/protocols/google-play.md` §6) with the verifier's
 /// access tokens, and the confirmation of a one-time purchase a pulled notification names. Pub/Sub
@@ -124,6 +125,46 @@ extension GooglePlayVerifier {
             return .unconfirmed(then)
         case .verdict(let verdict):
             return .unavailable(verdict.failureReason)
+        }
+    }
+
+    /// What Google's answer makes of a one-time purchase a notification named (a pulled message,
+    /// a push file): ``lookUpOneTime(package:product:token:gate:)``, then
+    /// ``PlayDiscovery/confirm(_:token:tokenDigest:package:productID:allowTestPurchases:via:)``.
+    public enum OneTimeConfirmation: Sendable, Hashable {
+        /// Paid: kept as this discovered purchase.
+        case purchase(DiscoveredPurchase)
+        /// Not paid yet: to be asked about again later.
+        case pending(Reason)
+        /// Nothing to keep (cancelled, a test purchase not allowed).
+        case notKept(Reason)
+        /// Google does not confirm the token: nothing to keep.
+        case unconfirmed(Reason)
+        /// Google could not be asked: to be asked again later.
+        case unavailable(Reason)
+    }
+
+    /// Asks Google about the one-time purchase of `sku` that token `token` of `package` (this
+    /// verifier's first package when the notification names none) stands for.
+    public func confirmOneTime(
+        package: String?, sku: String?, token: String, via: DiscoveredPurchase.Via, gate: any EndpointGate
+    ) async -> OneTimeConfirmation {
+        let package = package ?? packageName
+        let product = sku ?? ""
+        switch await lookUpOneTime(package: package, product: product, token: token, gate: gate) {
+        case .unavailable(let reason):
+            return .unavailable(reason)
+        case .unconfirmed(let reason):
+            return .unconfirmed(reason)
+        case .purchase(let purchase):
+            switch PlayDiscovery.confirm(
+                purchase, token: token, tokenDigest: SHA256.hexDigest(Array(token.utf8)), package: package, productID: product,
+                allowTestPurchases: allowTestPurchases, via: via)
+            {
+            case .purchase(let discovered): return .purchase(discovered)
+            case .pending(let reason): return .pending(reason)
+            case .notKept(let reason): return .notKept(reason)
+            }
         }
     }
 }

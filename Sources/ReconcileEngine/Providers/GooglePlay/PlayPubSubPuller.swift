@@ -1,6 +1,5 @@
 import Foundation
 import ReconcileCore
-import ReconcileCrypto
 import ReconcileFoundation
 import ReconcileSystem
 import Synchronization
@@ -272,27 +271,19 @@ public final class PlayPubSubPuller: Service {
         var notification = StoreNotification.playPush(push)
         notification.via = .poll
         guard case .oneTimeProduct(let type, let token, let sku) = push.kind, type == 1 else { return .take(notification, voided: push.isVoided) }
-        let package = push.packageName ?? settings.verifier.packageName
-        let product = sku ?? ""
-        let shown = PrintableText.excerpt(product, maximumScalars: 80)
-        switch await settings.verifier.lookUpOneTime(package: package, product: product, token: token, gate: gate) {
-        case .purchase(let purchase):
-            switch PlayDiscovery.confirm(
-                purchase, token: token, tokenDigest: SHA256.hexDigest(Array(token.utf8)), package: package, productID: product,
-                allowTestPurchases: settings.verifier.allowTestPurchases, via: .pubsub)
-            {
-            case .purchase(let discovered):
-                notification.discovered = discovered
-            case .pending(let reason):
-                logger.info(
-                    "Pub/Sub message \(message.messageID): Google Play purchase of \(shown) not paid yet (\(reason)); left for Pub/Sub to deliver again",
-                    [.endpoint: "pubsub", .reason: reason.code.rawValue])
-                return .leave(nil)
-            case .notKept(let reason):
-                logger.info(
-                    "Pub/Sub message \(message.messageID): Google Play purchase of \(shown) not kept: \(reason)",
-                    [.endpoint: "pubsub", .reason: reason.code.rawValue])
-            }
+        let shown = PrintableText.excerpt(sku ?? "", maximumScalars: 80)
+        switch await settings.verifier.confirmOneTime(package: push.packageName, sku: sku, token: token, via: .pubsub, gate: gate) {
+        case .purchase(let discovered):
+            notification.discovered = discovered
+        case .pending(let reason):
+            logger.info(
+                "Pub/Sub message \(message.messageID): Google Play purchase of \(shown) not paid yet (\(reason)); left for Pub/Sub to deliver again",
+                [.endpoint: "pubsub", .reason: reason.code.rawValue])
+            return .leave(nil)
+        case .notKept(let reason):
+            logger.info(
+                "Pub/Sub message \(message.messageID): Google Play purchase of \(shown) not kept: \(reason)",
+                [.endpoint: "pubsub", .reason: reason.code.rawValue])
         case .unconfirmed(let reason):
             logger.warning(
                 "Pub/Sub message \(message.messageID): Google does not confirm the one-time purchase it names (\(reason)); recorded, nothing kept",

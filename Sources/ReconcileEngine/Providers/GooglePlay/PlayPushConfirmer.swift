@@ -1,6 +1,5 @@
 import Foundation
 import ReconcileCore
-import ReconcileCrypto
 import ReconcileFoundation
 import ReconcileSystem
 import Synchronization
@@ -115,10 +114,7 @@ public final class PlayPushConfirmer: Service {
     func confirmOne(_ item: Pending, settings: Settings) async -> Pending? {
         let push = item.push
         guard case .oneTimeProduct(let type, let token, let sku) = push.kind, type == 1 else { return nil }
-        let verifier = settings.verifier
-        let package = push.packageName ?? verifier.packageName
-        let product = sku ?? ""
-        let what = "Play push \(push.messageID) (one-time purchase of \(PrintableText.excerpt(product, maximumScalars: 80)))"
+        let what = "Play push \(push.messageID) (one-time purchase of \(PrintableText.excerpt(sku ?? "", maximumScalars: 80)))"
         let retry = { (why: String) -> Pending? in
             guard item.tries < settings.retryDelays.count else {
                 self.logger.warning(
@@ -130,36 +126,30 @@ public final class PlayPushConfirmer: Service {
             self.logger.info("\(what): \(why); asked again in \(TimeSpan.format(delay))", [.endpoint: "googleplay"])
             return Pending(push: push, tries: item.tries + 1, due: self.clock.instant() + delay)
         }
-        switch await verifier.lookUpOneTime(package: package, product: product, token: token, gate: gate) {
+        switch await settings.verifier.confirmOneTime(package: push.packageName, sku: sku, token: token, via: .file, gate: gate) {
         case .unavailable(let reason):
             return retry("Google could not be asked (\(reason))")
         case .unconfirmed(let reason):
             logger.warning("\(what): Google does not confirm the purchase it names (\(reason)); nothing kept", [.endpoint: "googleplay", .reason: reason.code.rawValue])
             return nil
-        case .purchase(let purchase):
-            switch PlayDiscovery.confirm(
-                purchase, token: token, tokenDigest: SHA256.hexDigest(Array(token.utf8)), package: package, productID: product,
-                allowTestPurchases: verifier.allowTestPurchases, via: .file)
-            {
-            case .pending(let reason):
-                return retry("not paid yet (\(reason))")
-            case .notKept(let reason):
-                logger.info("\(what): not kept: \(reason)", [.endpoint: "googleplay", .reason: reason.code.rawValue])
-                return nil
-            case .purchase(let discovered):
-                var confirmed = StoreNotification.playPush(push)
-                confirmed.discovered = discovered
-                let notification = confirmed
-                do {
-                    let outcomes = try await store.writing { [store, clock] in
-                        try store.ingestNotifications([notification], consumption: .off, discovery: settings.discovery, now: clock.now())
-                    }
-                    for outcome in outcomes { NotificationJournal.report(outcome, of: notification, via: "push file, confirmed with Google", logger: logger) }
-                    onCommitted()
-                    return nil
-                } catch {
-                    return retry("the store failed (\(error))")
+        case .pending(let reason):
+            return retry("not paid yet (\(reason))")
+        case .notKept(let reason):
+            logger.info("\(what): not kept: \(reason)", [.endpoint: "googleplay", .reason: reason.code.rawValue])
+            return nil
+        case .purchase(let discovered):
+            var confirmed = StoreNotification.playPush(push)
+            confirmed.discovered = discovered
+            let notification = confirmed
+            do {
+                let outcomes = try await store.writing { [store, clock] in
+                    try store.ingestNotifications([notification], consumption: .off, discovery: settings.discovery, now: clock.now())
                 }
+                for outcome in outcomes { NotificationJournal.report(outcome, of: notification, via: "push file, confirmed with Google", logger: logger) }
+                onCommitted()
+                return nil
+            } catch {
+                return retry("the store failed (\(error))")
             }
         }
     }
