@@ -28,8 +28,13 @@ public struct QueueShape: Sendable, Hashable {
     }
 
     public var grouping: Grouping
+    /// Each row's counts by its name.
+    private var counts: [String: [Int]] = [:]
+
     /// The rows, the largest total first (then by name).
-    public private(set) var rows: [Row] = []
+    public var rows: [Row] {
+        counts.map { Row(name: $0.key, counts: $0.value) }.sorted { ($0.total, $1.name) > ($1.total, $0.name) }
+    }
 
     public init(grouping: Grouping) {
         self.grouping = grouping
@@ -45,21 +50,14 @@ public struct QueueShape: Sendable, Hashable {
     /// Adds `count` orders of row `name` in `column`.
     public mutating func add(_ name: String, column: Int, count: Int = 1) {
         precondition((0..<Self.columnCount).contains(column), "column \(column) out of range")
-        if let index = rows.firstIndex(where: { $0.name == name }) {
-            rows[index].counts[column] += count
-        } else {
-            var row = Row(name: name)
-            row.counts[column] = count
-            rows.append(row)
-        }
-        rows.sort { ($0.total, $1.name) > ($1.total, $0.name) }
+        counts[name, default: Array(repeating: 0, count: Self.columnCount)][column] += count
     }
 
     /// Every row summed: the first line of the table.
     public var totalRow: Row {
         var total = Row(name: "TOTAL")
-        for row in rows {
-            for column in 0..<Self.columnCount { total.counts[column] += row.counts[column] }
+        for row in counts.values {
+            for column in 0..<Self.columnCount { total.counts[column] += row[column] }
         }
         return total
     }
