@@ -74,7 +74,7 @@ public struct LookedUpPurchase: Sendable, Hashable {
             // Google's two answers disagree: the purchase's own state wins.
             state = purchase.purchaseState == PlayPurchase.pending ? .pending : .cancelled
         }
-        let refundedAt = state.isRefund ? (order.refundedAt ?? order.lastEventAt) : nil
+        let refundedAt = order.refundTime
         let discovered = DiscoveredPurchase(
             store: .googlePlay, transactionKey: PlayMatcher.claimKey(orderID: purchase.orderID ?? order.orderID, tokenDigest: tokenDigest),
             productID: item.productID, purchasedAt: purchase.purchaseTimeMilliseconds.map(Date.init(epochMilliseconds:)) ?? order.createdAt,
@@ -86,7 +86,7 @@ public struct LookedUpPurchase: Sendable, Hashable {
 
     /// A subscription's line item of a Play order: shown, never recovered (no token read).
     public static func playSubscription(_ order: PlayOrder, item: PlayOrder.LineItem, package: String) -> LookedUpPurchase {
-        let refundedAt = State(order.state).isRefund ? (order.refundedAt ?? order.lastEventAt) : nil
+        let refundedAt = order.refundTime
         let purchase = DiscoveredPurchase(
             store: .googlePlay, transactionKey: PlayMatcher.claimKey(orderID: order.orderID, tokenDigest: ""), productID: item.productID,
             purchasedAt: order.createdAt, proof: OrderProof(purchaseToken: order.purchaseToken, packageName: package), isSubscription: true,

@@ -50,6 +50,10 @@ public struct PlayOrder: Sendable, Hashable {
     /// `partialRefundEvents`), when there was one.
     public var refundedAt: Date?
 
+    /// When the money went back, for an order in a refund state: its first refund event, else
+    /// its last event; `nil` for an order not refunded.
+    public var refundTime: Date? { state.isRefund ? (refundedAt ?? lastEventAt) : nil }
+
     /// Why a body is not an order.
     public struct Unparseable: Error, Sendable, Hashable, CustomStringConvertible {
         public var description: String
