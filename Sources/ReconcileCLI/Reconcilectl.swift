@@ -13,6 +13,9 @@ public enum Reconcilectl {
     ) -> Int32 {
         let sink = output
         var context = CommandContext(output: output, environment: environment, configPath: nil, now: now)
+        if arguments.first == CompletionCommand.name {
+            return CompletionCommand.run(Array(arguments.dropFirst()), context: context)
+        }
         do {
             return try dispatch(arguments, context: &context)
         } catch let error as CommandLineError {

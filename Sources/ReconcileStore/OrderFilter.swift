@@ -10,13 +10,16 @@ public struct OrderFilter: Sendable, Hashable {
     public var receivedBefore: Date?
     /// Only orders of this store (`--store`).
     public var store: PurchaseStore?
+    /// Only orders whose id starts with this (shell completion).
+    public var orderIDPrefix: String?
     public var limit: Int
 
-    public init(states: [OrderState] = [], productID: String? = nil, receivedBefore: Date? = nil, store: PurchaseStore? = nil, limit: Int = 100) {
+    public init(states: [OrderState] = [], productID: String? = nil, receivedBefore: Date? = nil, store: PurchaseStore? = nil, orderIDPrefix: String? = nil, limit: Int = 100) {
         self.states = states
         self.productID = productID
         self.receivedBefore = receivedBefore
         self.store = store
+        self.orderIDPrefix = orderIDPrefix
         self.limit = limit
     }
 }

@@ -179,6 +179,10 @@ extension RelationalOrderStore {
         if !filter.states.isEmpty { conditions.append("o.state \(in: filter.states.map(\.rawValue))") }
         if let product = filter.productID { conditions.append("o.product_id = \(product)") }
         if let before = filter.receivedBefore { conditions.append("o.received_at < \(before)") }
+        if let prefix = filter.orderIDPrefix, !prefix.isEmpty {
+            // substr counts characters in both engines; LIKE would read '%' and '_' in an id.
+            conditions.append("substr(o.order_id, 1, \(raw: String(prefix.unicodeScalars.count))) = \(prefix)")
+        }
         switch filter.store {
         case .googlePlay?: conditions.append("o.purchase_token IS NOT NULL")
         case .appStore?: conditions.append("o.purchase_token IS NULL")
