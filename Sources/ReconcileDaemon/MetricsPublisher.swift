@@ -9,7 +9,10 @@ import ReconcileSystem
 /// Keeps `[Daemon] MetricsFile=` up to date (DESIGN §8): after something changed (the scheduler
 /// moved orders or a circuit, the spool ingest handled files, an operator acted, a reload), at
 /// most once per `interval` (5 s), it collects a ``MetricsSnapshot`` from the store, the scheduler and the ingest,
-/// and writes it atomically. Nothing changes, nothing is written: there is no timer.
+/// and writes it atomically, unless the text is unchanged. With no change for a `heartbeat` (a
+/// minute) it is rewritten all the same, so that its modification time (node_exporter's
+/// `node_textfile_mtime_seconds`) tells a live daemon from a dead one (the "no fresh metrics
+/// file" alert) and the oldest pending order's age stays current. With no file, no timer.
 ///
 /// A failure to read the store or write the file is a warning (once per run of failures, and a
 /// notice when it works again); it never stops verification. `MetricsFile=` may change on
@@ -26,11 +29,16 @@ actor MetricsPublisher {
 
     /// How often the file is written at most.
     static let defaultInterval: Duration = .seconds(5)
+    /// How often the file is written at least.
+    static let defaultHeartbeat: Duration = .seconds(60)
 
     private let executor = DispatchQueueExecutor(label: "reconcile.metrics")
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     private let trigger: ThrottledTrigger
+    private let heartbeat: Duration
+    /// When the file was last written: a heartbeat later it is rewritten even if unchanged.
+    private var lastWritten: ContinuousClock.Instant?
     private let logger: Logger
     private let startedAt: Date
     private let clock: any DaemonClock
@@ -44,12 +52,17 @@ actor MetricsPublisher {
     private(set) var publications = 0
 
     /// - Parameter path: `MetricsFile=`, or `nil` (off).
-    init(path: String?, logger: Logger, clock: any DaemonClock, interval: Duration = MetricsPublisher.defaultInterval) {
+    init(
+        path: String?, logger: Logger, clock: any DaemonClock, interval: Duration = MetricsPublisher.defaultInterval,
+        heartbeat: Duration = MetricsPublisher.defaultHeartbeat
+    ) {
         self.writer = path.map(MetricsFileWriter.init(path:))
         self.logger = logger
         self.clock = clock
         self.startedAt = clock.now()
-        self.trigger = ThrottledTrigger(interval: interval, clock: clock)
+        self.heartbeat = heartbeat
+        // With no file to write, nothing wakes the daemon but changes.
+        self.trigger = ThrottledTrigger(interval: interval, atLeastEvery: path == nil ? nil : heartbeat, clock: clock)
     }
 
     /// Something the metrics show changed: the file is written soon (at once, or when the
@@ -68,6 +81,8 @@ actor MetricsPublisher {
             logger.notice("removed the metrics file \(old.path) (MetricsFile= changed)", [.path: old.path])
         }
         writer = path.map(MetricsFileWriter.init(path:))
+        lastWritten = nil
+        trigger.runAtLeastEvery(path == nil ? nil : heartbeat)
         failure = nil
     }
 
@@ -100,8 +115,10 @@ actor MetricsPublisher {
     /// Writes `text` (if a file is configured), reporting failures and recovery.
     func write(_ text: String) {
         guard var current = writer else { return }
+        let now = clock.instant()
         do {
-            try current.write(text)
+            let quiet = lastWritten.map { now - $0 >= heartbeat } ?? true
+            if try current.write(text, evenIfUnchanged: quiet) { lastWritten = now }
             writer = current
             if failure != nil {
                 logger.notice("the metrics file \(current.path) is written again", [.path: current.path])

@@ -108,7 +108,7 @@ struct MetricsPublisherTests {
             spoolFiles: [.accepted: 7, .unchanged: 6, .proofReplaced: 5, .duplicate: 4, .rejected: 3]))
     }
 
-    @Test("written at start and after a change; unchanged numbers, or no change, write nothing; cancelling writes the last state")
+    @Test("written at start, after a change and a minute after the last run; unchanged numbers write nothing; cancelling writes the last state")
     func lifecycle() async throws {
         let sources = try sources()
         let path = directory.file("reconciled.prom")
@@ -141,15 +141,27 @@ struct MetricsPublisherTests {
         #expect(read(path)?.family("reconciled_oldest_pending_order_received_timestamp_seconds")?.samples.count == 1)
         await endPause(.milliseconds(200))
 
-        try ingest(sources.store, ["A3"])  // nobody says so: no timer notices
-        #expect(clock.pendingDeadlines.isEmpty, "a timer waits: the publisher polls")
-        clock.advance(by: .seconds(3_600))
+        try ingest(sources.store, ["A3"])  // nobody says so: only the heartbeat, a minute on, notices
+        await clock.waitForTimers()
+        #expect(clock.pendingDeadlines.count == 1, "one timer: the heartbeat")
+        clock.advance(by: .seconds(59))
         #expect(await publisher.publications == 3)
         #expect(read(path)?.value("reconciled_orders", ["state": "pending"]) == 2)
+        clock.advance(by: .seconds(1))
+        #expect(await published(4))
+        #expect(read(path)?.value("reconciled_orders", ["state": "pending"]) == 3)
+        let beforeBeat = inode(path)
+        await endPause(.milliseconds(200))
+
+        // A quiet minute: the same text is written again, so that its time shows a live daemon.
+        await clock.waitForTimers()
+        clock.advance(by: .seconds(60))
+        #expect(await published(5))
+        #expect(inode(path) != beforeBeat)
 
         task.cancel()
         await task.value
-        #expect(await publisher.publications == 4)
+        #expect(await publisher.publications == 6)
         #expect(read(path)?.value("reconciled_orders", ["state": "pending"]) == 3)
         #expect(directory.list(".").filter { $0.hasSuffix(".tmp") }.isEmpty)
         sources.store.close()

@@ -31,7 +31,7 @@ extension MetricsSnapshot {
             oldestPendingReceivedAt.map { [.number($0.timeIntervalSince1970)] } ?? [])
         add(
             "reconciled_oldest_pending_order_age_seconds", .gauge,
-            "Age of the oldest order waiting for verification (pending or verifying) when the file was last written; 0 when none waits. The file is rewritten only on change.",
+            "Age of the oldest order waiting for verification (pending or verifying) when the file was last written (at least once a minute); 0 when none waits.",
             [.number(oldestPendingReceivedAt.map { max(0, takenAt.timeIntervalSince($0)) } ?? 0)])
 
         // The scheduler.

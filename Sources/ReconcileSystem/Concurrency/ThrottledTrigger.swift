@@ -1,19 +1,28 @@
 import ReconcileFoundation
+import Synchronization
 
-/// Runs an action after something changed, at most once per `interval`, and never on a timer:
-/// with no change it sleeps. Changes that arrive while the action runs or during the pause
+/// Runs an action after something changed, at most once per `interval`; with no change it
+/// sleeps (or, given `atLeastEvery`, runs again when that much time passed quietly). Changes that arrive while the action runs or during the pause
 /// after it coalesce into one more run. Used for `STATUS=` (once a second) and the metrics file.
 public final class ThrottledTrigger: Sendable {
     /// Wakes the loop for a change (internal: tests see whether the loop waits for one).
     let signal: WakeSignal
     private let interval: Duration
+    private let quietLimit: Mutex<Duration?>
     private let clock: any DaemonClock
 
-    /// A trigger that pauses `interval` by `clock` after each run.
-    public init(interval: Duration, clock: any DaemonClock) {
+    /// A trigger that pauses `interval` by `clock` after each run and, given `atLeastEvery`,
+    /// runs again without a change when that long passed quietly after the pause.
+    public init(interval: Duration, atLeastEvery: Duration? = nil, clock: any DaemonClock) {
         self.interval = interval
+        quietLimit = Mutex(atLeastEvery)
         self.clock = clock
         signal = WakeSignal(clock: clock)
+    }
+
+    /// Changes `atLeastEvery` (`nil`: only changes run the action); the next wait uses it.
+    public func runAtLeastEvery(_ limit: Duration?) {
+        quietLimit.withLock { $0 = limit }
     }
 
     /// Something changed: the action runs soon (at once, or when the pause ends).
@@ -28,7 +37,7 @@ public final class ThrottledTrigger: Sendable {
     public func run(_ action: @Sendable () async -> Void) async {
         while !Task.isCancelled {
             await withTaskCancellationHandler {
-                await signal.wait(until: nil)
+                await signal.wait(until: quietLimit.withLock { $0 }.map { clock.instant() + $0 })
             } onCancel: { [signal] in
                 signal.signal()
             }

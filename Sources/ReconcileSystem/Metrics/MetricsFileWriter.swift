@@ -38,14 +38,16 @@ public struct MetricsFileWriter: Sendable {
         self.path = path
     }
 
-    /// Replaces the file's contents with `text`, unless it holds exactly that already.
+    /// Replaces the file's contents with `text`, unless it holds exactly that already (and
+    /// `evenIfUnchanged` is false: a heartbeat rewrites it, so that its modification time,
+    /// node_exporter's `node_textfile_mtime_seconds`, shows the daemon alive).
     ///
     /// - Returns: whether the file was written.
     /// - Throws: ``Failure`` naming the file (a missing or read-only directory, a full disk);
     ///   the previous file, if any, is left as it was.
     @discardableResult
-    public mutating func write(_ text: String) throws(Failure) -> Bool {
-        if let written, written.text == text, let identity = identity(), identity == (written.device, written.inode) {
+    public mutating func write(_ text: String, evenIfUnchanged: Bool = false) throws(Failure) -> Bool {
+        if !evenIfUnchanged, let written, written.text == text, let identity = identity(), identity == (written.device, written.inode) {
             return false
         }
         do {
