@@ -6,6 +6,8 @@ public struct OrderFilter: Sendable, Hashable {
     /// Any of these states (all states when empty).
     public var states: [OrderState]
     public var productID: String?
+    /// Only orders whose last reason is this code (`--reason`).
+    public var reason: String?
     /// Taken in before this time (`--older-than`).
     public var receivedBefore: Date?
     /// Only orders of this store (`--store`).
@@ -14,9 +16,10 @@ public struct OrderFilter: Sendable, Hashable {
     public var orderIDPrefix: String?
     public var limit: Int
 
-    public init(states: [OrderState] = [], productID: String? = nil, receivedBefore: Date? = nil, store: PurchaseStore? = nil, orderIDPrefix: String? = nil, limit: Int = 100) {
+    public init(states: [OrderState] = [], productID: String? = nil, reason: String? = nil, receivedBefore: Date? = nil, store: PurchaseStore? = nil, orderIDPrefix: String? = nil, limit: Int = 100) {
         self.states = states
         self.productID = productID
+        self.reason = reason
         self.receivedBefore = receivedBefore
         self.store = store
         self.orderIDPrefix = orderIDPrefix

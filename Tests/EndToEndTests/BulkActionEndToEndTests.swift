@@ -36,6 +36,54 @@ struct BulkActionEndToEndTests {
         "[Verifier]\nKind=http\nURL=\(harness.base)/merchant/verify\nMaxRate=1\nBurst=1\n"
     }
 
+    @Test("ids from standard input ('-'), in requests of 250: counts and the first of each kind; progress only on a terminal")
+    func standardInput() async throws {
+        let harness = Harness("bulk-stdin")
+        try await harness.startMock()
+        harness.configure(Self.slowMerchant(harness))
+        try Self.seedEscalated(harness, count: 600)
+        let daemon = try await harness.startDaemonAndWait(logLevel: "info")
+        let ids = harness.directory.write("ids.txt", (0..<600).map { "E\($0)\n" }.joined())
+        let withUnknown = harness.directory.write("with-unknown.txt", (0..<600).map { "E\($0)\n" }.joined() + "\n  NOPE  \n")
+
+        // Not a terminal: the result only.
+        let held = try await harness.ctl(["hold", "-", "--note", "audit"], standardInput: withUnknown)
+        #expect(held.status == 1, "one id is unknown")
+        #expect(held.output.hasPrefix("E0: escalated → held\n"))
+        #expect(held.output.hasSuffix("… and 590 more changed\n600 of 601 orders changed, 1 not found\n"), "\(held.output.suffix(200))")
+        #expect(held.error == "NOPE: no such order\n", "no progress without a terminal: \(held.error)")
+        #expect(harness.counts()[.held] == 600)
+
+        // A bad line changes nothing and names the line.
+        let bad = try await harness.ctl(["release", "-"], standardInput: harness.directory.write("bad.txt", "E1\nE 2\n"))
+        #expect(bad.status == 64)
+        #expect(bad.error.hasPrefix("Error: standard input, line 2: 'E 2' is not an order id"), "\(bad.error)")
+        #expect(harness.counts()[.held] == 600)
+
+        // On a terminal (script(1) gives reconcilectl a pseudo-terminal): done/total, rate, and
+        // the line erased at the end.
+        let command = [ChildProcess.executable("reconcilectl"), "--config", harness.configPath, "release", "-", "<", ids]
+            .joined(separator: " ")
+        let terminal = try await offPool { () -> (status: Int32, output: String) in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+            process.arguments = ["-qec", command, "/dev/null"]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        }
+        #expect(terminal.status == 0, "\(terminal.output)")
+        #expect(terminal.output.contains("\r\u{1B}[Krelease: 600 of 600 (100%)"), "\(terminal.output.debugDescription.prefix(600))")
+        #expect(terminal.output.contains("600 of 600 orders changed"))
+        #expect(harness.counts()[.held] == nil, "\(harness.counts())")
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+    }
+
     @Test("retry --state on 20,000 orders: answered with counts, the daemon serving status meanwhile, one summary line, within the journal budget")
     func bulkRetry() async throws {
         let harness = Harness("bulk-retry")

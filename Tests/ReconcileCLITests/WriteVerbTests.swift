@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ReconcileCore
+import ReconcileFoundation
 import Testing
 import TestSupport
 @testable import ReconcileCLI
@@ -40,6 +41,44 @@ struct WriteVerbTests {
         let bulk = fixture.run(["retry", "--state", "expired"])
         #expect(bulk.status == 0)
         #expect(bulk.out == "O-expired: expired → pending (due now)\n1 of 1 expired order changed\n")
+    }
+
+    @Test("bulk verbs take the filters list takes: by state and reason, the first of each kind, then the counts")
+    func filters() throws {
+        let fixture = try CLIFixture()
+        // Two escalated orders: O-escalated (max_attempts) and O-duplicate (duplicate_transaction).
+        let cancelled = fixture.run(["cancel", "--state", "escalated", "--reason", "max_attempts", "--note", "refunded by hand"])
+        #expect(cancelled.status == 0, "\(cancelled.err)")
+        #expect(cancelled.out == "O-escalated: escalated → cancelled\n1 of 1 order changed\n")
+        #expect(try store(fixture).order(id: "O-duplicate")?.state == .escalated)
+
+        let held = fixture.run(["hold", "--reason", "refunded"])
+        #expect(held.status == 1, "O-revoked cannot be held")
+        #expect(held.out == "O-rejected: rejected → held\n1 of 2 orders changed, 1 refused\n")
+        #expect(held.err.hasPrefix("O-revoked: cannot hold: the order is revoked"), "\(held.err)")
+
+        let none = fixture.run(["release", "--product", "com.example.none"])
+        #expect(none.status == 0)
+        #expect(none.out == "0 of 0 orders changed\n")
+
+        let listed = fixture.run(["list", "--reason", "duplicate_transaction", "--json"])
+        #expect(listed.out.contains("\"O-duplicate\"") && !listed.out.contains("\"O-escalated\""))
+    }
+
+    @Test("--json on write verbs: the counts and each order's result; exit 1 when one was not changed")
+    func json() throws {
+        let fixture = try CLIFixture()
+        let result = fixture.run(["hold", "O-pending", "NOPE", "--json"])
+        #expect(result.status == 1)
+        let object = try #require(try JSONParser().parse(result.out).objectValue)
+        #expect(object["version"]?.int64Value == 1)
+        #expect(object["matched"]?.int64Value == 2 && object["changed"]?.int64Value == 1 && object["not_found"]?.int64Value == 1)
+        let results = try #require(object["results"]?.arrayValue)
+        #expect(results.count == 2)
+        #expect(results.first?.objectValue?["order_id"]?.stringValue == "O-pending")
+        #expect(results.first?.objectValue?["to"]?.stringValue == "held")
+        #expect(results.last?.objectValue?["result"]?.stringValue == "not_found")
+        #expect(fixture.run(["resolve", "O-escalated", "--note", "x", "--json"]).out.contains(#""to":"finished""#))
     }
 
     @Test(
@@ -128,12 +167,15 @@ struct WriteVerbTests {
             (["list", "--limit", "0"], "Error: Invalid value '0' for '--limit <n>'; use a number from 1 to 1000000"),
             (["list", "--older-than", "soon"], "Error: Invalid value 'soon' for '--older-than <span>'; use e.g. 30min, 1h, 3d"),
             (["list", "--jsn"], "Error: Unknown option '--jsn'; did you mean '--json'?"),
-            (["retry"], "Error: Missing expected argument '<order-id>' (or --state)"),
-            (["retry", "A1", "--state", "escalated"], "Error: Give order ids or --state, not both"),
+            (["retry"], "Error: Missing expected argument '<order-id>' (or '-', or a filter such as --state)"),
+            (["retry", "A1", "--state", "escalated"], "Error: Give order ids, '-' or filters, not more than one of them"),
+            (["hold", "-", "A1"], "Error: '-' reads the order ids from standard input; give no others beside it"),
+            (["hold", "--store", "play"], "Error: Invalid value 'play' for '--store <store>'; use app_store or google_play"),
             (["hold", "bad id"], "Error: 'bad id' is not an order id (1–128 of A-Z a-z 0-9 . _ : -)"),
             (["resolve", "A1"], "Error: Missing expected argument '--note <text>'"),
             (["resolve", "O-escalated", "--note", "x", "--transaction-id", ""], "Error: '--transaction-id' must not be empty"),
-            (["cancel", "A1", "A2", "--note", "x"], "Error: Unexpected argument 'A2' (cancel takes one order)"),
+            (["resolve", "A1", "A2", "--note", "x"], "Error: resolve takes one order"),
+            (["cancel", "--state", "escalated"], "Error: Missing expected argument '--note <text>'"),
             (["submit"], "Error: Missing expected argument '<file>'"),
             (["backup"], "Error: Missing expected argument '<file>'"),
             (["reload", "now"], "Error: Unexpected argument 'now'"),

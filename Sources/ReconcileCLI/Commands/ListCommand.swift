@@ -8,7 +8,7 @@ enum ListCommand {
     static var spec: CommandSpec {
         CommandSpec(
             name: "list", abstract: "List orders, soonest next attempt first.",
-            usage: "list [--state <state>]... [--product <id>] [--store <store>] [--older-than <span>] [--limit <n>] [--json] | --actions-due [--json]",
+            usage: "list [--state <state>]... [--product <id>] [--reason <code>] [--store <store>] [--older-than <span>] [--limit <n>] [--json] | --actions-due [--json]",
             discussion: """
                 Reads the store (read-only; the daemon may run). States: waiting, pending,
                 verifying, verified, finished, rejected, escalated, held, cancelled, expired,
@@ -17,12 +17,8 @@ enum ListCommand {
                 --actions-due lists the outbox actions still owed (a Google Play
                 acknowledgement, for example), soonest next attempt first.
                 """,
-            options: [
-                OptionSpec(long: "state", short: "s", valueName: "state", help: "Only orders in this state; repeat for several.", repeatable: true),
-                OptionSpec(long: "product", short: "p", valueName: "id", help: "Only orders of this product."),
-                OptionSpec(long: "store", short: nil, valueName: "store", help: "Only orders of this store: app_store or google_play."),
+            options: OrderFilterOptions.options + [
                 OptionSpec(long: "actions-due", short: nil, valueName: nil, help: "List the outbox actions still owed instead of orders."),
-                OptionSpec(long: "older-than", short: nil, valueName: "span", help: "Only orders taken in longer ago than this (e.g. 1h, 3d)."),
                 OptionSpec(long: "limit", short: "n", valueName: "n", help: "Show at most this many (default 100)."),
                 OptionSpec(long: "json", short: nil, valueName: nil, help: "Print JSON (see docs/reconcilectl.md, \"JSON output\")."),
             ],
@@ -32,27 +28,13 @@ enum ListCommand {
     static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
         try ArgumentChecks.noPositionals(arguments, command: "list")
         if arguments.flag("actions-due") {
-            for option in ["state", "product", "store", "older-than"] where !arguments.allValues(option).isEmpty {
+            for option in OrderFilterOptions.names where !arguments.allValues(option).isEmpty {
                 throw CommandLineError.usage("'--\(option)' does not apply to '--actions-due'", command: "list")
             }
             return try actions(arguments, context)
         }
-        var filter = OrderFilter()
-        if let store = arguments.value("store") {
-            guard let value = PurchaseStore(rawValue: store) else {
-                throw CommandLineError.usage("Invalid value '\(store)' for '--store <store>'; use app_store or google_play", command: "list")
-            }
-            filter.store = value
-        }
-        filter.states = try arguments.allValues("state").map { try ArgumentChecks.state($0, command: "list") }
-        filter.productID = arguments.value("product")
-        if let span = arguments.value("older-than") {
-            guard let duration = TimeSpan.parse(span) else {
-                throw CommandLineError.usage("Invalid value '\(span)' for '--older-than <span>'; use e.g. 30min, 1h, 3d", command: "list")
-            }
-            filter.receivedBefore = context.now().addingTimeInterval(-duration.inSeconds)
-        }
-        filter.limit = try ArgumentChecks.limit(arguments, command: "list", fallback: filter.limit)
+        let filter = try OrderFilterOptions.filter(
+            arguments, command: "list", now: context.now(), limit: try ArgumentChecks.limit(arguments, command: "list", fallback: 100))
         let environment = try CommandEnvironment(context)
         let (orders, total) = try environment.readStore().list(filter)
         let now = context.now()

@@ -16,7 +16,7 @@ enum OperatorCommand {
         [
             CommandSpec(
                 name: "retry", abstract: "Make orders due now, granting at least one more attempt.",
-                usage: "retry (<order-id>... | --state <state>) [--reset-attempts] [--force] [--note <text>]",
+                usage: "retry (<order-id>... | - | <filters>) [--reset-attempts] [--force] [--note <text>] [--json]",
                 discussion: """
                     Works on pending, rejected, expired and escalated orders (an order escalated
                     during delivery goes back to verified). On a finished order it sends the
@@ -27,60 +27,93 @@ enum OperatorCommand {
                     is retried in batches of 1,000 while the daemon goes on serving; the first
                     orders of each kind are printed, then the counts, and a stop of the daemon
                     midway says how many were changed and how many were not reached.
+                    \(bulkHelp)
                     """,
                 arguments: [ArgumentSpec(name: "order-id", help: "Orders to retry.")],
-                options: [
-                    OptionSpec(long: "state", short: "s", valueName: "state", help: "Retry every order in this state instead."),
+                options: OrderFilterOptions.options + [
                     OptionSpec(long: "reset-attempts", short: nil, valueName: nil, help: "Zero the attempts and restart the age clock."),
                     OptionSpec(long: "force", short: "f", valueName: nil, help: "Retry a duplicate_transaction escalation."),
                     OptionSpec(long: "note", short: "m", valueName: "text", help: "Why, for the order's history."),
+                    jsonOption,
                 ]) { try run(.retry, $0, $1) },
             CommandSpec(
                 name: "hold", abstract: "Keep orders from being attempted until released.",
-                usage: "hold <order-id>... [--note <text>]",
+                usage: "hold (<order-id>... | - | <filters>) [--note <text>] [--json]",
+                discussion: bulkHelp,
                 arguments: [ArgumentSpec(name: "order-id", help: "Orders to hold.")],
-                options: [OptionSpec(long: "note", short: "m", valueName: "text", help: "Why, for the order's history.")]
+                options: OrderFilterOptions.options + [OptionSpec(long: "note", short: "m", valueName: "text", help: "Why, for the order's history."), jsonOption]
             ) { try run(.hold, $0, $1) },
             CommandSpec(
                 name: "release", abstract: "Return held orders to the state they were held in.",
-                usage: "release <order-id>... [--note <text>]",
+                usage: "release (<order-id>... | - | <filters>) [--note <text>] [--json]",
+                discussion: bulkHelp,
                 arguments: [ArgumentSpec(name: "order-id", help: "Orders to release.")],
-                options: [OptionSpec(long: "note", short: "m", valueName: "text", help: "Why, for the order's history.")]
+                options: OrderFilterOptions.options + [OptionSpec(long: "note", short: "m", valueName: "text", help: "Why, for the order's history."), jsonOption]
             ) { try run(.release, $0, $1) },
             CommandSpec(
                 name: "resolve", abstract: "Finish an order by hand.",
-                usage: "resolve <order-id> --note <text> [--transaction-id <id>]",
+                usage: "resolve <order-id> --note <text> [--transaction-id <id>] [--json]",
                 discussion: "The order is recorded as finished by the operator. --transaction-id claims that transaction for it.",
                 arguments: [ArgumentSpec(name: "order-id", help: "The order to finish.")],
                 options: [
                     OptionSpec(long: "note", short: "m", valueName: "text", help: "Why (required)."),
                     OptionSpec(long: "transaction-id", short: nil, valueName: "id", help: "Claim this transaction for the order."),
+                    jsonOption,
                 ]
             ) { try run(.resolve, $0, $1) },
             CommandSpec(
                 name: "cancel", abstract: "Give up on an order for good.",
-                usage: "cancel <order-id> --note <text>",
-                arguments: [ArgumentSpec(name: "order-id", help: "The order to cancel.")],
-                options: [OptionSpec(long: "note", short: "m", valueName: "text", help: "Why (required).")]
+                usage: "cancel (<order-id>... | - | <filters>) --note <text> [--json]",
+                discussion: bulkHelp,
+                arguments: [ArgumentSpec(name: "order-id", help: "Orders to cancel.")],
+                options: OrderFilterOptions.options + [OptionSpec(long: "note", short: "m", valueName: "text", help: "Why (required)."), jsonOption]
             ) { try run(.cancel, $0, $1) },
         ]
     }
 
+    static let bulkHelp = """
+        Orders are named as arguments, or one per line on standard input with '-' (as
+        postsuper -d -), or chosen by the filters list takes: --state, --product,
+        --reason, --older-than, --store (<filters>). Many orders go to the daemon in
+        requests of \(chunkSize), with progress on standard error when it is a terminal;
+        the first orders of each kind are printed, then the counts.
+        """
+
+    static let jsonOption = OptionSpec(long: "json", short: nil, valueName: nil, help: "Print the outcome as JSON (see docs/reconcilectl.md).")
+
+    /// Order ids per control request: 250 of at most 128 bytes stay well inside its 64 KiB.
+    static let chunkSize = 250
+    /// Orders of each kind printed when many are acted on.
+    static let sampleSize = 10
+
+    /// Where the orders of an action come from.
+    enum Selection: Equatable {
+        /// Named on the command line: each printed.
+        case named([String])
+        /// Many: from standard input or a filter; the first of each kind printed, then counts.
+        case many([String])
+        /// Every order in a state, applied by the daemon in batches (`retry --state`).
+        case state(OrderState)
+    }
+
     static func run(_ action: OperatorAction, _ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
         let name = action.rawValue
-        let orders = arguments.positionals
-        for id in orders where !OrderFileParser.isValidOrderID(id) {
+        let positionals = arguments.positionals
+        let filtered = OrderFilterOptions.given(arguments)
+        if filtered && !positionals.isEmpty {
+            throw CommandLineError.usage("Give order ids, '-' or filters, not more than one of them", command: name)
+        }
+        if positionals.contains("-") && positionals != ["-"] {
+            throw CommandLineError.usage("'-' reads the order ids from standard input; give no others beside it", command: name)
+        }
+        for id in positionals where id != "-" && !OrderFileParser.isValidOrderID(id) {
             throw CommandLineError.usage("'\(id)' is not an order id (1–128 of A-Z a-z 0-9 . _ : -)", command: name)
         }
-        let state = try arguments.value("state").map { try ArgumentChecks.state($0, command: name) }
-        if state != nil && !orders.isEmpty {
-            throw CommandLineError.usage("Give order ids or --state, not both", command: name)
+        if !filtered && positionals.isEmpty {
+            throw CommandLineError.usage("Missing expected argument '<order-id>' (or '-', or a filter such as --state)", command: name)
         }
-        if state == nil && orders.isEmpty {
-            throw CommandLineError.usage(action == .retry ? "Missing expected argument '<order-id>' (or --state)" : "Missing expected argument '<order-id>'", command: name)
-        }
-        if (action == .resolve || action == .cancel) && orders.count > 1 {
-            throw CommandLineError.usage("Unexpected argument '\(orders[1])' (\(name) takes one order)", command: name)
+        if action == .resolve && (positionals.count > 1 || positionals == ["-"]) {
+            throw CommandLineError.usage("resolve takes one order", command: name)
         }
         let note = arguments.value("note")
         if (action == .resolve || action == .cancel) && (note?.isEmpty ?? true) {
@@ -92,30 +125,121 @@ enum OperatorCommand {
         if arguments.value("transaction-id")?.isEmpty == true {
             throw CommandLineError.usage("'--transaction-id' must not be empty", command: name)
         }
+        let filter = try OrderFilterOptions.filter(arguments, command: name, now: context.now(), limit: Int(Int32.max))
 
         let environment = try CommandEnvironment(context)
+        let selection: Selection
+        if positionals == ["-"] {
+            selection = .many(try readOrderIDs(command: name))
+        } else if !positionals.isEmpty {
+            selection = .named(positionals)
+        } else if action == .retry, filter.states.count == 1, filter == OrderFilter(states: filter.states, limit: filter.limit) {
+            selection = .state(filter.states[0])
+        } else {
+            // The filters pick the orders now, from the store (read-only); the action then goes
+            // to each, and one that has moved on meanwhile is refused with its new state.
+            selection = .many(try environment.readStore().list(filter).orders.map(\.orderID))
+        }
         let request = ControlRequest(
-            operation: ControlRequest.Operation(rawValue: name)!, orders: orders, state: state, note: note,
+            operation: ControlRequest.Operation(rawValue: name)!, orders: [], state: nil, note: note,
             resetAttempts: arguments.flag("reset-attempts"), force: arguments.flag("force"), transactionID: arguments.value("transaction-id"))
-        // A bulk action takes as long as its orders need (batches of 1,000, about a second per
-        // 10,000 orders): the answer is waited for.
-        if let answer = try environment.askDaemon(request, timeout: state != nil ? .seconds(3600) : .seconds(30)) {
-            if let bulk = ControlResponse.parseBulk(answer) {
-                return report(bulk, action: action, state: state, context: context)
+        let json = arguments.flag("json")
+
+        switch selection {
+        case .state(let state):
+            var bulk = request
+            bulk.state = state
+            // A bulk action takes as long as its orders need (batches of 1,000, about a second
+            // per 10,000 orders): the answer is waited for.
+            if let answer = try environment.askDaemon(bulk, timeout: .seconds(3600)) {
+                let outcome = ControlResponse.parseBulk(answer) ?? BulkOutcome(matched: 0)
+                return report(outcome, action: action, state: state, json: json, context: context)
             }
-            return report(ControlResponse.parseOutcomes(answer), action: action, bulk: false, context: context)
+            let outcome = try applyWithoutDaemon(bulk, environment: environment)
+            let status = report(outcome.bulk, action: action, state: state, json: json, context: context)
+            noteWithoutDaemon(outcome.bulk, environment: environment, context: context)
+            return status
+        case .named(let ids), .many(let ids):
+            let many: Bool
+            if case .many = selection { many = true } else { many = false }
+            var outcome = BulkOutcome(matched: ids.count)
+            var all: [OperatorOutcome] = []
+            var progress = ProgressLine(label: name, total: many ? ids.count : 0, output: context.output, now: context.now)
+            var done = 0
+            var daemonAnswered = true
+            for start in stride(from: 0, to: ids.count, by: chunkSize) {
+                var chunk = request
+                chunk.orders = Array(ids[start..<min(start + chunkSize, ids.count)])
+                guard let answer = try environment.askDaemon(chunk, timeout: .seconds(30)) else {
+                    daemonAnswered = false
+                    break
+                }
+                for result in ControlResponse.parseOutcomes(answer) {
+                    outcome.add(result, sampleSize: many ? sampleSize : .max)
+                    all.append(result)
+                }
+                done += chunk.orders.count
+                progress.update(done: done)
+            }
+            progress.finish()
+            if !daemonAnswered {
+                guard done == 0 else { throw CommandLineError.failure("reconciled stopped answering after \(Number.grouped(done)) of \(Number.grouped(ids.count)) orders; run the command again for the rest") }
+                var direct = request
+                direct.orders = ids
+                let applied = try applyWithoutDaemon(direct, environment: environment)
+                outcome = BulkOutcome(matched: ids.count)
+                all = applied.all
+                for result in all { outcome.add(result, sampleSize: many ? sampleSize : .max) }
+            }
+            let status =
+                json ? reportJSON(outcome, context: context)
+                : many ? report(outcome, action: action, state: nil, json: false, context: context)
+                : report(all, action: action, bulk: false, context: context)
+            if !daemonAnswered { noteWithoutDaemon(outcome, environment: environment, context: context) }
+            return status
         }
-        let outcome = try applyWithoutDaemon(request, environment: environment)
-        let status = state != nil
-            ? report(outcome.bulk, action: action, state: state, context: context)
-            : report(outcome.all, action: action, bulk: false, context: context)
-        if outcome.bulk.changed > 0 {
-            context.output.err(
-                environment.isShared
-                    ? "reconciled is not running here; the change is recorded in the shared store and the running nodes were woken.\n"
-                    : "reconciled is not running; the change is recorded in the store and picked up at the next start.\n")
+    }
+
+    /// Order ids from standard input, one per line (blank lines and surrounding blanks ignored).
+    static func readOrderIDs(command: String) throws -> [String] {
+        let bytes: [UInt8]
+        do {
+            guard let read = try FileSystem.read(STDIN_FILENO, limit: 64 << 20, path: "standard input") else {
+                throw CommandLineError.failure("standard input holds more than 64 MiB of order ids; split the list")
+            }
+            bytes = read
+        } catch let error as CommandLineError {
+            throw error
+        } catch {
+            throw CommandLineError.failure("cannot read the order ids: \(error)")
         }
-        return status
+        var ids: [String] = []
+        for (index, line) in String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let id = line.trimmingCharacters(in: .whitespaces)
+            guard !id.isEmpty else { continue }
+            guard OrderFileParser.isValidOrderID(id) else {
+                throw CommandLineError.usage("standard input, line \(index + 1): '\(id.prefix(140))' is not an order id (1–128 of A-Z a-z 0-9 . _ : -); nothing was changed", command: command)
+            }
+            ids.append(id)
+        }
+        return ids
+    }
+
+    /// Says that no daemon ran, when something changed.
+    static func noteWithoutDaemon(_ outcome: BulkOutcome, environment: CommandEnvironment, context: CommandContext) {
+        guard outcome.changed > 0 else { return }
+        context.output.err(
+            environment.isShared
+                ? "reconciled is not running here; the change is recorded in the shared store and the running nodes were woken.\n"
+                : "reconciled is not running; the change is recorded in the store and picked up at the next start.\n")
+    }
+
+    /// `--json`: the counts and each order's result (for a `--state` action, the first of each kind).
+    static func reportJSON(_ outcome: BulkOutcome, context: CommandContext) -> Int32 {
+        var object = ControlResponse.bulk(outcome)
+        object["version"] = .integer(1)
+        context.output.out(JSONWriter.string(.object(object)) + "\n")
+        return outcome.refused + outcome.notFound == 0 && !outcome.interrupted ? ExitStatus.success : ExitStatus.failure
     }
 
     /// Without a daemon: the store's owner applies the action, under the daemon's lock.
@@ -171,7 +295,8 @@ enum OperatorCommand {
 
     /// A bulk action (`--state`): the orders shown by the daemon (the first of each kind), then
     /// the counts; exit 1 when an order was not changed or a stop cut the action short.
-    static func report(_ outcome: BulkOutcome, action: OperatorAction, state: OrderState?, context: CommandContext) -> Int32 {
+    static func report(_ outcome: BulkOutcome, action: OperatorAction, state: OrderState?, json: Bool, context: CommandContext) -> Int32 {
+        if json { return reportJSON(outcome, context: context) }
         _ = report(outcome.examples, action: action, bulk: false, counted: false, context: context)
         let shownChanged = outcome.examples.filter(\.changed).count
         if outcome.changed > shownChanged {

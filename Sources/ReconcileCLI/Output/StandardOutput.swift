@@ -8,6 +8,8 @@ public protocol CommandOutput {
     func err(_ text: String)
     /// Whether standard output is a terminal (colour).
     var isTerminal: Bool { get }
+    /// Whether standard error is a terminal (progress lines).
+    var errorIsTerminal: Bool { get }
 }
 
 /// The process's standard output and standard error.
@@ -23,6 +25,7 @@ public struct StandardOutput: CommandOutput {
     }
 
     public var isTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
+    public var errorIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 }
 
 /// Captures both streams in memory, for tests.
@@ -30,9 +33,11 @@ public final class CapturedOutput: CommandOutput {
     public private(set) var standardOutput = ""
     public private(set) var standardError = ""
     public var isTerminal: Bool
+    public var errorIsTerminal: Bool
 
-    public init(isTerminal: Bool = false) {
+    public init(isTerminal: Bool = false, errorIsTerminal: Bool = false) {
         self.isTerminal = isTerminal
+        self.errorIsTerminal = errorIsTerminal
     }
 
     public func out(_ text: String) { standardOutput += text }

@@ -178,6 +178,7 @@ extension RelationalOrderStore {
         var conditions: [SQLStatement] = []
         if !filter.states.isEmpty { conditions.append("o.state \(in: filter.states.map(\.rawValue))") }
         if let product = filter.productID { conditions.append("o.product_id = \(product)") }
+        if let reason = filter.reason { conditions.append("o.reason = \(reason)") }
         if let before = filter.receivedBefore { conditions.append("o.received_at < \(before)") }
         if let prefix = filter.orderIDPrefix, !prefix.isEmpty {
             // substr counts characters in both engines; LIKE would read '%' and '_' in an id.
