@@ -26,6 +26,56 @@ struct OperatorEndToEndTests {
         """
     }
 
+    @Test("a dead verifier: status names the open circuit, why and until when; --watch redraws it on a terminal")
+    func openCircuitAndWatch() async throws {
+        let harness = Harness("op-circuit")
+        let port = try LoopbackPort.free()
+        harness.configure(
+            """
+            [Verifier]
+            Kind=http
+            URL=http://127.0.0.1:\(port)/merchant/verify
+            MaxRate=infinity
+            CircuitThreshold=1
+            CircuitCooldown=10min
+            CircuitMaxCooldown=10min
+            \(Self.retry)
+            """)
+        harness.dropOrder("D1")
+        let daemon = try await harness.startDaemonAndWait()
+        var text = ""
+        #expect(await eventually(timeout: .seconds(20)) {
+            text = (try? await harness.ctl(["status"]).output) ?? ""
+            return text.contains("merchant open")
+        }, "\(text)")
+        #expect(text.contains("merchant open (connection_refused) until "), "\(text)")
+        #expect(text.contains("Z (in 9m)") || text.contains("Z (in 10m)"), "\(text)")
+
+        let piped = try await harness.ctl(["status", "--watch"])
+        #expect(piped.status == 64)
+        #expect(piped.error.hasPrefix("Error: '--watch' redraws a terminal, and standard output is not one"), "\(piped.error)")
+
+        // Under script(1) for a pseudo-terminal, stopped after about a second: several whole frames.
+        let command = "\(ChildProcess.executable("reconcilectl")) --config \(harness.configPath) status --watch --interval 200ms"
+        let watched = try await offPool { () -> String in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+            process.arguments = ["-s", "INT", "1.2", "/usr/bin/script", "-qec", command, "/dev/null"]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return String(decoding: data, as: UTF8.self)
+        }
+        let frames = watched.components(separatedBy: "\u{1B}[H\u{1B}[2J").dropFirst()
+        #expect(frames.count >= 2, "\(watched.debugDescription.prefix(800))")
+        #expect(frames.allSatisfy { $0.hasPrefix("Every 200ms: reconcilectl status") && $0.contains("merchant open") } || frames.count < 2)
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+    }
+
     @Test("an order escalated after MaxAttempts is attempted at once after `retry` and finished")
     func retryEscalated() async throws {
         let harness = Harness("op-retry")

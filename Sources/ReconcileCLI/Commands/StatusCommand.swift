@@ -12,19 +12,54 @@ enum StatusCommand {
     static var spec: CommandSpec {
         CommandSpec(
             name: "status", abstract: "Show whether reconciled runs, the orders by state and the circuits.",
-            usage: "status [--json]",
+            usage: "status [--json] [--watch [--interval <span>]]",
             discussion: """
                 Asks the daemon over its control socket; when it is not running, or too busy to
                 answer (every connection taken, or no answer within 10 s), reads the store
                 instead and says which. Exits 0 when the daemon runs, busy or not, and 3 only
-                when it does not.
+                when it does not. --watch redraws the status on a terminal every 2 s (or
+                --interval) until interrupted, as watch(1) would.
                 """,
-            options: [OptionSpec(long: "json", short: nil, valueName: nil, help: "Print JSON (see docs/reconcilectl.md, \"JSON output\").")],
+            options: [
+                OptionSpec(long: "json", short: nil, valueName: nil, help: "Print JSON (see docs/reconcilectl.md, \"JSON output\")."),
+                OptionSpec(long: "watch", short: "w", valueName: nil, help: "Redraw on a terminal until interrupted (Ctrl-C)."),
+                OptionSpec(long: "interval", short: nil, valueName: "span", help: "With --watch: how often (default 2s, at least 100ms)."),
+            ],
             run: run)
     }
 
     static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
         try ArgumentChecks.noPositionals(arguments, command: "status")
+        let interval = try arguments.value("interval").map { text -> Duration in
+            guard let span = TimeSpan.parse(text), span >= .milliseconds(100) else {
+                throw CommandLineError.usage("Invalid value '\(text)' for '--interval <span>'; use e.g. 500ms, 2s, 1min (at least 100ms)", command: "status")
+            }
+            return span
+        }
+        guard arguments.flag("watch") else {
+            if interval != nil { throw CommandLineError.usage("'--interval' goes with '--watch'", command: "status") }
+            return try once(arguments, context)
+        }
+        if arguments.flag("json") { throw CommandLineError.usage("'--watch' redraws the text; it does not go with '--json'", command: "status") }
+        guard context.output.isTerminal else {
+            throw CommandLineError.usage("'--watch' redraws a terminal, and standard output is not one; run 'status' in a loop instead", command: "status")
+        }
+        let every = interval ?? .seconds(2)
+        while true {
+            // Each frame is drawn whole, then replaces the previous one: no flicker, no scrolling.
+            let frame = CapturedOutput(isTerminal: true)
+            var each = context
+            each.output = frame
+            _ = try once(arguments, each)
+            let header = "Every \(TimeSpan.format(every)): reconcilectl status    \(RFC3339.format(context.now()))\n\n"
+            context.output.out("\u{1B}[H\u{1B}[2J" + header + frame.standardOutput)
+            if !frame.standardError.isEmpty { context.output.err(frame.standardError) }
+            Thread.sleep(forTimeInterval: every.inSeconds)
+        }
+    }
+
+    /// One status, printed once.
+    static func once(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
         let environment = try CommandEnvironment(context)
         let now = context.now()
         // Busy is not down: something answers on the socket, so the daemon runs.
@@ -128,6 +163,9 @@ enum StatusCommand {
                 guard let circuit = value.objectValue, let endpoint = circuit["endpoint"]?.stringValue, let state = circuit["state"]?.stringValue else { return nil }
                 var part = "\(endpoint) \(state == "closed" ? state : style.paint(state, .red))"
                 if state != "closed", let reason = circuit["reason"]?.stringValue { part += " (\(reason))" }
+                if state == "open", let until = circuit["open_until"]?.stringValue.flatMap(RFC3339.parse) {
+                    part += " until \(RFC3339.format(until)) (\(RelativeTime.describe(until, now: now)))"
+                }
                 return part
             }.joined(separator: " · ")
             lines.append(row("circuits", text))
