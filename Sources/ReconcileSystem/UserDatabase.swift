@@ -22,6 +22,24 @@ public enum UserDatabase {
         return Array(groups.prefix(Int(count)))
     }
 
+    /// The name of a group id.
+    public static func groupName(of gid: UInt32) -> String? {
+        var entry = group()
+        var result: UnsafeMutablePointer<group>?
+        var buffer = [CChar](repeating: 0, count: 16_384)
+        guard getgrgid_r(gid, &entry, &buffer, buffer.count, &result) == 0, result != nil, let name = entry.gr_name else { return nil }
+        return String(cString: name)
+    }
+
+    /// The groups this process runs with now (effective and supplementary): a user added to a
+    /// group has it only in sessions begun after.
+    public static var processGroups: Set<UInt32> {
+        let count = getgroups(0, nil)
+        var groups = [gid_t](repeating: 0, count: Int(max(count, 0)))
+        let filled = getgroups(count, &groups)
+        return Set(groups.prefix(Int(max(filled, 0)))).union([getegid()])
+    }
+
     /// The current user's name (`SUDO_USER` is the caller's business).
     public static var currentUserName: String {
         userName(of: geteuid()) ?? String(geteuid())

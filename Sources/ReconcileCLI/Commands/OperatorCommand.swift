@@ -258,6 +258,7 @@ enum OperatorCommand {
         let path = environment.databasePath
         var info = stat()
         guard stat(path, &info) == 0 else {
+            if let problem = PermissionProblem.explain(path, what: "the store") { throw CommandLineError.failure(problem) }
             throw CommandLineError.failure("reconciled is not running and there is no store at \(path)")
         }
         if info.st_uid != geteuid() {

@@ -73,6 +73,7 @@ struct CommandEnvironment {
     }
 
     private func openSQLite(_ path: String) throws -> SQLiteOrderStore {
+        if let problem = PermissionProblem.explain(path, what: "the store") { throw CommandLineError.failure(problem) }
         do {
             return try SQLiteOrderStore(path: path, mode: .readOnly)
         } catch {
@@ -107,6 +108,9 @@ struct CommandEnvironment {
             answer = try ControlSocketClient.request(request.line, path: socketPath, timeout: timeout)
         } catch {
             if case .notRunning = error { return nil }
+            if case .permissionDenied = error, let problem = PermissionProblem.explain(socketPath, what: "reconciled's control socket", write: true) {
+                throw CommandLineError.failure(problem)
+            }
             if case .timedOut = error { throw DaemonBusy(reason: "it did not answer within \(TimeSpan.format(timeout))") }
             throw CommandLineError.failure(error.description)
         }
