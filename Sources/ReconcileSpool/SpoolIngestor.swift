@@ -35,6 +35,9 @@ public actor SpoolIngestor {
         public var consumption: ConsumptionPolicy = .off
         /// `[Discovery]`: what a purchase a notification reports on its own does (DESIGN §5b).
         public var discovery = DiscoverySettings()
+        /// The `info` summary ("accepted N new orders …") comes at once after a quiet spell,
+        /// then at most once per this interval however many inotify batches a drop makes.
+        public var summaryInterval: Duration = .seconds(10)
 
         public init(
             verifiers: ConfiguredVerifiers, maxFileSize: Int, batchSize: Int = 512,
@@ -161,6 +164,8 @@ public actor SpoolIngestor {
     private enum Step: Sendable {
         case event(SpoolEvent)
         case retry
+        /// The summary interval after the last summary is over.
+        case summarize
         case end
     }
 
@@ -180,6 +185,8 @@ public actor SpoolIngestor {
         }
         var retry: Task<Void, Never>?
         var delay = Duration.seconds(1)
+        var lastSummary: ContinuousClock.Instant?
+        var summarizing: Task<Void, Never>?
         loop: for await step in steps {
             if Task.isCancelled || isStopping { break }
             let summary: Summary
@@ -190,6 +197,10 @@ public actor SpoolIngestor {
             case .retry:
                 retry = nil
                 summary = await rescan()
+            case .summarize:
+                summarizing = nil
+                summary = Summary()
+                wholeSpool = false
             case .event(.arrived(let names)):
                 wholeSpool = false
                 summary = await process(names)
@@ -220,8 +231,21 @@ public actor SpoolIngestor {
                 retry = nil
                 delay = .seconds(1)
             }
-            reportSummary()
+            // One summary per interval: at once after a quiet spell, else when the interval ends.
+            if unreported.filesHandled > 0 && summarizing == nil {
+                let now = clock.instant()
+                if let lastSummary, now < lastSummary + settings.summaryInterval {
+                    summarizing = Task { [clock, settings] in
+                        try? await clock.sleep(until: lastSummary + settings.summaryInterval)
+                        if !Task.isCancelled { input.yield(.summarize) }
+                    }
+                } else {
+                    reportSummary()
+                    lastSummary = now
+                }
+            }
         }
+        summarizing?.cancel()
         retry?.cancel()
         forwarding.cancel()
         loopInput.withLock { $0 = nil }
@@ -586,7 +610,7 @@ public actor SpoolIngestor {
     // MARK: - Reporting
 
     /// Logs one `info` summary for everything since the last one (DESIGN §8: ingest at
-    /// `debug`, a summary at `info`).
+    /// `debug`, a summary at `info`, at most once per `summaryInterval`).
     private func reportSummary() {
         let summary = unreported
         unreported = Summary()

@@ -401,6 +401,34 @@ struct SpoolIngestorTests {
         #expect(fixture.incoming == ["bad.json"])
     }
 
+    @Test("one info summary per interval: at once after a quiet spell, then the rest of a drop in one line when the interval ends")
+    func summaryPerInterval() async throws {
+        let store = try fixture.store()
+        let capture = CapturingLogHandler()
+        let ingest = ingestor(store, logger: Logger(handler: capture, minimumLevel: .info))
+        let (events, continuation) = AsyncStream<SpoolEvent>.makeStream()
+        let loop = Task { await ingest.run(events: events) }
+        func summaries() -> [String] { capture.records.filter { $0.message.hasPrefix("accepted ") }.map(\.message) }
+
+        fixture.drop("a.json", OrderFixtures.orderJSON("A1"))
+        continuation.yield(.arrived([SpoolFileName("a.json")]))
+        #expect(await eventually { summaries() == ["accepted 1 new order from 1 spool file"] }, "\(summaries())")
+        // Three more inotify batches within the interval: no line yet.
+        for (index, name) in ["b", "c", "d"].enumerated() {
+            fixture.drop("\(name).json", OrderFixtures.orderJSON("B\(index)"))
+            continuation.yield(.arrived([SpoolFileName("\(name).json")]))
+        }
+        #expect(await eventually { fixture.incoming.isEmpty })
+        await clock.waitForTimers()
+        #expect(summaries().count == 1)
+        clock.advance(by: .seconds(10))
+        #expect(await eventually { summaries().count == 2 }, "\(summaries())")
+        #expect(summaries().last == "accepted 3 new orders from 3 spool files")
+        continuation.finish()
+        await loop.value
+        #expect(summaries().count == 2, "nothing left to say at the end")
+    }
+
     @Test("an inotify queue overflow is a notice, once per overflow, and a rescan")
     func overflowNotice() async throws {
         let store = try fixture.store()
