@@ -211,6 +211,8 @@ final class ControlHandler: Sendable {
                 "open_until": endpoint.openUntil.map { .string(RFC3339.format($0)) } ?? .null, "reason": .string(orNull: endpoint.lastReason?.description),
                 "openings": .integer(endpoint.openings),
                 "paused_until": endpoint.pausedUntil.map { .string(RFC3339.format($0)) } ?? .null,
+                "consecutive_failures": .integer(endpoint.consecutiveFailures),
+                "last_failure": .string(orNull: endpoint.lastFailure?.description),
             ]))
         })
         let summary: StoreSummary?

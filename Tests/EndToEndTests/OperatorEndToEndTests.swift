@@ -26,6 +26,39 @@ struct OperatorEndToEndTests {
         """
     }
 
+    @Test("a dead verifier whose circuit has not opened: one warning a minute with the reason and the next attempt; status says it is failing")
+    func failingBeforeTheCircuitOpens() async throws {
+        let harness = Harness("op-failing")
+        let port = try LoopbackPort.free()
+        harness.configure(
+            """
+            [Verifier]
+            Kind=http
+            URL=http://127.0.0.1:\(port)/merchant/verify
+            MaxRate=infinity
+            CircuitThreshold=1000
+            \(Self.retry)
+            """)
+        harness.dropOrder("D1")
+        let daemon = try await harness.startDaemonAndWait(logLevel: "info")
+        var text = ""
+        #expect(await eventually(timeout: .seconds(20)) {
+            text = (try? await harness.ctl(["status"]).output) ?? ""
+            return text.contains("attempts in a row")
+        }, "\(text)")
+        #expect(text.contains("merchant closed, failing: "), "\(text)")
+        #expect(text.contains("attempts in a row (connection_refused"), "\(text)")
+        let json = try await harness.ctl(["status", "--json"])
+        #expect(json.output.contains(#""consecutive_failures":"#), "\(json.output)")
+
+        let warnings = daemon.standardError.split(separator: "\n").filter { $0.contains("at merchant failed") }
+        #expect(warnings.count == 1, "one warning a minute: \(warnings)")
+        #expect(warnings.first?.contains("order D1: attempt 1 at merchant failed: connection_refused") == true, "\(warnings)")
+        #expect(warnings.first?.contains("; next attempt at 20") == true, "\(warnings)")
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+    }
+
     @Test("a dead verifier: status names the open circuit, why and until when; --watch redraws it on a terminal")
     func openCircuitAndWatch() async throws {
         let harness = Harness("op-circuit")

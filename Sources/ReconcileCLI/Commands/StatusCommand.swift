@@ -163,6 +163,12 @@ enum StatusCommand {
                 guard let circuit = value.objectValue, let endpoint = circuit["endpoint"]?.stringValue, let state = circuit["state"]?.stringValue else { return nil }
                 var part = "\(endpoint) \(state == "closed" ? state : style.paint(state, .red))"
                 if state != "closed", let reason = circuit["reason"]?.stringValue { part += " (\(reason))" }
+                // Failing, its circuit not open yet: with few orders and long backoff that can
+                // take hours, and the endpoint is down all the same.
+                if state == "closed", let failures = circuit["consecutive_failures"]?.int64Value, failures > 0 {
+                    part += ", " + style.paint("failing", .yellow) + ": \(Plural.count(Int(failures), "attempt")) in a row"
+                        + (circuit["last_failure"]?.stringValue.map { " (\($0))" } ?? "")
+                }
                 if state == "open", let until = circuit["open_until"]?.stringValue.flatMap(RFC3339.parse) {
                     part += " until \(RFC3339.format(until)) (\(RelativeTime.describe(until, now: now)))"
                 }

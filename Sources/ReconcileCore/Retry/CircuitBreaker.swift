@@ -52,6 +52,8 @@ public struct CircuitBreaker: Sendable, Hashable {
     public private(set) var currentCooldown: Duration
     /// Why the circuit last opened.
     public private(set) var lastReason: Reason?
+    /// The last endpoint-level failure, whether or not it opened the circuit.
+    public private(set) var lastFailure: Reason?
     /// How many times it opened since start.
     public private(set) var openings = 0
 
@@ -108,6 +110,7 @@ public struct CircuitBreaker: Sendable, Hashable {
     @discardableResult
     public mutating func recordFailure(reason: Reason, configurationError: Bool = false, probeAtOnce: Bool = false, now: ContinuousClock.Instant) -> Change {
         consecutiveFailures += 1
+        lastFailure = reason
         switch state {
         case .closed:
             guard configurationError || consecutiveFailures >= threshold else { return .none }

@@ -132,6 +132,10 @@ public struct EndpointAdmission: Sendable {
         public var lastReason: Reason?
         public var openings: Int
         public var pausedUntil: ContinuousClock.Instant?
+        /// Endpoint-level failures in a row (0 after a success): a failing endpoint whose
+        /// circuit has not opened yet shows here.
+        public var consecutiveFailures = 0
+        public var lastFailure: Reason?
     }
 
     /// The most a turn leases for one endpoint at once.
@@ -345,7 +349,8 @@ public struct EndpointAdmission: Sendable {
             let circuit = circuits[endpoint]!
             return EndpointState(
                 endpoint: endpoint, circuit: circuit.state, lastReason: circuit.lastReason, openings: circuit.openings,
-                pausedUntil: buckets[endpoint]!.pause(at: now))
+                pausedUntil: buckets[endpoint]!.pause(at: now), consecutiveFailures: circuit.consecutiveFailures,
+                lastFailure: circuit.lastFailure)
         }
     }
 

@@ -4,11 +4,17 @@ import ReconcileFoundation
 
 /// What the scheduler says about each applied attempt (DESIGN §8): `info` for the transitions
 /// that matter (finished, rejected, expired), `warning` for escalations, which it also hands to
-/// the escalation command; `debug` for retries. Keeps the counters that status and metrics show.
+/// the escalation command; a failed attempt that will be retried at `warning` once a minute per
+/// endpoint (the others at `debug`, counted in the next warning), so that a dead endpoint is
+/// never silent. Keeps the counters that status and metrics show.
 struct CompletionReporter {
     let logger: Logger
     let escalations: EscalationRunner?
     private(set) var counters = Scheduler.Counters()
+    /// When each endpoint's last failed-attempt warning went out, and the failures since.
+    private var failureWarnings: [VerificationEndpoint: (at: Date, since: Int)] = [:]
+    /// At most one failed-attempt warning per endpoint this often.
+    static let failureWarningInterval: TimeInterval = 60
 
     init(logger: Logger, escalations: EscalationRunner?) {
         self.logger = logger
@@ -88,7 +94,22 @@ struct CompletionReporter {
             logger.info("order \(result.orderID) expired: no usable proof arrived within MaxAge", id: .expired, fields)
         case .pending:
             counters.retried += 1
-            logger.debug("order \(result.orderID) will be retried (\(result.reason.code))", fields)
+            guard let request = lastRequest else {
+                logger.debug("order \(result.orderID) will be retried (\(result.reason.code))", fields)
+                return
+            }
+            let endpoint = request.endpoint
+            if let last = failureWarnings[endpoint], request.startedAt.timeIntervalSince(last.at) < Self.failureWarningInterval {
+                failureWarnings[endpoint] = (last.at, last.since + 1)
+                logger.debug("order \(result.orderID) will be retried (\(result.reason.code))", fields)
+                return
+            }
+            let before = failureWarnings[endpoint]?.since ?? 0
+            failureWarnings[endpoint] = (request.startedAt, 0)
+            let next = result.nextAttemptAt.map { "; next attempt at \(RFC3339.format($0))" } ?? ""
+            let more = before > 0 ? " (and \(Plural.count(before, "more failed attempt")) there since the last such warning)" : ""
+            logger.warning(
+                "order \(result.orderID): attempt \(result.attempts) at \(endpoint.rawValue) failed: \(result.reason)\(next)\(more)", fields)
         default:
             logger.debug("order \(result.orderID) is \(result.to) (\(result.reason.code))", fields)
         }

@@ -119,7 +119,8 @@ extension Scheduler {
             if case .open(let time) = state.circuit { until = date(time) }
             return SchedulerStatus.Endpoint(
                 endpoint: state.endpoint, circuit: state.circuit.description, openUntil: until, lastReason: state.lastReason,
-                openings: state.openings, pausedUntil: state.pausedUntil.map(date))
+                openings: state.openings, pausedUntil: state.pausedUntil.map(date), consecutiveFailures: state.consecutiveFailures,
+                lastFailure: state.lastFailure)
         }
         var durations = requestDurations
         for state in endpoints where durations[state.endpoint] == nil { durations[state.endpoint] = LatencyHistogram() }

@@ -15,11 +15,17 @@ public struct SchedulerStatus: Sendable, Hashable {
         /// Until when nothing is sent there after a 429 (its token bucket is paused); `nil` when
         /// it is not paused.
         public var pausedUntil: Date?
+        /// Endpoint-level failures in a row, 0 after a success.
+        public var consecutiveFailures: Int
+        /// The last endpoint-level failure, whether or not it opened the circuit.
+        public var lastFailure: Reason?
 
         public init(
             endpoint: VerificationEndpoint, circuit: String, openUntil: Date? = nil, lastReason: Reason? = nil, openings: Int = 0,
-            pausedUntil: Date? = nil
+            pausedUntil: Date? = nil, consecutiveFailures: Int = 0, lastFailure: Reason? = nil
         ) {
+            self.lastFailure = lastFailure
+            self.consecutiveFailures = consecutiveFailures
             self.endpoint = endpoint
             self.circuit = circuit
             self.openUntil = openUntil
