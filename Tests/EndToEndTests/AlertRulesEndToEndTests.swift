@@ -61,16 +61,18 @@ struct AlertRulesEndToEndTests {
             """)
         harness.dropOrder("F1")
         harness.dropOrder("F2")
-        harness.dropOrder("P1", receipt: MockReceipt(merchantAnswers: ["pending"]))
+        harness.dropOrder("P1", receipt: MockReceipt(merchantAnswers: Array(repeating: "pending", count: 20)))
         let daemon = try await harness.startDaemonAndWait()
         let path = harness.directory.file("metrics.prom")
         func read() -> PrometheusText? {
             FileManager.default.contents(atPath: path).flatMap { try? PrometheusText(parsing: String(decoding: $0, as: UTF8.self)) }
         }
-        let written = await eventually(timeout: .seconds(30)) {
+        // The file is written at most every 5 s: on a loaded machine the three orders' outcomes
+        // may take a while to show.
+        let written = await eventually(timeout: .seconds(60)) {
             guard let text = read() else { return false }
             return text.value("reconciled_orders", ["state": "finished"]) == 2 && text.value("reconciled_orders", ["state": "pending"]) == 1
-                && text.value("reconciled_attempt_outcomes_total", ["class": "transient"]) == 1
+                && (text.value("reconciled_attempt_outcomes_total", ["class": "transient"]) ?? 0) >= 1
         }
         daemon.send(SIGTERM)
         _ = await daemon.wait()

@@ -360,7 +360,7 @@ struct OperatorEndToEndTests {
         // The socket's mode keeps the user out.
         let outside = try await harness.ctl(["hold", "P1"], wrapper: asUser)
         #expect(outside.status == 1)
-        #expect(outside.error.contains("permission denied on \(socket)"), "\(outside.error)")
+        #expect(outside.error.contains("permission denied on the file \(socket) (mode 0660"), "\(outside.error)")
 
         // Let the user in at the file level: the daemon still refuses writes by credentials.
         chmod(socket, 0o666)

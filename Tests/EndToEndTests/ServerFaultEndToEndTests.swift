@@ -105,9 +105,13 @@ struct ServerFaultEndToEndTests {
             #expect(outcome == "transient", "\(fault): outcome \(outcome) (\(detail))")
             #expect(detail.hasPrefix(fault.reason), "\(fault): detail \(detail)")
         }
-        // Each attempt is logged once, at debug, with its reason; none as finished.
-        // (An order leased but never sent when SIGTERM came is given back with REASON=stopping.)
-        let retries = daemon.standardError.split(separator: "\n").filter { $0.contains("will be retried") && !$0.contains("REASON=stopping") }
+        // Each attempt is logged once with its reason — the first at the endpoint as a warning,
+        // the rest of that minute at debug; none as finished. (An order leased but never sent
+        // when SIGTERM came is given back with REASON=stopping.)
+        let lines = daemon.standardError.split(separator: "\n")
+        let warned = lines.filter { $0.contains(" warning: ") && $0.contains(" at merchant failed: \(fault.reason)") }
+        #expect(warned.count == 1, "\(fault): one warning a minute per endpoint: \(lines.filter { $0.contains(" failed: ") }.map { $0.prefix(200) })")
+        let retries = lines.filter { ($0.contains("will be retried") || $0.contains(" at merchant failed: \(fault.reason)")) && !$0.contains("REASON=stopping") }
         #expect(retries.count == details.count, "\(fault): \(retries.count) retry lines for \(details.count) attempts: \(retries.map { $0.suffix(160) })")
         #expect(!daemon.standardError.contains(" finished ("))
     }
