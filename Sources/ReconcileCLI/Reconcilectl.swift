@@ -40,7 +40,7 @@ public enum Reconcilectl {
 
     /// Every verb, in the order help lists them.
     static var commands: [CommandSpec] {
-        [StatusCommand.spec, ListCommand.spec, ShapeCommand.spec, ShowCommand.spec, NotificationsCommand.spec, DiscoveredCommand.spec]
+        [StatusCommand.spec, ListCommand.spec, ShapeCommand.spec, ShowCommand.spec, CircuitCommand.spec, NotificationsCommand.spec, DiscoveredCommand.spec]
             + StoreOrderCommand.specs
             + OperatorCommand.specs
             + [SubmitCommand.spec, ReloadCommand.spec, BackupCommand.spec, RestoreCommand.spec, CopyStoreCommand.spec, CheckConfigCommand.spec, helpCommand]

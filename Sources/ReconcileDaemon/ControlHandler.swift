@@ -95,7 +95,24 @@ final class ControlHandler: Sendable {
             return operate(request, peer: peer)
         case .lookup, .recover:
             return askStore(request, peer: peer)
+        case .circuit:
+            return steerCircuit(request, peer: peer)
         }
+    }
+
+    /// `circuit ENDPOINT --probe-now | --close`: the scheduler steers the circuit and says how it is.
+    private func steerCircuit(_ request: ControlRequest, peer: ControlSocketServer.Peer) -> String {
+        guard let endpoint = request.endpoint, let action = request.circuitAction else {
+            return ControlResponse.error("circuit needs \"endpoint\" and \"circuit_action\"")
+        }
+        let actor = Self.actor(of: peer, request: request).description
+        guard let steered = AsyncResult.wait({ [scheduler] in await scheduler.steerCircuit(endpoint, action, actor: actor) }) else {
+            let known = AsyncResult.wait { [scheduler] in await scheduler.status() }.endpoints.map(\.endpoint.rawValue)
+            return ControlResponse.error("this daemon does not talk to \(endpoint.rawValue); its endpoints: \(known.joined(separator: ", "))")
+        }
+        return ControlResponse.ok(JSONObject([
+            "endpoint": .string(endpoint.rawValue), "state": .string(steered.state), "changed": .bool(steered.changed),
+        ]))
     }
 
     /// `lookup` and `recover` (DESIGN §5b): the store is asked about the customer's order with the

@@ -96,6 +96,9 @@ final class TimedStore: SharedOrderStore {
     }
     func oldestWaitingReceivedAt() throws -> Date? { try base.oldestWaitingReceivedAt() }
     func clampNextAttempts(of kinds: [WorkKind], notAfter limit: Date) throws -> Int { try base.clampNextAttempts(of: kinds, notAfter: limit) }
+    func makeDue(of kinds: [WorkKind], dueFrom from: Date, to: Date, now: Date) throws -> Int {
+        try base.makeDue(of: kinds, dueFrom: from, to: to, now: now)
+    }
     func promoteWaiting(usableBy verifiers: ConfiguredVerifiers, now: Date) throws -> Int {
         try base.promoteWaiting(usableBy: verifiers, now: now)
     }

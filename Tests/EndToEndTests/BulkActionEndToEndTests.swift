@@ -80,6 +80,12 @@ struct BulkActionEndToEndTests {
         #expect(terminal.output.contains("\r\u{1B}[Krelease: 600 of 600 (100%)"), "\(terminal.output.debugDescription.prefix(600))")
         #expect(terminal.output.contains("600 of 600 orders changed"))
         #expect(harness.counts()[.held] == nil, "\(harness.counts())")
+
+        // cancel takes many orders too, through the daemon.
+        let cancelled = try await harness.ctl(["cancel", "-", "--note", "refunded in bulk", "--json"], standardInput: ids)
+        #expect(cancelled.status == 0, "\(cancelled.error)")
+        #expect(cancelled.output.contains(#""changed":600"#), "\(cancelled.output.prefix(300))")
+        #expect(harness.counts()[.cancelled] == 600, "\(harness.counts())")
         daemon.send(SIGTERM)
         #expect(await daemon.wait() == 0)
     }

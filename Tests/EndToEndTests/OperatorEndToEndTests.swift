@@ -59,6 +59,63 @@ struct OperatorEndToEndTests {
         #expect(await daemon.wait() == 0)
     }
 
+    @Test("circuit: shows the circuits; --probe-now sends the probe at once, --close lets requests go, each logged with the operator")
+    func circuitVerb() async throws {
+        let harness = Harness("op-circuit-verb")
+        let port = try LoopbackPort.free()
+        harness.configure(
+            """
+            [Verifier]
+            Kind=http
+            URL=http://127.0.0.1:\(port)/merchant/verify
+            MaxRate=infinity
+            CircuitThreshold=1
+            CircuitCooldown=10min
+            CircuitMaxCooldown=10min
+            \(Self.retry)
+            """)
+        harness.dropOrder("C1")
+        let daemon = try await harness.startDaemonAndWait(logLevel: "info")
+        func openings() async -> Int64? {
+            guard let answer = try? await harness.ctl(["circuit", "merchant", "--json"]),
+                case .object(let object)? = try? JSONParser().parse(Array(answer.output.utf8)),
+                let circuit = object["circuits"]?.arrayValue?.first?.objectValue
+            else { return nil }
+            return circuit["openings"]?.int64Value
+        }
+        #expect(await eventually(timeout: .seconds(20)) { await openings() == 1 })
+        let shown = try await harness.ctl(["circuit"])
+        #expect(shown.status == 0)
+        let row = shown.output.split(separator: "\n").dropFirst().first.map { $0.split(separator: " ").map(String.init) } ?? []
+        #expect(shown.output.hasPrefix("ENDPOINT  STATE  FAILS  OPENED  PROBE  REASON\n"), "\(shown.output)")
+        #expect(row == ["merchant", "open", "1", "1", "in", "9m", "connection_refused"] || row == ["merchant", "open", "1", "1", "in", "10m", "connection_refused"], "\(shown.output)")
+
+        // The cool-down has ten minutes to go: --probe-now sends the probe at once (it fails: the
+        // endpoint is still down, and the circuit opens again).
+        let probed = try await harness.ctl(["circuit", "merchant", "--probe-now"])
+        #expect(probed.output == "merchant: the cool-down is over; the probe goes now\n", "\(probed.output) \(probed.error)")
+        #expect(await eventually(timeout: .seconds(10)) { await openings() == 2 }, "the probe went and failed")
+
+        let closed = try await harness.ctl(["circuit", "merchant", "--close"])
+        #expect(closed.output == "merchant: closed; requests go at once\n", "\(closed.output) \(closed.error)")
+        let reopened = await eventually(timeout: .seconds(10)) { await openings() == 3 }
+        let shownOrder = (try? await harness.ctl(["show", "C1"]).output) ?? ""
+        #expect(reopened, "an attempt went at once, failed, and opened it: \(shownOrder)")
+        #expect(daemon.standardError.contains("operator:root closed the merchant circuit; orders it had parked, due now: 1 (it was open)"), "\(daemon.standardError.suffix(1_000))")
+
+        let unknown = try await harness.ctl(["circuit", "googleplay", "--close"])
+        #expect(unknown.status == 1)
+        #expect(unknown.error == "Error: this daemon does not talk to googleplay; its endpoints: merchant\n", "\(unknown.error)")
+        let wrong = try await harness.ctl(["circuit", "merchnat"])
+        #expect(wrong.status == 64)
+        #expect(wrong.error.hasPrefix("Error: 'merchnat' is not an endpoint; use one of production, sandbox, merchant"), "\(wrong.error)")
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+        let stopped = try await harness.ctl(["circuit"])
+        #expect(stopped.status == 1)
+        #expect(stopped.error.contains("circuits live in the running daemon and start closed"), "\(stopped.error)")
+    }
+
     @Test("a dead verifier: status names the open circuit, why and until when; --watch redraws it on a terminal")
     func openCircuitAndWatch() async throws {
         let harness = Harness("op-circuit")

@@ -66,6 +66,7 @@ enum Completion {
         switch argument.name {
         case "order-id": return .words(orderIDs(current))
         case "subcommand": return .words(commands.map(\.name))
+        case "endpoint": return .words(VerificationEndpoint.allCases.map(\.rawValue))
         case "file": return .files
         default: return .words([])
         }

@@ -11,6 +11,8 @@ public struct ControlRequest: Sendable, Hashable {
         case lookup
         /// Orders for that store order's purchases no stored order holds.
         case recover
+        /// Steers an endpoint's circuit (`endpoint`, `circuit_action`).
+        case circuit
 
         /// Whether only root or the daemon's group may ask for it.
         public var isWrite: Bool {
@@ -28,7 +30,7 @@ public struct ControlRequest: Sendable, Hashable {
             case .release: .release
             case .resolve: .resolve
             case .cancel: .cancel
-            case .status, .wake, .reload, .lookup, .recover: nil
+            case .status, .wake, .reload, .lookup, .recover, .circuit: nil
             }
         }
     }
@@ -55,6 +57,9 @@ public struct ControlRequest: Sendable, Hashable {
     public var package: String?
     /// `recover --user`: the account to grant the purchases to.
     public var user: String?
+    /// `circuit`: which endpoint, and what to do to its circuit.
+    public var endpoint: VerificationEndpoint?
+    public var circuitAction: CircuitAction?
 
     public init(
         operation: Operation, orders: [String] = [], state: OrderState? = nil, note: String? = nil, resetAttempts: Bool = false,
@@ -94,6 +99,7 @@ public struct ControlRequest: Sendable, Hashable {
         }
         let known: Set<String> = [
             "v", "op", "orders", "state", "note", "reset_attempts", "force", "transaction_id", "as", "wait", "store_order_id", "package", "user",
+            "endpoint", "circuit_action",
         ]
         if let unknown = object.keys.first(where: { !known.contains($0) }) {
             throw Invalid(description: "unknown field \"\(OrderFileParser.quoted(unknown).dropFirst().dropLast())\"")
@@ -127,16 +133,36 @@ public struct ControlRequest: Sendable, Hashable {
         }
         request.package = try optionalText(object, "package", limit: 256)
         request.user = try optionalText(object, "user", limit: OrderFileParser.textFieldMaximumLength)
+        if let name = try optionalText(object, "endpoint", limit: 64) {
+            guard let endpoint = VerificationEndpoint(rawValue: name) else {
+                throw Invalid(description: "\"endpoint\" is not an endpoint (\(VerificationEndpoint.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            request.endpoint = endpoint
+        }
+        if let name = try optionalText(object, "circuit_action", limit: 32) {
+            guard let action = CircuitAction(rawValue: name) else { throw Invalid(description: "\"circuit_action\" is probe-now or close") }
+            request.circuitAction = action
+        }
         try request.validate()
         return request
     }
 
     /// The verbs' rules beyond the JSON shape, the same that `reconcilectl` applies before it
     /// sends (DESIGN §10): order operations name `orders` or, for `retry` only, a `state`, never
-    /// both; `resolve` and `cancel` take one order and a note; `reset_attempts` and `force` belong
+    /// both; `resolve` takes one order; `resolve` and `cancel` need a note; `reset_attempts` and `force` belong
     /// to `retry`, `transaction_id` (not empty) to `resolve`.
     public func validate() throws(Invalid) {
         let name = operation.rawValue
+        if operation == .circuit {
+            if !orders.isEmpty || state != nil || note != nil || resetAttempts || force || transactionID != nil || storeOrderID != nil
+                || package != nil || user != nil
+            {
+                throw Invalid(description: "circuit takes only \"endpoint\" and \"circuit_action\"")
+            }
+            guard endpoint != nil, circuitAction != nil else { throw Invalid(description: "circuit needs \"endpoint\" and \"circuit_action\"") }
+            return
+        }
+        if endpoint != nil || circuitAction != nil { throw Invalid(description: "\"endpoint\" and \"circuit_action\" are for circuit only") }
         if operation == .lookup || operation == .recover {
             if !orders.isEmpty || state != nil || resetAttempts || force || transactionID != nil || (note != nil && operation == .lookup) {
                 throw Invalid(description: "\(name) takes no order fields")
@@ -166,9 +192,9 @@ public struct ControlRequest: Sendable, Hashable {
         if orders.isEmpty && state == nil {
             throw Invalid(description: operation == .retry ? "retry needs \"orders\" or \"state\"" : "\(name) needs \"orders\"")
         }
-        if operation == .resolve || operation == .cancel {
-            if orders.count != 1 { throw Invalid(description: "\(name) takes exactly one order") }
-            if (note ?? "").isEmpty { throw Invalid(description: "\(name) needs a \"note\"") }
+        if operation == .resolve && orders.count != 1 { throw Invalid(description: "resolve takes exactly one order") }
+        if (operation == .resolve || operation == .cancel) && (note ?? "").isEmpty {
+            throw Invalid(description: "\(name) needs a \"note\"")
         }
         if (resetAttempts || force) && operation != .retry {
             throw Invalid(description: "\"\(resetAttempts ? "reset_attempts" : "force")\" is for retry only")
@@ -226,6 +252,8 @@ public struct ControlRequest: Sendable, Hashable {
         if let storeOrderID { object["store_order_id"] = .string(storeOrderID.id) }
         if let package { object["package"] = .string(package) }
         if let user { object["user"] = .string(user) }
+        if let endpoint { object["endpoint"] = .string(endpoint.rawValue) }
+        if let circuitAction { object["circuit_action"] = .string(circuitAction.rawValue) }
         return JSONWriter.string(.object(object))
     }
 }

@@ -134,6 +134,25 @@ public struct CircuitBreaker: Sendable, Hashable {
         if case .halfOpen = state { state = .halfOpen(probeInFlight: false) }
     }
 
+    /// An operator's steering (``CircuitAction``); returns whether the state changed.
+    /// `probeNow` changes only an open circuit (a half-open one probes already); `close`
+    /// closes any, and restarts the failure count and the cool-down.
+    @discardableResult
+    public mutating func steer(_ action: CircuitAction, now: ContinuousClock.Instant) -> Bool {
+        switch action {
+        case .probeNow:
+            guard case .open(let until) = state, until > now else { return false }
+            state = .open(until: now)
+            return true
+        case .close:
+            consecutiveFailures = 0
+            currentCooldown = cooldown
+            guard state != .closed else { return false }
+            state = .closed
+            return true
+        }
+    }
+
     /// After a reload: an open circuit becomes half-open, so the new configuration is tried at once.
     public mutating func reset() {
         if case .open = state { state = .halfOpen(probeInFlight: false) }

@@ -354,6 +354,13 @@ public struct EndpointAdmission: Sendable {
         }
     }
 
+    /// An operator's steering of one endpoint's circuit: whether it changed; `nil` when the
+    /// configuration has no such endpoint.
+    public mutating func steer(_ endpoint: VerificationEndpoint, _ action: CircuitAction, now: ContinuousClock.Instant) -> Bool? {
+        guard circuits[endpoint] != nil else { return nil }
+        return circuits[endpoint]!.steer(action, now: now)
+    }
+
     private mutating func add(_ endpoint: VerificationEndpoint, now: ContinuousClock.Instant) {
         guard circuits[endpoint] == nil else { return }
         let own = limits.of(endpoint)

@@ -120,6 +120,12 @@ public protocol OrderStore: OrderIngesting, OutboxStore, NotificationStore, Disc
     /// - Returns: how many orders moved.
     func clampNextAttempts(of kinds: [WorkKind], notAfter limit: Date) throws -> Int
 
+    /// Makes the orders of `kinds` whose next attempt falls between `from` and `to` due at
+    /// `now`: those an open circuit parked until its cool-down's end, when an operator closes it.
+    ///
+    /// - Returns: how many orders moved.
+    func makeDue(of kinds: [WorkKind], dueFrom from: Date, to: Date, now: Date) throws -> Int
+
     /// Makes `waiting` orders whose proof one of the verifiers can use `pending` (after a reload
     /// changed `Kind=` or added a section). Returns how many.
     func promoteWaiting(usableBy verifiers: ConfiguredVerifiers, now: Date) throws -> Int

@@ -109,6 +109,43 @@ extension Scheduler {
         await withCheckedContinuation { stopWaiters.append($0) }
     }
 
+    /// An operator's `reconcilectl circuit ENDPOINT --probe-now | --close`: the circuit is
+    /// steered, the loop woken (a probe or the waiting orders go now), and the change logged
+    /// with who asked. Returns the circuit's state after, and whether it changed; `nil` when
+    /// the configuration has no such endpoint.
+    public func steerCircuit(_ endpoint: VerificationEndpoint, _ action: CircuitAction, actor: String) -> (state: String, changed: Bool)? {
+        let now = clock.instant()
+        let previous = admission.states(now: now).first { $0.endpoint == endpoint }?.circuit
+        // An open circuit parks the orders that fail meanwhile until its cool-down's end.
+        let parkedUntil: Date? = if case .open(let until)? = previous { storeNow().addingTimeInterval((until - now).inSeconds) } else { nil }
+        guard let changed = admission.steer(endpoint, action, now: now) else { return nil }
+        let after = admission.states(now: now).first { $0.endpoint == endpoint }?.circuit.description ?? "closed"
+        if changed {
+            var what = action == .close ? "closed the \(endpoint.rawValue) circuit" : "ended the \(endpoint.rawValue) circuit's cool-down: its probe goes now"
+            if action == .close, let parkedUntil {
+                // Closed by hand, those orders go now too (within a second of the cool-down's
+                // end: the conversion from the monotonic clock is not exact to the millisecond).
+                let kinds: [WorkKind] = switch endpoint {
+                case .production, .sandbox, .merchant: [.verify, .verifyPlay]
+                case .googlePlay, .googlePlayToken: [.verifyPlay]
+                case .delivery: [.deliver]
+                case .revocation: []
+                }
+                do {
+                    let moved = try store.makeDue(
+                        of: kinds, dueFrom: parkedUntil.addingTimeInterval(-1), to: parkedUntil.addingTimeInterval(1), now: storeNow())
+                    if moved > 0 { what += "; orders it had parked, due now: \(moved)" }
+                } catch {
+                    logger.warning("closing the \(endpoint.rawValue) circuit: cannot make its parked orders due now: \(error); they go at their time")
+                }
+            }
+            logger.notice("\(actor) \(what) (it was \(previous?.description ?? "unknown"))", [.endpoint: endpoint.rawValue, .actor: actor])
+            wake.signal()
+            changeObserver?()
+        }
+        return (after, changed)
+    }
+
     /// A snapshot for `reconcilectl status` and the metrics file.
     public func status() -> SchedulerStatus {
         let mono = clock.instant()

@@ -193,6 +193,19 @@ extension RelationalOrderStore {
         }
     }
 
+    public func makeDue(of kinds: [WorkKind], dueFrom from: Date, to: Date, now: Date) throws -> Int {
+        try write { connection in
+            try kinds.reduce(0) { moved, kind in
+                moved + (try connection.perform(
+                    """
+                    UPDATE orders \(.indexedBy(DueOrders.index(kind))) SET next_attempt_at = \(now)
+                    WHERE next_attempt_at IS NOT NULL AND next_attempt_at >= \(from) AND next_attempt_at <= \(to)
+                        AND \(raw: DueOrders.condition(kind))
+                    """))
+            }
+        }
+    }
+
     // MARK: - Waiting orders
 
     public func expireWaiting(receivedBefore cutoff: Date, now: Date, limit: Int) throws -> [CompletionResult] {

@@ -26,6 +26,12 @@ struct ControlRequestTests {
         recover.user = "acct-9"
         #expect(try Self.parse(recover.line) == recover)
         #expect(try Self.parse(#"{"v":1,"op":"lookup","store_order_id":"mk5ttv4xyz"}"#).storeOrderID == .appStore("MK5TTV4XYZ"))
+        #expect(try Self.parse(#"{"v":1,"op":"cancel","orders":["A1","A2"],"note":"x"}"#).orders == ["A1", "A2"], "cancel takes several")
+        var circuit = ControlRequest(operation: .circuit)
+        circuit.endpoint = .merchant
+        circuit.circuitAction = .probeNow
+        #expect(try Self.parse(circuit.line) == circuit)
+        #expect(circuit.line.contains(#""circuit_action":"probe-now""#))
     }
 
     @Test(
@@ -45,6 +51,10 @@ struct ControlRequestTests {
             (#"{"v":1,"op":"cancel","state":"pending","note":"x"}"#, #""state" is for retry only; cancel takes "orders""#),
             (#"{"v":1,"op":"retry","orders":["A1"],"state":"escalated"}"#, #"give "orders" or "state", not both"#),
             (#"{"v":1,"op":"resolve","orders":["A1","A2"],"note":"x"}"#, "resolve takes exactly one order"),
+            (#"{"v":1,"op":"circuit","endpoint":"merchant"}"#, #"circuit needs "endpoint" and "circuit_action""#),
+            (#"{"v":1,"op":"circuit","endpoint":"nowhere","circuit_action":"close"}"#, #""endpoint" is not an endpoint (production, sandbox, merchant, delivery, revocation, googleplay, googleplay-token)"#),
+            (#"{"v":1,"op":"circuit","endpoint":"merchant","circuit_action":"smash"}"#, #""circuit_action" is probe-now or close"#),
+            (#"{"v":1,"op":"hold","orders":["A1"],"endpoint":"merchant"}"#, #""endpoint" and "circuit_action" are for circuit only"#),
             (#"{"v":1,"op":"cancel","orders":["A1"]}"#, #"cancel needs a "note""#),
             (#"{"v":1,"op":"cancel","orders":["A1"],"note":""}"#, #"cancel needs a "note""#),
             (#"{"v":1,"op":"hold","orders":["A1"],"reset_attempts":true}"#, #""reset_attempts" is for retry only"#),

@@ -19,6 +19,39 @@ struct CircuitBreakerTests {
         #expect(permission == .blocked(until: 15))
     }
 
+    @Test("an operator's --probe-now ends an open circuit's cool-down; --close closes any and restarts the count and the cool-down")
+    func steering() {
+        var circuit = CircuitBreaker(threshold: 2, cooldown: 5, maxCooldown: 300)
+        var changed = circuit.steer(.probeNow, now: 0)
+        #expect(!changed, "a closed circuit has nothing to cut short")
+        circuit.recordFailure(reason: "timeout", now: 0)
+        #expect(circuit.consecutiveFailures == 1 && circuit.lastFailure == "timeout" && circuit.lastReason == nil)
+        circuit.recordFailure(reason: "timeout", now: 0)
+        var permission = circuit.permission(now: 1)
+        #expect(permission == .blocked(until: 5))
+        changed = circuit.steer(.probeNow, now: 1)
+        #expect(changed)
+        permission = circuit.permission(now: 1)
+        #expect(permission == .probe)
+        circuit.probeSent()
+        circuit.recordFailure(reason: "timeout", now: 2)  // re-opens, cool-down doubled to 10
+        permission = circuit.permission(now: 3)
+        #expect(permission == .blocked(until: 12))
+        changed = circuit.steer(.close, now: 3)
+        #expect(changed)
+        #expect(circuit.isClosed && circuit.consecutiveFailures == 0)
+        permission = circuit.permission(now: 3)
+        #expect(permission == .allowed)
+        circuit.recordFailure(reason: "timeout", now: 4)
+        #expect(circuit.isClosed, "the count started again: one failure of two")
+        circuit.recordFailure(reason: "timeout", now: 4)
+        permission = circuit.permission(now: 5)
+        #expect(permission == .blocked(until: 9), "the cool-down started again at 5")
+        changed = circuit.steer(.close, now: 10)
+        #expect(changed, "an open circuit closes")
+        #expect(circuit.openings == 3)
+    }
+
     @Test("one probe after the cool-down; success closes, failure re-opens with a doubled cool-down up to the maximum")
     func probes() {
         var circuit = CircuitBreaker(threshold: 1, cooldown: 5, maxCooldown: 30)

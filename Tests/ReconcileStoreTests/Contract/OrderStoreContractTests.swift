@@ -412,6 +412,23 @@ struct OrderStoreContractTests {
         #expect(try store.order(id: orders[0].orderID)?.nextAttemptAt == t0 + 100)
     }
 
+    @Test("closing a circuit by hand: the orders parked until its cool-down's end become due now, the others keep their time", arguments: ContractStore.all)
+    func makeDue(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
+        defer { opened.close() }
+        let store = opened.store
+        _ = try store.ingest([candidate("A1"), candidate("A2"), candidate("A3")], verifierKind: .apple, now: t0)
+        let orders = try claim(store)
+        _ = try complete(store, orders[0], .retry(at: t0 + 600, reason: Reason(.connectionRefused)))
+        _ = try complete(store, orders[1], .retry(at: t0 + 600.4, reason: Reason(.connectionRefused)))
+        _ = try complete(store, orders[2], .retry(at: t0 + 30, reason: Reason(.http(503))))
+        #expect(try store.makeDue(of: [.deliver], dueFrom: t0 + 599, to: t0 + 601, now: t0 + 5) == 0, "another kind")
+        #expect(try store.makeDue(of: [.verify, .verifyPlay], dueFrom: t0 + 599, to: t0 + 601, now: t0 + 5) == 2)
+        #expect(try store.order(id: orders[0].orderID)?.nextAttemptAt == t0 + 5)
+        #expect(try store.order(id: orders[1].orderID)?.nextAttemptAt == t0 + 5)
+        #expect(try store.order(id: orders[2].orderID)?.nextAttemptAt == t0 + 30)
+    }
+
     @Test("pruning drops the receipts of old finished and cancelled orders only; rows and history stay", arguments: ContractStore.all)
     func prune(_ kind: ContractStore) async throws {
         let opened = try await kind.open()
