@@ -1,5 +1,6 @@
 import Foundation
 import ReconcileCore
+import ReconcileFoundation
 import Testing
 import TestSupport
 @testable import ReconcileCLI
@@ -39,6 +40,8 @@ struct ReconcilectlTests {
                                       qshape: by state, product or endpoint.
               show                    Show an order: its fields, next attempt and whole
                                       history.
+              circuit                 Show the daemon's circuits, or steer one: probe it
+                                      now, or close it.
               notifications           List the store notifications taken in (refunds,
                                       revocations), newest first.
               discovered              List the purchases the stores reported that no phone
@@ -74,7 +77,7 @@ struct ReconcilectlTests {
         #expect(help.out == reconcilectl(["check-config", "--help"]).out)
         #expect(help.out == reconcilectl(["check-config", "-h"]).out)
         #expect(help.out.hasPrefix("OVERVIEW: Check the configuration the way reconciled reads it.\n"))
-        #expect(help.out.contains("USAGE: reconcilectl check-config [--quiet]\n"))
+        #expect(help.out.contains("USAGE: reconcilectl check-config [--quiet] [--as-service [--unit <unit>]]\n"))
         #expect(help.out.contains("  -q, --quiet             Print nothing when the configuration is valid.\n"))
     }
 
@@ -87,9 +90,9 @@ struct ReconcilectlTests {
         "usage errors: stderr, usage, a hint, exit 64",
         arguments: [
             (["chek-config"], "Error: Unknown subcommand 'chek-config'; did you mean 'check-config'?\nUsage: reconcilectl [--config <path>] <subcommand>\n  See 'reconcilectl --help' for more information.\n"),
-            (["check-config", "--quite"], "Error: Unknown option '--quite'; did you mean '--quiet'?\nUsage: reconcilectl check-config [--quiet]\n  See 'reconcilectl check-config --help' for more information.\n"),
-            (["check-config", "extra"], "Error: Unexpected argument 'extra'\nUsage: reconcilectl check-config [--quiet]\n  See 'reconcilectl check-config --help' for more information.\n"),
-            (["check-config", "--quiet=yes"], "Error: '--quiet' does not take a value\nUsage: reconcilectl check-config [--quiet]\n  See 'reconcilectl check-config --help' for more information.\n"),
+            (["check-config", "--quite"], "Error: Unknown option '--quite'; did you mean '--quiet'?\nUsage: reconcilectl check-config [--quiet] [--as-service [--unit <unit>]]\n  See 'reconcilectl check-config --help' for more information.\n"),
+            (["check-config", "extra"], "Error: Unexpected argument 'extra'\nUsage: reconcilectl check-config [--quiet] [--as-service [--unit <unit>]]\n  See 'reconcilectl check-config --help' for more information.\n"),
+            (["check-config", "--quiet=yes"], "Error: '--quiet' does not take a value\nUsage: reconcilectl check-config [--quiet] [--as-service [--unit <unit>]]\n  See 'reconcilectl check-config --help' for more information.\n"),
             (["--config"], "Error: Missing value for '--config <path>'\nUsage: reconcilectl [--config <path>] <subcommand>\n  See 'reconcilectl --help' for more information.\n"),
             (["--verbose"], "Error: Unknown option '--verbose'\nUsage: reconcilectl [--config <path>] <subcommand>\n  See 'reconcilectl --help' for more information.\n"),
             (["help", "nope"], "Error: Unknown subcommand 'nope'\nUsage: reconcilectl [--config <path>] <subcommand>\n  See 'reconcilectl --help' for more information.\n"),
@@ -117,8 +120,49 @@ struct CheckConfigTests {
         #expect(result.out.hasPrefix("\(path): configuration OK\n"))
         #expect(result.out.contains("  verifier   Kind=apple https://buy.itunes.apple.com/verifyReceipt, bundle com.example.app, sandbox refused\n"))
         #expect(result.out.contains("  retry      30s × 2 up to 1h, full jitter; escalate after 20 attempts or 3d\n"))
+        #expect(result.out.contains("paths:\n  configuration \(path)\n  spool         /var/spool/reconciled\n  store         /var/lib/reconciled/orders.db\n  socket        /run/reconciled/control.sock\n"), "\(result.out)")
         #expect(reconcilectl(["check-config", "--quiet", "--config=\(path)"]) == (0, "", ""))
         #expect(reconcilectl(["check-config", "-q"], environment: ["RECONCILE_CONFIG": path]) == (0, "", ""))
+    }
+
+    @Test("paths resolve against the drop-in that names them; a metrics directory that is missing, or an escalation command that cannot run, is a warning that names the key")
+    func pathsAndWarnings() throws {
+        directory.write("secret", "s3cret\n")
+        let path = directory.write(
+            "r.conf", "[Verifier]\nKind=apple\nURL=https://buy.itunes.apple.com/verifyReceipt\nBundleID=com.example.app\nSharedSecretFile=secret\n")
+        try FileManager.default.createDirectory(atPath: directory.file("r.conf.d"), withIntermediateDirectories: true)
+        directory.write("r.conf.d/metrics.conf", "[Daemon]\nMetricsFile=textfile/reconciled.prom\n[Escalation]\nCommand=/nonexistent/page-oncall --now\n")
+        let result = reconcilectl(["--config", path, "check-config"])
+        #expect(result.status == 0, "warnings, not problems: the daemon runs")
+        let metrics = directory.file("r.conf.d/textfile/reconciled.prom")
+        #expect(result.out.contains("  metrics       \(metrics)\n"), "\(result.out)")
+        #expect(result.out.contains("  escalation    /nonexistent/page-oncall\n"), "\(result.out)")
+        #expect(result.err == """
+            warning: [Daemon] MetricsFile=\(metrics): the directory \(directory.file("r.conf.d/textfile")) does not exist; the daemon would warn and write no metrics
+            warning: [Escalation] Command=/nonexistent/page-oncall: not an executable file here; escalations would be logged only
+
+            """, "\(result.err)")
+        try FileManager.default.createDirectory(atPath: directory.file("r.conf.d/textfile"), withIntermediateDirectories: true)
+        directory.write("r.conf.d/metrics.conf", "[Daemon]\nMetricsFile=textfile/reconciled.prom\n")
+        #expect(reconcilectl(["--config", path, "check-config", "-q"]) == (0, "", ""))
+    }
+
+    @Test("--as-service reads systemd's answer: credentials the unit does not load, or whose source is missing, are problems; otherwise the links are checked")
+    func asService() throws {
+        let answer = #"{"type":"a(ss)","data":[["shared-secret","/etc/reconciled/shared-secret"],["token","/nowhere/token"]]}"#
+        let object = try #require(try JSONParser().parse(Array(answer.utf8)).objectValue)
+        let service = ServiceCredentials(unit: "reconciled.service", sources: ServiceCredentials.parse(object))
+        #expect(service.sources == ["shared-secret": "/etc/reconciled/shared-secret", "token": "/nowhere/token"])
+        #expect(service.problems(for: [("[Verifier] SharedSecretCredential=other", "other"), ("[Delivery] TokenCredential=token", "token")]) == [
+            "[Verifier] SharedSecretCredential=other: reconciled.service has no LoadCredential=other:…; add it in a drop-in (systemctl edit reconciled.service)",
+            "[Delivery] TokenCredential=token: reconciled.service's LoadCredential=token:/nowhere/token: /nowhere/token does not exist; the start would fail (243/CREDENTIALS)",
+        ])
+        #expect(ServiceCredentials.unit(forConfiguration: "/etc/reconciled/shop2.conf") == "reconciled@shop2.service")
+        #expect(ServiceCredentials.unit(forConfiguration: "/etc/reconciled/reconciled.conf") == "reconciled.service")
+        #expect(ServiceCredentials.unit(forConfiguration: "/srv/r.conf") == "reconciled.service")
+        let links = try service.linkDirectory()
+        defer { try? FileManager.default.removeItem(atPath: links) }
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: links + "/token")) == "/nowhere/token")
     }
 
     @Test("[Revocation] and [Delivery]: URL, time-out and where the token comes from, never the token; a missing token file or CAFile named by line and key")

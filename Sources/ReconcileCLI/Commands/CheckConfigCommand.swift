@@ -16,15 +16,24 @@ enum CheckConfigCommand {
         CommandSpec(
             name: "check-config",
             abstract: "Check the configuration the way reconciled reads it.",
-            usage: "check-config [--quiet]",
+            usage: "check-config [--quiet] [--as-service [--unit <unit>]]",
             discussion: """
                 Reads the main file and its drop-ins (<path>.d/*.conf), then every secret, key and
                 certificate file they name, and reports every problem with its file, line and key.
                 Exits 0 when the configuration is usable and 78 when it is not, like reconciled
-                itself. A systemd credential (…Credential=) is checked only where
-                $CREDENTIALS_DIRECTORY is set, as the service manager sets it for the unit.
+                itself. It prints every path the configuration resolved (relative ones against
+                the file naming them), and warns of what would fail at run time: a metrics file
+                whose directory is missing, an escalation command that is not executable. A systemd credential (…Credential=) is checked only where
+                $CREDENTIALS_DIRECTORY is set, as the service manager sets it for the unit; with
+                --as-service, against the files the unit's LoadCredential= names (asked of
+                systemd; the unit is reconciled.service, or reconciled@NAME.service for
+                /etc/reconciled/NAME.conf, or --unit).
                 """,
-            options: [OptionSpec(long: "quiet", short: "q", valueName: nil, help: "Print nothing when the configuration is valid.")],
+            options: [
+                OptionSpec(long: "quiet", short: "q", valueName: nil, help: "Print nothing when the configuration is valid."),
+                OptionSpec(long: "as-service", short: nil, valueName: nil, help: "Check credentials as the unit's LoadCredential= would provide them."),
+                OptionSpec(long: "unit", short: nil, valueName: "unit", help: "With --as-service: the unit (default from the configuration's name)."),
+            ],
             run: run)
     }
 
@@ -41,20 +50,51 @@ enum CheckConfigCommand {
             throw CommandLineError.failure(
                 "\(Plural.count(error.problems.count, "problem")) in the configuration", status: ExitStatus.configuration)
         }
-        let resources: ConfiguredCredentials
-        do {
-            resources = try ConfiguredCredentials.read(for: configuration, environment: context.environment, credentials: .optional)
-        } catch {
-            for problem in error.problems { context.output.err("\(problem)\n") }
-            throw CommandLineError.failure(
-                "\(Plural.count(error.problems.count, "problem")) in the configuration", status: ExitStatus.configuration)
+        if arguments.value("unit") != nil && !arguments.flag("as-service") {
+            throw CommandLineError.usage("'--unit' goes with '--as-service'", command: "check-config")
+        }
+        func read(_ environment: [String: String], _ credentials: ConfiguredCredentials.CredentialsDirectory) throws -> ConfiguredCredentials {
+            do {
+                return try ConfiguredCredentials.read(for: configuration, environment: environment, credentials: credentials)
+            } catch {
+                for problem in error.problems { context.output.err("\(problem)\n") }
+                throw CommandLineError.failure(
+                    "\(Plural.count(error.problems.count, "problem")) in the configuration", status: ExitStatus.configuration)
+            }
+        }
+        // Outside the service: the credentials are listed, not read.
+        var outside = context.environment
+        outside["CREDENTIALS_DIRECTORY"] = nil
+        var resources = try read(arguments.flag("as-service") ? outside : context.environment, .optional)
+        var loaded: [String] = []
+        if arguments.flag("as-service") {
+            let service = try ServiceCredentials.of(unit: arguments.value("unit") ?? ServiceCredentials.unit(forConfiguration: path))
+            let names = resources.unchecked.compactMap { key -> (key: String, name: String)? in
+                key.split(separator: "=", maxSplits: 1).last.map { (key, String($0)) }
+            }
+            let problems = service.problems(for: names)
+            if !problems.isEmpty {
+                for problem in problems { context.output.err(problem + "\n") }
+                throw CommandLineError.failure("\(Plural.count(problems.count, "problem")) in the credentials", status: ExitStatus.configuration)
+            }
+            let links = try service.linkDirectory()
+            defer { try? FileManager.default.removeItem(atPath: links) }
+            var environment = context.environment
+            environment["CREDENTIALS_DIRECTORY"] = links
+            resources = try read(environment, .required)
+            loaded = names.map { "\($0.name) from \(service.sources[$0.name] ?? "?") (\(service.unit))" }
         }
         for key in resources.unchecked {
             context.output.err(
-                "note: \(key) not checked: $CREDENTIALS_DIRECTORY is not set here (the service manager sets it for the unit, from LoadCredential=)\n")
+                "note: \(key) not checked: $CREDENTIALS_DIRECTORY is not set here (the service manager sets it for the unit, from LoadCredential=); check-config --as-service reads what the unit would load\n")
         }
+        let paths = ConfiguredPaths(configuration)
+        for warning in paths.warnings { context.output.err("warning: \(warning)\n") }
         if !arguments.flag("quiet") {
-            context.output.out(summary(configuration, googlePlayAccount: resources.googlePlayAccount))
+            var text = summary(configuration, googlePlayAccount: resources.googlePlayAccount)
+            text += "paths:\n" + paths.lines.joined(separator: "\n") + "\n"
+            if !loaded.isEmpty { text += "credentials:\n" + loaded.map { "  " + $0 }.joined(separator: "\n") + "\n" }
+            context.output.out(text)
         }
         return ExitStatus.success
     }
