@@ -47,6 +47,31 @@ struct BackupRestoreCommandTests {
         }
     }
 
+    @Test("backup --into names the copy by its UTC time; --keep removes the oldest such copies beyond N, and nothing else")
+    func intoAndKeep() throws {
+        let fixture = try CLIFixture()
+        let folder = fixture.directory.file("backups")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        fixture.directory.write("backups/notes.txt", "mine")
+        fixture.directory.write("backups/orders-old.db", "not a copy of ours: another name")
+        var made: [String] = []
+        for hour in 0..<4 {
+            let now = CLIFixture.now.addingTimeInterval(Double(hour) * 3600)
+            let result = fixture.run(["backup", "--into", folder, "--keep", "2"], now: now)
+            #expect(result.status == 0, "\(result.err)")
+            let name = BackupCommand.copyName(at: now)
+            made.append(name)
+            #expect(result.out.hasPrefix("backed up 12 orders to <dir>/backups/\(name) ("), "\(result.out)")
+        }
+        #expect(made.first == "orders-20261130T072606Z.db")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == (["notes.txt", "orders-old.db"] + made.suffix(2)).sorted())
+        let again = fixture.run(["backup", "--into", folder], now: CLIFixture.now.addingTimeInterval(3 * 3600))
+        #expect(again.status == 1 && again.err.contains("exists; choose a new name"), "\(again.err)")
+        #expect(fixture.run(["backup", "x.db", "--keep", "3"]).err.hasPrefix("Error: '--keep' goes with '--into'"))
+        #expect(fixture.run(["backup", "--into", folder, "--keep", "0"]).status == 64)
+        #expect(fixture.run(["backup", "x.db", "--into", folder]).err.hasPrefix("Error: Unexpected argument 'x.db'"))
+    }
+
     @Test("restore: a backup put in place of the store and its stale -wal, which go aside together")
     func restore() throws {
         let fixture = try CLIFixture()

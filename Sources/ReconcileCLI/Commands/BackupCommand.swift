@@ -6,21 +6,59 @@ import ReconcileStore
 import ReconcileSQLite
 import ReconcileSystem
 
-/// `reconcilectl backup FILE`: a consistent copy of the store (`VACUUM INTO`), safe while the
-/// daemon runs; the count printed is the copy's.
+/// `reconcilectl backup FILE | --into DIR [--keep N]`: a consistent copy of the store (`VACUUM
+/// INTO`), safe while the daemon runs; the count printed is the copy's. `--into` names the copy
+/// by the time (`orders-20261205T010000Z.db`) and, with `--keep`, removes the oldest such
+/// copies beyond N — what `reconciled-backup.timer` runs every day.
 enum BackupCommand {
     static var spec: CommandSpec {
         CommandSpec(
             name: "backup", abstract: "Write a consistent copy of the store to a new file.",
-            usage: "backup <file>",
-            discussion: "Safe while reconciled runs. The file must not exist.",
+            usage: "backup (<file> | --into <dir> [--keep <n>])",
+            discussion: """
+                Safe while reconciled runs. The file must not exist. --into writes
+                DIR/orders-<UTC time>.db instead and, with --keep N, then removes the oldest
+                copies of that name beyond the N newest (never another file).
+                """,
             arguments: [ArgumentSpec(name: "file", help: "Where to write the copy.")],
+            options: [
+                OptionSpec(long: "into", short: nil, valueName: "dir", help: "Write DIR/orders-<UTC time>.db instead of a named file."),
+                OptionSpec(long: "keep", short: nil, valueName: "n", help: "With --into: keep only the N newest copies there (1 to 10000)."),
+            ],
             run: run)
     }
 
+    /// The name `--into` gives a copy: sorts by time.
+    static func copyName(at time: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+        return "orders-\(formatter.string(from: time)).db"
+    }
+
+    /// Copies `--into` made (and only those), oldest first.
+    static func copies(in directory: String) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.filter { $0.wholeMatch(of: /orders-\d{8}T\d{6}Z\.db/) != nil }.sorted()
+    }
+
     static func run(_ arguments: ParsedArguments, _ context: CommandContext) throws -> Int32 {
-        let path = try ArgumentChecks.onePositional(arguments, name: "file", command: "backup")
-        let target = ConfigurationLoader.absolute(path)
+        let directory = arguments.value("into")
+        let keep = try arguments.value("keep").map { text -> Int in
+            guard let count = Int(text), (1...10_000).contains(count) else {
+                throw CommandLineError.usage("Invalid value '\(text)' for '--keep <n>'; use a number from 1 to 10000", command: "backup")
+            }
+            return count
+        }
+        if keep != nil && directory == nil { throw CommandLineError.usage("'--keep' goes with '--into'", command: "backup") }
+        let target: String
+        if let directory {
+            try ArgumentChecks.noPositionals(arguments, command: "backup")
+            target = ConfigurationLoader.absolute(directory) + "/" + copyName(at: context.now())
+        } else {
+            target = ConfigurationLoader.absolute(try ArgumentChecks.onePositional(arguments, name: "file", command: "backup"))
+        }
         let environment = try CommandEnvironment(context)
         let store = try environment.sqliteStore(verb: "backup")
         // The copy holds every receipt: made here, empty, 0600 and never over an existing file
@@ -53,6 +91,16 @@ enum BackupCommand {
         var info = stat()
         let size = stat(target, &info) == 0 ? Int(info.st_size) : 0
         context.output.out("backed up \(Plural.count(orders, "order")) to \(target) (\(Number.grouped(size)) bytes)\n")
+        if let directory, let keep {
+            let folder = ConfigurationLoader.absolute(directory)
+            for name in copies(in: folder).dropLast(keep) {
+                if unlink(folder + "/" + name) == 0 {
+                    context.output.out("removed the older copy \(folder)/\(name)\n")
+                } else {
+                    context.output.err("cannot remove the older copy \(folder)/\(name): \(String(cString: strerror(errno)))\n")
+                }
+            }
+        }
         return ExitStatus.success
     }
 }
