@@ -68,11 +68,13 @@ public enum StoreCopy {
 
     /// Copies `source` into `target` (migrated, empty); returns the counts, equal on both sides.
     ///
+    /// - Parameter rows: called after each page of rows with the rows copied so far, of all
+    ///   tables, and the source's total (a progress line).
     /// - Parameter progress: called after each table with its name and row count.
     /// - Parameter afterCommit: run between the commit and the second count (for tests).
     public static func copy(
-        from source: SQLiteOrderStore, to target: PostgreSQLOrderStore, progress: (String, Int) -> Void = { _, _ in },
-        afterCommit: () throws -> Void = {}
+        from source: SQLiteOrderStore, to target: PostgreSQLOrderStore, rows: (_ done: Int, _ total: Int) -> Void = { _, _ in },
+        progress: (String, Int) -> Void = { _, _ in }, afterCommit: () throws -> Void = {}
     ) throws -> Counts {
         let sourceVersion = try source.withConnection { try SchemaMigrator().currentVersion(of: $0) }
         try target.withConnection { connection in
@@ -82,10 +84,17 @@ public enum StoreCopy {
             guard orders == 0 else { throw Failure.targetNotEmpty(database: target.database, orders: orders) }
         }
         var counts: [String: Int] = [:]
+        let total = try tables.reduce(0) { sum, table in
+            sum + Int(try source.withConnection { try $0.scalar("SELECT count(*) FROM \(table)") } ?? 0)
+        }
+        var done = 0
         try target.withConnection { connection in
             try connection.transaction {
                 for table in tables {
-                    let copied = try copy(table: table, from: source, to: connection)
+                    let copied = try copy(table: table, from: source, to: connection) { page in
+                        done += page
+                        rows(done, total)
+                    }
                     let stored = Int(try connection.scalar("SELECT count(*) FROM \(table)") ?? 0)
                     // Against the source's own count too, not only the rows read: any row the
                     // copy missed is caught before the commit.
@@ -113,7 +122,9 @@ public enum StoreCopy {
     }
 
     /// Copies one table in batches of multi-row inserts; returns the rows read.
-    private static func copy(table: String, from source: SQLiteOrderStore, to connection: PostgreSQLConnection) throws -> Int {
+    private static func copy(
+        table: String, from source: SQLiteOrderStore, to connection: PostgreSQLConnection, onPage: (Int) -> Void
+    ) throws -> Int {
         // The columns both sides have, with SQLite's declared types (BLOB is bytea).
         let columns = try source.withConnection { connection in
             try connection.query("SELECT name, upper(type) FROM pragma_table_info('\(table)') ORDER BY cid") { ($0.string(0), $0.string(1)) }
@@ -153,6 +164,7 @@ public enum StoreCopy {
             }.joined(separator: ", ")
             try connection.run("INSERT INTO \(table) (\(names)) VALUES \(placeholders)", page.flatMap(\.1))
             copied += page.count
+            onPage(page.count)
             if page.count < batch { break }
         }
         return copied

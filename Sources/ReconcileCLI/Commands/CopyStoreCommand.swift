@@ -64,9 +64,13 @@ enum CopyStoreCommand {
         }
         defer { target.close() }
         do {
-            let counts = try StoreCopy.copy(from: source, to: target) { table, rows in
-                context.output.err("copied \(table): \(Number.grouped(rows))\n")
-            }
+            // Progress on a terminal only: a script gets the summary line alone.
+            var line: ProgressLine?
+            let counts = try StoreCopy.copy(from: source, to: target, rows: { done, total in
+                if line == nil { line = ProgressLine(label: "copy-store", total: total, output: context.output, now: context.now) }
+                line?.update(done: done)
+            })
+            line?.finish()
             let summary = StoreCopy.tables.map { "\(Number.grouped(counts.rows[$0] ?? 0)) \($0)" }.joined(separator: ", ")
             context.output.out("copied \(path) into \(options.redactedURI): \(summary); counts checked on both sides\n")
             return ExitStatus.success
