@@ -59,6 +59,29 @@ struct OperatorEndToEndTests {
         #expect(await daemon.wait() == 0)
     }
 
+    @Test("shape from the built reconcilectl on the daemon's store: the orders still in play, new ones in the first column, by state and by endpoint")
+    func shapeOfTheQueue() async throws {
+        let harness = Harness("op-shape")
+        try await harness.startMock()
+        harness.configure(merchant(harness))
+        harness.dropOrder("F1")
+        for id in ["P1", "P2"] { harness.dropOrder(id, receipt: MockReceipt(merchantAnswers: Array(repeating: "pending", count: 20))) }
+        let daemon = try await harness.startDaemonAndWait()
+        #expect(await harness.waitFor(.finished, count: 1))
+        #expect(await eventually { harness.counts()[.pending] == 2 }, "\(harness.counts())")
+
+        let shape = try await harness.ctl(["shape"])
+        #expect(shape.status == 0, "\(shape.error)")
+        let rows = shape.output.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        #expect(rows.first?.suffix(11) == ["T", "5", "10", "20", "40", "80", "160", "320", "640", "1280", "1280+"], "\(shape.output)")
+        #expect(rows.dropFirst().first == ["TOTAL", "2", "2", "0", "0", "0", "0", "0", "0", "0", "0", "0"], "the finished order is not in play: \(shape.output)")
+        #expect(rows.dropFirst(2).first == ["pending", "2", "2", "0", "0", "0", "0", "0", "0", "0", "0", "0"], "\(shape.output)")
+        let byEndpoint = try await harness.ctl(["shape", "--by", "endpoint"])
+        #expect(byEndpoint.output.split(separator: "\n").dropFirst(2).first?.hasPrefix("merchant") == true, "\(byEndpoint.output)")
+        daemon.send(SIGTERM)
+        #expect(await daemon.wait() == 0)
+    }
+
     @Test("circuit: shows the circuits; --probe-now sends the probe at once, --close lets requests go, each logged with the operator")
     func circuitVerb() async throws {
         let harness = Harness("op-circuit-verb")
