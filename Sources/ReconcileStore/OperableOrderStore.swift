@@ -19,6 +19,11 @@ public protocol OperableOrderStore: OrderStore, CheckpointStore, SerializedStore
     /// Orders matching `filter`, soonest next attempt first, and how many match in all.
     func list(_ filter: OrderFilter) throws -> (orders: [StoredOrder], total: Int)
 
+    /// Only the ids of the orders matching `filter` (up to its limit), in the order they were
+    /// taken in: what a bulk verb acts on, without reading receipts (`hold --state …` over a
+    /// million orders), and what completion offers.
+    func orderIDs(_ filter: OrderFilter) throws -> [String]
+
     /// The orders not finished, cancelled or revoked, counted by `grouping` and age at `now`
     /// (`reconcilectl shape`). By endpoint: `delivery` for verified orders, `googleplay` for
     /// Google Play ones, `verifierEndpoint` (the configured verifier's first) for the rest.

@@ -138,7 +138,7 @@ enum OperatorCommand {
         } else {
             // The filters pick the orders now, from the store (read-only); the action then goes
             // to each, and one that has moved on meanwhile is refused with its new state.
-            selection = .many(try environment.readStore().list(filter).orders.map(\.orderID))
+            selection = .many(try environment.readStore().orderIDs(filter))
         }
         let request = ControlRequest(
             operation: ControlRequest.Operation(rawValue: name)!, orders: [], state: nil, note: note,

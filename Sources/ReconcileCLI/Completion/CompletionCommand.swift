@@ -21,8 +21,8 @@ enum CompletionCommand {
             to: words, commands: Reconcilectl.commands, globalOptions: Reconcilectl.globalOptions
         ) { prefix in
             let filter = OrderFilter(orderIDPrefix: prefix, limit: Completion.orderIDLimit)
-            guard let orders = try? CommandEnvironment(reading).readStore().list(filter).orders else { return [] }
-            return orders.map(\.orderID).sorted()
+            guard let ids = try? CommandEnvironment(reading).readStore().orderIDs(filter) else { return [] }
+            return ids.sorted()
         }
         switch reply {
         case .files: context.output.out(filesMarker + "\n")

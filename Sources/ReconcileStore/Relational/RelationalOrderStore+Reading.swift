@@ -175,6 +175,29 @@ extension RelationalOrderStore {
     }
 
     public func list(_ filter: OrderFilter) throws -> (orders: [StoredOrder], total: Int) {
+        let whereClause = Self.whereClause(filter)
+        return try readSnapshot { connection in
+            let orders = try connection.fetchAll(
+                """
+                \(OrderColumns.select())\(whereClause)
+                ORDER BY o.next_attempt_at IS NULL, o.next_attempt_at, o.received_at, o.id
+                LIMIT \(filter.limit)
+                """
+            ) { try OrderColumns.record(from: $0).storedOrder }
+            let total = try connection.fetchOne("SELECT count(*) FROM orders AS o\(whereClause)") { $0.int(0) } ?? 0
+            return (orders, total)
+        }
+    }
+
+    public func orderIDs(_ filter: OrderFilter) throws -> [String] {
+        let whereClause = Self.whereClause(filter)
+        return try readSnapshot { connection in
+            try connection.fetchAll("SELECT o.order_id FROM orders AS o\(whereClause) ORDER BY o.id LIMIT \(filter.limit)") { $0.string(0) }
+        }
+    }
+
+    /// ` WHERE …` for `filter` (empty without conditions), on `orders AS o`.
+    static func whereClause(_ filter: OrderFilter) -> SQLStatement {
         var conditions: [SQLStatement] = []
         if !filter.states.isEmpty { conditions.append("o.state \(in: filter.states.map(\.rawValue))") }
         if let product = filter.productID { conditions.append("o.product_id = \(product)") }
@@ -189,17 +212,6 @@ extension RelationalOrderStore {
         case .appStore?: conditions.append("o.purchase_token IS NULL")
         case nil: break
         }
-        let whereClause = conditions.isEmpty ? SQLStatement(raw: "") : " WHERE " + SQLStatement.joined(conditions, separator: " AND ")
-        return try readSnapshot { connection in
-            let orders = try connection.fetchAll(
-                """
-                \(OrderColumns.select())\(whereClause)
-                ORDER BY o.next_attempt_at IS NULL, o.next_attempt_at, o.received_at, o.id
-                LIMIT \(filter.limit)
-                """
-            ) { try OrderColumns.record(from: $0).storedOrder }
-            let total = try connection.fetchOne("SELECT count(*) FROM orders AS o\(whereClause)") { $0.int(0) } ?? 0
-            return (orders, total)
-        }
+        return conditions.isEmpty ? SQLStatement(raw: "") : " WHERE " + SQLStatement.joined(conditions, separator: " AND ")
     }
 }

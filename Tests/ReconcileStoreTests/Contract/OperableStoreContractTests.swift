@@ -130,6 +130,21 @@ struct OperableStoreContractTests {
         #expect(try ids(store, OrderFilter(limit: 0)) == ([], 7))
     }
 
+    @Test("orderIDs: only the ids, in the order taken in, by the same filters (a reason, an id prefix), up to the limit", arguments: ContractStore.all)
+    func orderIDs(_ kind: ContractStore) async throws {
+        let opened = try await kind.open()
+        defer { opened.close() }
+        let store = opened.operable
+        try listed(store)
+        #expect(try store.orderIDs(OrderFilter()) == ["E1", "W1", "A3", "A1", "A2", "G1", "H1"])
+        #expect(try store.orderIDs(OrderFilter(states: [.pending])) == ["A3", "A1", "A2", "G1"])
+        #expect(try store.orderIDs(OrderFilter(reason: "http_503")) == ["A3"])
+        #expect(try store.orderIDs(OrderFilter(orderIDPrefix: "A")) == ["A3", "A1", "A2"])
+        #expect(try store.orderIDs(OrderFilter(orderIDPrefix: "A_")) == [], "an id prefix is text, not a LIKE pattern")
+        #expect(try store.orderIDs(OrderFilter(store: .googlePlay)) == ["G1"])
+        #expect(try store.orderIDs(OrderFilter(states: [.pending], limit: 2)) == ["A3", "A1"])
+    }
+
     @Test("list: one state or several, a product, taken in before a time, each filter with the others, the total counting what matches", arguments: ContractStore.all)
     func listFilters(_ kind: ContractStore) async throws {
         let opened = try await kind.open()
