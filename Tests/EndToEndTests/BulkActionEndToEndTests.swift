@@ -104,16 +104,14 @@ struct BulkActionEndToEndTests {
             "reconcilectl", arguments: ["--config", harness.configPath, "retry", "--state", "escalated", "--note", "outage over"],
             directory: harness.directory)
         // Other clients are served while the batches run: a status asked meanwhile is answered
-        // before the retry's answer (bounds in seconds are for an idle machine; on a loaded one
-        // starting reconcilectl alone takes seconds).
+        // before the retry's answer. Asked straight on the socket: starting a reconcilectl for
+        // each would add seconds on a loaded machine (a CI run once spent the whole 4 s bulk
+        // action starting the first one), and it is the daemon's answer that is measured.
         var slowestStatus = Duration.zero
         var statuses = 0
         var answeredMeanwhile = 0
         while retry.isRunning {
-            let asked = ContinuousClock.now
-            let status = try await harness.ctl(["status"])
-            #expect(status.status == 0, "\(status.error)")
-            slowestStatus = max(slowestStatus, ContinuousClock.now - asked)
+            slowestStatus = max(slowestStatus, try await harness.statusAnswerTime())
             statuses += 1
             if retry.isRunning { answeredMeanwhile += 1 }
         }
