@@ -21,19 +21,7 @@ enum Promtool {
     /// Runs promtool with `arguments` in `directory`; its status and its output and errors.
     static func run(_ arguments: [String], in directory: String) async throws -> (status: Int32, output: String) {
         guard let path else { throw HarnessError("no promtool: install Debian's prometheus package, or set RECONCILE_PROMTOOL") }
-        return try await offPool {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: path)
-            process.arguments = arguments
-            process.currentDirectoryURL = URL(fileURLWithPath: directory)
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = pipe
-            try process.run()
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-        }
+        return try await ToolProcess.run(path, arguments, in: directory)
     }
 }
 

@@ -64,18 +64,7 @@ struct BulkActionEndToEndTests {
         // the line erased at the end.
         let command = [ChildProcess.executable("reconcilectl"), "--config", harness.configPath, "release", "-", "<", ids]
             .joined(separator: " ")
-        let terminal = try await offPool { () -> (status: Int32, output: String) in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-            process.arguments = ["-qec", command, "/dev/null"]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-        }
+        let terminal = try await ToolProcess.onTerminal(command)
         #expect(terminal.status == 0, "\(terminal.output)")
         #expect(terminal.output.contains("\r\u{1B}[Krelease: 600 of 600 (100%)"), "\(terminal.output.debugDescription.prefix(600))")
         #expect(terminal.output.contains("600 of 600 orders changed"))

@@ -48,19 +48,9 @@ struct CompletionEndToEndTests {
             t submit '\(harness.directory.file("ord"))'
             t status ''
             """
-        let bash = try await offPool { () -> (Int32, String) in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/bin/bash")
-            process.arguments = ["--norc", "--noprofile", "-c", script]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            try process.run()
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-        }
-        #expect(bash.0 == 0)
-        let lines = bash.1.split(separator: "\n").map(String.init)
+        let bash = try await ToolProcess.run("/bin/bash", ["--norc", "--noprofile", "-c", script])
+        #expect(bash.status == 0, "\(bash.output)")
+        let lines = bash.output.split(separator: "\n").map(String.init)
         #expect(lines.first == "complete -F _reconcilectl reconcilectl")
         #expect(Array(lines.dropFirst()) == [
             "sh|shape show",

@@ -26,19 +26,24 @@ struct OperatorEndToEndTests {
         """
     }
 
-    @Test("a dead verifier whose circuit has not opened: one warning a minute with the reason and the next attempt; status says it is failing")
-    func failingBeforeTheCircuitOpens() async throws {
-        let harness = Harness("op-failing")
-        let port = try LoopbackPort.free()
+    /// A merchant verifier on a loopback port nothing listens on (every attempt is
+    /// connection_refused), with these circuit settings and fast retries.
+    func configureDeadVerifier(_ harness: Harness, _ circuit: String) throws {
         harness.configure(
             """
             [Verifier]
             Kind=http
-            URL=http://127.0.0.1:\(port)/merchant/verify
+            URL=http://127.0.0.1:\(try LoopbackPort.free())/merchant/verify
             MaxRate=infinity
-            CircuitThreshold=1000
+            \(circuit)
             \(Self.retry)
             """)
+    }
+
+    @Test("a dead verifier whose circuit has not opened: one warning a minute with the reason and the next attempt; status says it is failing")
+    func failingBeforeTheCircuitOpens() async throws {
+        let harness = Harness("op-failing")
+        try configureDeadVerifier(harness, "CircuitThreshold=1000")
         harness.dropOrder("D1")
         let daemon = try await harness.startDaemonAndWait(logLevel: "info")
         var text = ""
@@ -85,18 +90,7 @@ struct OperatorEndToEndTests {
     @Test("circuit: shows the circuits; --probe-now sends the probe at once, --close lets requests go, each logged with the operator")
     func circuitVerb() async throws {
         let harness = Harness("op-circuit-verb")
-        let port = try LoopbackPort.free()
-        harness.configure(
-            """
-            [Verifier]
-            Kind=http
-            URL=http://127.0.0.1:\(port)/merchant/verify
-            MaxRate=infinity
-            CircuitThreshold=1
-            CircuitCooldown=10min
-            CircuitMaxCooldown=10min
-            \(Self.retry)
-            """)
+        try configureDeadVerifier(harness, "CircuitThreshold=1\nCircuitCooldown=10min\nCircuitMaxCooldown=10min")
         harness.dropOrder("C1")
         let daemon = try await harness.startDaemonAndWait(logLevel: "info")
         func openings() async -> Int64? {
@@ -142,18 +136,7 @@ struct OperatorEndToEndTests {
     @Test("a dead verifier: status names the open circuit, why and until when; --watch redraws it on a terminal")
     func openCircuitAndWatch() async throws {
         let harness = Harness("op-circuit")
-        let port = try LoopbackPort.free()
-        harness.configure(
-            """
-            [Verifier]
-            Kind=http
-            URL=http://127.0.0.1:\(port)/merchant/verify
-            MaxRate=infinity
-            CircuitThreshold=1
-            CircuitCooldown=10min
-            CircuitMaxCooldown=10min
-            \(Self.retry)
-            """)
+        try configureDeadVerifier(harness, "CircuitThreshold=1\nCircuitCooldown=10min\nCircuitMaxCooldown=10min")
         harness.dropOrder("D1")
         let daemon = try await harness.startDaemonAndWait()
         var text = ""
@@ -170,18 +153,7 @@ struct OperatorEndToEndTests {
 
         // Under script(1) for a pseudo-terminal, stopped after about a second: several whole frames.
         let command = "\(ChildProcess.executable("reconcilectl")) --config \(harness.configPath) status --watch --interval 200ms"
-        let watched = try await offPool { () -> String in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-            process.arguments = ["-s", "INT", "1.2", "/usr/bin/script", "-qec", command, "/dev/null"]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return String(decoding: data, as: UTF8.self)
-        }
+        let watched = try await ToolProcess.onTerminal(command, interruptAfter: 1.2).output
         let frames = watched.components(separatedBy: "\u{1B}[H\u{1B}[2J").dropFirst()
         #expect(frames.count >= 2, "\(watched.debugDescription.prefix(800))")
         #expect(frames.allSatisfy { $0.hasPrefix("Every 200ms: reconcilectl status") && $0.contains("merchant open") } || frames.count < 2)
