@@ -69,7 +69,7 @@ public enum StoreRestore {
     ///   caller's).
     public static func install(
         backup: String, database: String, owner: (uid: uid_t, gid: gid_t)?, now: Date = Date(),
-        migrator: SchemaMigrator = SchemaMigrator()
+        migrator: SchemaMigrator = SchemaMigrator(), progress: @escaping (_ written: String) -> Void = { _ in }
     ) throws(RestoreError) -> Outcome {
         let files = StoreFiles(database: database)
         let directory = (database as NSString).deletingLastPathComponent
@@ -96,7 +96,7 @@ public enum StoreRestore {
             defer { source.close() }
             // Setting it on a store that has it already would write (and this is read-only).
             if try source.scalar("PRAGMA auto_vacuum") == 0 { try source.execute("PRAGMA auto_vacuum = INCREMENTAL") }
-            try source.run("VACUUM INTO ?", [.text(temporary)])
+            try source.withProgress({ progress(temporary) }) { try source.run("VACUUM INTO ?", [.text(temporary)]) }
             try sync(temporary)
             let copy = try SQLiteConnection(path: temporary, mode: .readOnly)
             defer { copy.close() }

@@ -72,6 +72,28 @@ struct BackupRestoreCommandTests {
         #expect(fixture.run(["backup", "x.db", "--into", folder]).err.hasPrefix("Error: Unexpected argument 'x.db'"))
     }
 
+    @Test("backup and restore on a terminal: a progress line in bytes, ended at 100% and erased; nothing without a terminal")
+    func progress() throws {
+        let fixture = try CLIFixture()
+        let backup = fixture.directory.file("copy.db")
+        func run(_ arguments: [String]) -> CapturedOutput {
+            let output = CapturedOutput(errorIsTerminal: true)
+            _ = Reconcilectl.main(arguments: ["--config", fixture.configPath] + arguments, environment: [:], output: output, now: { CLIFixture.now })
+            return output
+        }
+        let store = ProgressLine.fileSize(fixture.directory.file("state/orders.db"))
+        let backedUp = run(["backup", backup])
+        #expect(backedUp.standardError.hasPrefix("\r\u{1B}[Kbackup, bytes: "), "\(backedUp.standardError.debugDescription)")
+        #expect(backedUp.standardError.hasSuffix("\r\u{1B}[Kbackup, bytes: \(Number.grouped(store)) of \(Number.grouped(store)) (100%)\r\u{1B}[K"),
+            "\(backedUp.standardError.debugDescription)")
+        #expect(fixture.run(["backup", fixture.directory.file("piped.db")]).err.isEmpty, "no progress without a terminal")
+
+        let size = ProgressLine.fileSize(backup)
+        let restored = run(["restore", backup])
+        #expect(restored.standardError.hasSuffix("restore, bytes: \(Number.grouped(size)) of \(Number.grouped(size)) (100%)\r\u{1B}[K"),
+            "\(restored.standardError.debugDescription)")
+    }
+
     @Test("restore: a backup put in place of the store and its stale -wal, which go aside together")
     func restore() throws {
         let fixture = try CLIFixture()

@@ -69,8 +69,13 @@ enum BackupCommand {
             throw CommandLineError.failure("cannot create \(target): \(String(cString: strerror(errno)))")
         }
         close(created)
+        // On a terminal: the copy's size against the store's as it is written.
+        let total = max(1, ProgressLine.fileSize(environment.databasePath))
+        var line = ProgressLine(label: "backup, bytes", total: total, output: context.output, now: context.now)
         do {
-            try store.backup(to: target)
+            try store.backup(to: target) { line.update(done: min(ProgressLine.fileSize(target), total - 1)) }
+            line.update(done: total)
+            line.finish()
             let descriptor = open(target, O_RDONLY | O_CLOEXEC)
             if descriptor >= 0 {
                 fsync(descriptor)
@@ -78,6 +83,7 @@ enum BackupCommand {
             }
             try FileSystem.syncDirectory(FileSystem.parentDirectory(of: target))
         } catch {
+            line.finish()
             unlink(target)
             throw CommandLineError.failure("cannot back up to \(target): \(error)")
         }

@@ -69,10 +69,17 @@ enum RestoreCommand {
         }
 
         let outcome: StoreRestore.Outcome
+        // On a terminal: the copy's size against the backup's as it is written.
+        let total = max(1, ProgressLine.fileSize(backup))
+        var line = ProgressLine(label: "restore, bytes", total: total, output: context.output, now: context.now)
         do {
             outcome = try StoreRestore.install(
-                backup: backup, database: database, owner: geteuid() == 0 ? (owner.uid, owner.gid) : nil, now: context.now())
+                backup: backup, database: database, owner: geteuid() == 0 ? (owner.uid, owner.gid) : nil, now: context.now(),
+                progress: { written in line.update(done: min(ProgressLine.fileSize(written), total - 1)) })
+            line.update(done: total)
+            line.finish()
         } catch {
+            line.finish()
             throw CommandLineError.failure(error.description)
         }
         let checked = outcome.backup

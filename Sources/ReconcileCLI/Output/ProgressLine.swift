@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import ReconcileFoundation
 
 /// The progress of a long verb on standard error: `retry: 1,500 of 10,000 (15%), 2,300/s, 4s
@@ -44,6 +45,12 @@ struct ProgressLine {
         if let drawn, time.timeIntervalSince(drawn) < 0.2, done < total { return }
         drawn = time
         output.err("\r\u{1B}[K" + Self.text(label: label, done: done, total: total, elapsed: time.timeIntervalSince(started)))
+    }
+
+    /// The size of a file, 0 when it cannot be read: what a copy being written has reached.
+    static func fileSize(_ path: String) -> Int {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_size) : 0
     }
 
     /// Erases the line.
