@@ -76,7 +76,6 @@ public final class SQLiteConnection {
         }
     }
 
-    /// Runs one statement to completion.
     /// Runs `body` with `tick` called every `instructions` virtual-machine steps of the
     /// statements it runs (`sqlite3_progress_handler`), on this thread: a progress line during a
     /// long `VACUUM INTO`. `tick` only looks; it cannot interrupt.
@@ -94,6 +93,7 @@ public final class SQLiteConnection {
         return try body()
     }
 
+    /// Runs one statement to completion.
     public func run(_ sql: String, _ parameters: [SQLiteValue] = [], key: ObjectIdentifier? = nil) throws {
         let statement = try prepared(sql, key: key)
         defer { statement.finish() }
