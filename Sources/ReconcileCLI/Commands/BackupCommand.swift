@@ -94,8 +94,7 @@ enum BackupCommand {
         } catch {
             throw CommandLineError.failure("wrote \(target), but cannot read it back: \(error)")
         }
-        var info = stat()
-        let size = stat(target, &info) == 0 ? Int(info.st_size) : 0
+        let size = ProgressLine.fileSize(target)
         context.output.out("backed up \(Plural.count(orders, "order")) to \(target) (\(Number.grouped(size)) bytes)\n")
         if let directory, let keep {
             let folder = ConfigurationLoader.absolute(directory)
