@@ -223,7 +223,7 @@ public final class Daemon {
         }
         do {
             let handler = control
-            controlServer = try ControlSocketServer(path: configuration.control.socket) { line, peer in
+            controlServer = try ControlSocketServer(path: configuration.control.socket, clock: clock) { line, peer in
                 handler.handle(line, peer: peer)
             }
         } catch {

@@ -2,6 +2,7 @@ import CLinux
 import Dispatch
 import Foundation
 import Glibc
+import ReconcileFoundation
 import Synchronization
 
 /// The daemon's control socket (DESIGN §10): a Unix stream socket, mode 0660 in the daemon's
@@ -14,6 +15,9 @@ import Synchronization
 /// deadline, so a peer that sends a byte every few seconds is dropped like a silent one; the
 /// peer's credentials (`SO_PEERCRED`) are read by the kernel, not claimed by the client. A stale
 /// socket file left by a crash is replaced; a live one (another daemon) is not.
+///
+/// The request deadline is kept on the daemon's clock (``DaemonClock``): its timer wakes the
+/// connection's `poll` through an eventfd, so a test moves the clock past it instead of waiting.
 ///
 /// Each connection has a thread of its own, and the handler runs on it: a handler may block (on
 /// the store) without taking a thread from Swift's small cooperative pool.
@@ -48,13 +52,18 @@ public final class ControlSocketServer: @unchecked Sendable {
     /// Seconds a request may take to arrive whole, counted from the connection or the previous
     /// answer.
     public let requestTimeout: Int
+    /// The clock the request deadlines are kept on.
+    private let clock: any DaemonClock
 
     /// Binds and listens.
     ///
     /// - Throws: ``SystemError`` when the path is taken by a live socket or cannot be bound.
-    public init(path: String, requestTimeout: Int = 5, handler: @escaping Handler) throws(SystemError) {
+    public init(
+        path: String, requestTimeout: Int = 5, clock: any DaemonClock = SystemClock(), handler: @escaping Handler
+    ) throws(SystemError) {
         self.path = path
         self.requestTimeout = requestTimeout
+        self.clock = clock
         self.handler = handler
         try FileSystem.makeDirectory(FileSystem.parentDirectory(of: path), mode: 0o755)
         if FileSystem.exists(path) {
@@ -159,8 +168,12 @@ public final class ControlSocketServer: @unchecked Sendable {
                 close(connection)
                 continue
             }
+            // The first request's deadline counts from here, before the connection is served.
+            let alarm = RequestAlarm(clock: clock)
+            alarm.arm(at: clock.instant() + .seconds(requestTimeout))
             let thread = Thread { [self] in
-                self.serve(connection)
+                self.serve(connection, alarm: alarm)
+                alarm.close()
                 self.connections.withLock { open in
                     open.remove(connection)
                     close(connection)  // under the lock: `stop` never shuts down a reused descriptor
@@ -171,37 +184,43 @@ public final class ControlSocketServer: @unchecked Sendable {
         }
     }
 
-    private func serve(_ connection: Int32) {
+    private func serve(_ connection: Int32, alarm: RequestAlarm) {
         var sendTimeout = timeval(tv_sec: requestTimeout, tv_usec: 0)
         setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &sendTimeout, socklen_t(MemoryLayout<timeval>.size))
         guard let peer = Self.peer(of: connection) else { return }
         var buffer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
-        // The whole of the next request must be in by then, however it trickles in.
-        var deadline = ContinuousClock.now + .seconds(requestTimeout)
+        // The whole of the next request must be in by the alarm, however it trickles in.
         while true {
             if let newline = buffer.firstIndex(of: 0x0A) {
                 let line = Array(buffer[..<newline])
                 buffer.removeFirst(newline + 1)
                 let answer = respond(line, peer: peer)
                 guard Self.send(connection, answer) else { return }
-                deadline = ContinuousClock.now + .seconds(requestTimeout)
+                alarm.arm(at: clock.instant() + .seconds(requestTimeout))
                 continue
             }
             if buffer.count > Self.maximumRequestSize {
                 _ = Self.send(connection, ControlResponseLine.tooLarge)
                 return
             }
-            let remaining = deadline - ContinuousClock.now
-            guard remaining > .zero else {
-                if !buffer.isEmpty { _ = Self.send(connection, ControlResponseLine.tooSlow(requestTimeout)) }
+            if alarm.hasRung {
+                // What was in the socket by the deadline arrived in time: a whole request (or
+                // one too large) is dealt with above, a last one without a newline answered.
+                let open = Self.readAvailable(connection, into: &buffer)
+                if buffer.contains(0x0A) || buffer.count > Self.maximumRequestSize { continue }
+                if !buffer.isEmpty {
+                    _ = Self.send(connection, open ? ControlResponseLine.tooSlow(requestTimeout) : respond(buffer, peer: peer))
+                }
                 return
             }
-            var descriptor = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
-            let milliseconds = Int32(clamping: max(1, remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000))
-            let ready = poll(&descriptor, 1, milliseconds)
+            var descriptors = [
+                pollfd(fd: connection, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: alarm.descriptor, events: Int16(POLLIN), revents: 0),
+            ]
+            let ready = poll(&descriptors, 2, -1)
             if ready < 0 && errno != EINTR { return }
-            guard ready > 0 else { continue }
+            guard ready > 0, descriptors[0].revents != 0 else { continue }
             let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             if count < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) { continue }
             guard count > 0 else {
@@ -211,6 +230,18 @@ public final class ControlSocketServer: @unchecked Sendable {
             }
             buffer.append(contentsOf: chunk[0..<count])
         }
+    }
+
+    /// Appends what the socket holds now, without waiting; false at end of input or on an error.
+    private static func readAvailable(_ connection: Int32, into buffer: inout [UInt8]) -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while buffer.count <= maximumRequestSize {
+            let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) }
+            buffer.append(contentsOf: chunk[0..<count])
+        }
+        return true
     }
 
     private func respond(_ line: [UInt8], peer: Peer) -> String {

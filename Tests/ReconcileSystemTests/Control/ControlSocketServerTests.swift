@@ -66,6 +66,13 @@ final class RawConnection: Sendable {
         }
     }
 
+    /// Whether nothing has come from the server yet: no answer, no end of stream (looks, never
+    /// waits).
+    var isQuietNow: Bool {
+        var probe = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)  // an answer or end of stream
+        return poll(&probe, 1, 0) == 0
+    }
+
     /// Whether the server has closed the connection (reads until end of stream or the time-out).
     func isClosedByPeer() -> Bool {
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -183,58 +190,68 @@ struct ControlSocketServerTests {
         #expect(seen.value == 1)
     }
 
-    @Test("a silent peer is dropped after the idle time-out while others are served")
+    @Test("a silent peer is dropped when the clock reaches the request time-out, while others are served")
     func silentPeer() async throws {
         let seen = Counter()
-        let server = try ControlSocketServer(path: path, requestTimeout: 1, handler: Self.echo(seen))
+        let clock = ManualClock()
+        let server = try ControlSocketServer(path: path, requestTimeout: 1, clock: clock, handler: Self.echo(seen))
         defer { server.stop() }
         let path = path
         let silent = try RawConnection(path, receiveTimeout: 10)
         let half = try RawConnection(path, receiveTimeout: 10)
-        let (meanwhile, silentClosed, halfClosed, waited) = try await offPool {
-            half.send(#"{"v":1,"op":"sta"#)  // half a request, then nothing
-            let meanwhile = try ControlSocketClient.request("meanwhile", path: path)
-            let start = ContinuousClock.now
-            return (meanwhile, silent.isClosedByPeer(), half.isClosedByPeer(), ContinuousClock.now - start)
-        }
+        await clock.waitForTimers(2)  // both connections taken, their deadlines set
+        half.send(#"{"v":1,"op":"sta"#)  // half a request, then nothing
+        let meanwhile = try await offPool { try ControlSocketClient.request("meanwhile", path: path) }
         #expect(meanwhile.hasSuffix("line=meanwhile"))
+        clock.advance(by: .milliseconds(999))
+        #expect(silent.isQuietNow && half.isQuietNow, "dropped before the request time-out")
+        clock.advance(by: .milliseconds(1))
+        let (halfAnswer, silentClosed, halfClosed) = try await offPool { (half.readLine(), silent.isClosedByPeer(), half.isClosedByPeer()) }
+        #expect(halfAnswer == #"{"v":1,"ok":false,"error":"the request did not arrive whole within 1 s"}"#)
         #expect(silentClosed && halfClosed)
-        #expect(waited < TestTime.scaled(.seconds(5)), "the silent peers were kept \(waited) past the request time-out of 1 s")
         #expect(seen.value == 1)
     }
-
-    /// How soon after its first byte a trickling peer must be dropped: the request time-out of
-    /// 1 s and a second for the server to act on it (stretched under a sanitizer).
-    static let trickleBound: Duration = .seconds(1) + TestTime.scaled(.seconds(1))
 
     @Test("a peer that trickles its request a byte at a time is dropped at the request's deadline, not kept for as long as it likes")
     func tricklingPeer() async throws {
         let seen = Counter()
-        let server = try ControlSocketServer(path: path, requestTimeout: 1, handler: Self.echo(seen))
+        let clock = ManualClock()
+        let server = try ControlSocketServer(path: path, requestTimeout: 1, clock: clock, handler: Self.echo(seen))
         defer { server.stop() }
-        let path = path
         let slow = try RawConnection(path, receiveTimeout: 10)
-        let (dropped, took, answer) = try await offPool {
-            let start = ContinuousClock.now
-            // A byte every 200 ms: never silent for long, never done (the spaces make it last
-            // longer than the bound below, however slow the server).
-            var closed = false
-            for byte in Array(#"{"v":1,                                                  "op":"status"}"#.utf8) {
-                slow.send([byte])
-                usleep(200_000)
-                var probe = pollfd(fd: slow.descriptor, events: Int16(POLLIN), revents: 0)
-                if poll(&probe, 1, 0) > 0 {
-                    closed = true
-                    break
-                }
-                if ContinuousClock.now - start > Self.trickleBound { break }
-            }
-            return (closed, ContinuousClock.now - start, slow.readLine())
+        await clock.waitForTimers(1)
+        // A byte every 199 ms: never silent for long, never done. The deadline is absolute: the
+        // bytes do not move it.
+        for byte in Array(#"{"v":1,"#.utf8) {
+            slow.send([byte])
+            clock.advance(by: .milliseconds(199))
         }
-        #expect(dropped, "the trickling peer was still served after \(took)")
-        #expect(took < Self.trickleBound)
+        #expect(slow.isQuietNow, "dropped before the request's deadline")
+        clock.advance(by: .milliseconds(5))
+        let (answer, closed) = try await offPool { (slow.readLine(), slow.isClosedByPeer()) }
         #expect(answer == #"{"v":1,"ok":false,"error":"the request did not arrive whole within 1 s"}"#)
+        #expect(closed)
         #expect(seen.value == 0)
+    }
+
+    @Test("a request in by its deadline is answered, and the next one has a deadline of its own")
+    func deadlineMovesWithEachAnswer() async throws {
+        let seen = Counter()
+        let clock = ManualClock()
+        let server = try ControlSocketServer(path: path, requestTimeout: 1, clock: clock, handler: Self.echo(seen))
+        defer { server.stop() }
+        let connection = try RawConnection(path, receiveTimeout: 10)
+        await clock.waitForTimers(1)
+        clock.advance(by: .milliseconds(900))
+        connection.send("first\n")
+        let first = try await offPool { connection.readLine() }
+        #expect(first?.hasSuffix("line=first") == true)
+        // 1.8 s after the connection, 0.9 s after the answer: still within the second request's time.
+        clock.advance(by: .milliseconds(900))
+        connection.send("second\n")
+        let second = try await offPool { connection.readLine() }
+        #expect(second?.hasSuffix("line=second") == true)
+        #expect(seen.value == 2)
     }
 
     @Test("a slow answer to one peer does not hold up another")
@@ -268,14 +285,9 @@ struct ControlSocketServerTests {
         let refusal = try await offPool { extra.readLine() }
         #expect(refusal == #"{"v":1,"ok":false,"error":"too many connections; try again","busy":true}"#)
         held.removeAll()
-        let served = try await offPool {
-            (0..<100).contains { _ in
-                if (try? ControlSocketClient.request("again", path: path))?.hasSuffix("line=again") == true { return true }
-                usleep(20_000)
-                return false
-            }
-        }
-        #expect(served)
+        #expect(await eventually(timeout: .seconds(10)) { server.connectionCount == 0 }, "\(server.connectionCount) connections left")
+        let again = try await offPool { try ControlSocketClient.request("again", path: path) }
+        #expect(again.hasSuffix("line=again"))
     }
 
     @Test("stop answers the request in hand, reads no further one, and returns once the handler is done")
@@ -283,26 +295,27 @@ struct ControlSocketServerTests {
         let gate = Gate()
         let server = try ControlSocketServer(path: path, handler: Self.echo(Counter(), gate: gate))
         let connection = try RawConnection(path, receiveTimeout: 10)
-        let (answer, closed, stopTook, leftOpen) = try await offPool {
-            connection.send("slow\n")
-            gate.awaitWaiter()
-            let opener = Thread {
-                usleep(300_000)
-                gate.open()
-            }
-            opener.start()
-            let start = ContinuousClock.now
+        let path = path
+        let stopped = Counter()
+        let stopping = Thread {
             server.stop()
-            let took = ContinuousClock.now - start
-            let left = server.connectionCount
+            stopped.add()
+        }
+        try await offPool { connection.send("slow\n"); gate.awaitWaiter() }
+        stopping.start()
+        // Stop has begun (it removes the socket file first) while the handler is held.
+        #expect(await eventually(timeout: .seconds(10)) { !FileManager.default.fileExists(atPath: path) })
+        #expect(stopped.value == 0, "stop returned with a request in hand")
+        gate.open()
+        let (answer, closed) = try await offPool {
+            let answer = connection.readLine()
             connection.send("after-stop\n")
-            return (connection.readLine(), connection.isClosedByPeer(), took, left)
+            return (answer, connection.isClosedByPeer())
         }
         #expect(answer?.hasSuffix("line=slow") == true)
         #expect(closed)  // "after-stop" was never read
-        #expect(stopTook >= .milliseconds(200))
-        #expect(leftOpen == 0)
-        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(await eventually(timeout: .seconds(10)) { stopped.value == 1 })
+        #expect(server.connectionCount == 0)
     }
 
     @Test("a stale socket file from a crash is replaced; a live one is not taken over")
