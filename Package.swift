@@ -144,7 +144,7 @@ let package = Package(
             name: "ReconcileCredentialsTests", dependencies: ["ReconcileCredentials", "ReconcileCore", "ReconcileFoundation", "ReconcileSystem", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "ReconcileMockTests", dependencies: ["ReconcileMock", "ReconcileCore", "ReconcileFoundation", "ReconcileCrypto"],
+            name: "ReconcileMockTests", dependencies: ["ReconcileMock", "ReconcileCore", "ReconcileFoundation", "ReconcileCrypto", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "ReconcileSpoolTests",

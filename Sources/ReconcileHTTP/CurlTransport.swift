@@ -45,6 +45,9 @@ public final class CurlTransport: HTTPTransport {
     public func reloadTrustAnchors() {
         loop.reloadTrustAnchors()
     }
+
+    /// Whether the loop sleeps with nothing in flight, without a deadline (what a test waits for).
+    var isIdle: Bool { loop.isIdle.load(ordering: .acquiring) }
 }
 
 /// The CA bundle a request with `CAFile=` anchors is verified with: the system's anchors
@@ -179,6 +182,8 @@ final class CurlMultiLoop: @unchecked Sendable {
     /// it moved.
     private let cancellations = Atomic<Int>(0)
     private var cancellationsSeen = 0
+    /// Whether the loop sleeps with nothing in flight.
+    let isIdle = Atomic<Bool>(false)
 
     private static let globalInit: Void = {
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
@@ -257,7 +262,9 @@ final class CurlMultiLoop: @unchecked Sendable {
             var timeout: Int = -1
             curl_multi_timeout(multi, &timeout)
             let wait: Int32 = active.isEmpty ? 3_600_000 : Int32(clamping: timeout < 0 ? 1000 : min(timeout, 1000))
+            isIdle.store(active.isEmpty, ordering: .releasing)
             curl_multi_poll(multi, nil, 0, wait, nil)
+            isIdle.store(false, ordering: .releasing)
         }
     }
 

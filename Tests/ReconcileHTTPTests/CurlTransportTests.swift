@@ -173,8 +173,8 @@ struct CurlTransportTests {
         }
         #expect(statuses.count == 60 && statuses.allSatisfy { $0 == 200 }, "\(statuses.filter { $0 != 200 })")
         #expect(seen.count == 90)
-        // Idle a moment (the loop sleeps without a deadline), then woken by a new request.
-        try await Task.sleep(for: .milliseconds(200))
+        // Idle (the loop sleeps without a deadline), then woken by a new request.
+        #expect(await eventually(timeout: .seconds(10)) { transport.isIdle }, "the loop never went idle")
         #expect(await transport.send(request(port)).response?.status == 200)
     }
 

@@ -3,6 +3,7 @@ import ReconcileCore
 import ReconcileCrypto
 import Synchronization
 import Testing
+import TestSupport
 @testable import ReconcileMock
 import ReconcileFoundation
 
@@ -98,17 +99,6 @@ struct MockPubSubTests {
         post(service, "/_mock/pubsub/publish", #"{"subscription":"\#(subscription)","messages":[\#(messages)]}"#)
     }
 
-    /// Polls until `condition` holds or `timeout` passes (this target has no TestSupport, whose
-    /// `eventually` this mirrors).
-    static func eventually(timeout: Duration = .seconds(20), every interval: Duration = .milliseconds(50), _ condition: () throws -> Bool) async rethrows -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try condition() { return true }
-            try? await Task.sleep(for: interval)
-        }
-        return try condition()
-    }
-
     static let notification = #"{"version":"1.0","packageName":"com.example.app","eventTimeMillis":"1796023566000","oneTimeProductNotification":{"version":"1.0","notificationType":1,"purchaseToken":"token-1","sku":"coins_100"}}"#
 
     // MARK: - Tests
@@ -146,7 +136,7 @@ struct MockPubSubTests {
         #expect(service.stats.pubsubAcknowledged == ["m-1": 1])
 
         var redelivered: PubSubPullAnswer.Message?
-        let came = try await Self.eventually {
+        let came = try await eventually(timeout: .seconds(20)) {
             redelivered = try Self.pull(service, token: token, max: 5).messages.first
             return redelivered != nil
         }
@@ -226,7 +216,7 @@ struct MockPubSubTests {
         #expect(failed.status == 503 && failed.body?["error"]?["status"] == .string("UNAVAILABLE"))
         #expect(service.stats.pubsubAcknowledged.isEmpty)
         var again: PubSubPullAnswer.Message?
-        #expect(try await Self.eventually {
+        #expect(try await eventually(timeout: .seconds(20)) {
             again = try Self.pull(service, token: token, max: 1).messages.first
             return again != nil
         })

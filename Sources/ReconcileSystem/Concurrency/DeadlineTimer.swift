@@ -77,6 +77,17 @@ public final class DeadlineTimer: Sendable {
         _ = state.withLock { $0.entries.removeValue(forKey: timer.id) }
     }
 
+    /// The deadline the thread sleeps towards, nil while it runs actions or has nothing to wait
+    /// for: what a test waits for, instead of sleeping, to know the thread has gone to sleep.
+    package var sleepingTowards: ContinuousClock.Instant? {
+        state.withLock { $0.sleeping ? $0.lookingAt : nil }
+    }
+
+    /// How many actions are scheduled and have not run.
+    package var pendingCount: Int {
+        state.withLock { $0.entries.count }
+    }
+
     private func run() {
         var descriptor = pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)
         while true {

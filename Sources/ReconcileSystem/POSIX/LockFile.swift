@@ -43,12 +43,21 @@ public final class LockFile: Sendable {
     /// Takes the lock, trying again for up to `patience` while another process holds it (a
     /// `reconcilectl` holds it for milliseconds); writes `program` beside this process's pid.
     public static func acquire(_ path: String, program: String = "reconciled", patience: Duration = .zero) throws(Failure) -> LockFile {
+        try acquire(path, program: program, patience: patience, beforeWaiting: {})
+    }
+
+    /// ``acquire(_:program:patience:)``, calling `beforeWaiting` each time the lock was held and
+    /// it waits to try again (a test lets go of the lock there, instead of after a sleep).
+    package static func acquire(
+        _ path: String, program: String = "reconciled", patience: Duration, beforeWaiting: () -> Void
+    ) throws(Failure) -> LockFile {
         let deadline = ContinuousClock.now + patience
         while true {
             do {
                 return try attempt(path, program: program)
             } catch {
                 guard case .held = error, ContinuousClock.now < deadline else { throw error }
+                beforeWaiting()
                 usleep(50_000)
             }
         }

@@ -15,6 +15,7 @@ struct DeadlineTimerTests {
     @Test("a sleep ends at its deadline, not before")
     func sleepsUntilTheDeadline() async throws {
         let start = ContinuousClock.now
+        // real sleep: the real clock's timer is what is under test
         try await Self.clock.sleep(for: .milliseconds(150))
         let slept = ContinuousClock.now - start
         #expect(slept >= .milliseconds(150))
@@ -42,12 +43,14 @@ struct DeadlineTimerTests {
 
     @Test("a nearer deadline added while the thread sleeps towards a far one is kept")
     func nearerDeadlineWakesTheThread() async throws {
-        let far = Self.timer.schedule(at: .now + .seconds(3_600)) { Issue.record("the far deadline ran") }
-        defer { Self.timer.cancel(far) }
-        try await Task.sleep(for: .milliseconds(100))  // the thread now sleeps towards the hour
+        let timer = DeadlineTimer(name: "nearer.timer")
+        let hour = ContinuousClock.now + .seconds(3_600)
+        let far = timer.schedule(at: hour) { Issue.record("the far deadline ran") }
+        defer { timer.cancel(far) }
+        #expect(await eventually(timeout: .seconds(10)) { timer.sleepingTowards == hour }, "the thread never slept towards the hour")
         let ran = Mutex<ContinuousClock.Instant?>(nil)
         let added = ContinuousClock.now
-        Self.timer.schedule(at: added + .milliseconds(100)) { ran.withLock { $0 = .now } }
+        timer.schedule(at: added + .milliseconds(100)) { ran.withLock { $0 = .now } }
         #expect(await eventually(timeout: .seconds(5)) { ran.withLock { $0 } != nil })
         let late = ran.withLock { $0! } - (added + .milliseconds(100))
         #expect(late >= .zero && late < .seconds(5), "ran \(late) after its deadline")
@@ -66,8 +69,11 @@ struct DeadlineTimerTests {
 
     @Test("cancelling the sleeping task ends an hour's sleep at once with CancellationError")
     func cancellation() async throws {
-        let sleeping = Task { try await Self.clock.sleep(for: .seconds(3_600)) }
-        try await Task.sleep(for: .milliseconds(100))
+        let timer = DeadlineTimer(name: "cancel.timer")
+        let clock = SystemClock(timer: timer)
+        // real sleep: an hour's, which the cancellation must end at once
+        let sleeping = Task { try await clock.sleep(for: .seconds(3_600)) }
+        #expect(await eventually(timeout: .seconds(10)) { timer.pendingCount == 1 }, "the task never went to sleep")
         let cancelled = ContinuousClock.now
         sleeping.cancel()
         await #expect(throws: CancellationError.self) { try await sleeping.value }
@@ -78,6 +84,7 @@ struct DeadlineTimerTests {
     func cancelledBeforeSleeping() async throws {
         let sleeping = Task {
             while !Task.isCancelled { await Task.yield() }
+            // real sleep: an hour's, which must not begin, the task being cancelled
             try await Self.clock.sleep(for: .seconds(3_600))
         }
         sleeping.cancel()
@@ -87,10 +94,12 @@ struct DeadlineTimerTests {
     @Test("waiting for an hour costs its thread no wake-ups (Task.sleep would cost one a second)")
     func idleCostsNothing() async throws {
         let timer = DeadlineTimer(name: "idle.timer")
-        let token = timer.schedule(at: .now + .seconds(3_600)) {}
+        let hour = ContinuousClock.now + .seconds(3_600)
+        let token = timer.schedule(at: hour) {}
         defer { timer.cancel(token) }
-        try await Task.sleep(for: .milliseconds(200))
+        #expect(await eventually(timeout: .seconds(10)) { timer.sleepingTowards == hour }, "the thread never slept towards the hour")
         let before = try #require(Self.contextSwitches(ofThreadNamed: "idle.timer"))
+        // real sleep: the wake-ups of a real thread over real time are what is measured
         try await Task.sleep(for: .seconds(3))
         let after = try #require(Self.contextSwitches(ofThreadNamed: "idle.timer"))
         #expect(after - before <= 1, "the timer thread woke \(after - before) times in 3 s")

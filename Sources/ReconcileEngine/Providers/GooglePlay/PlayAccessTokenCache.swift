@@ -32,6 +32,8 @@ public actor PlayAccessTokenCache {
         public var hits = 0
         public var refreshes = 0
         public var failures = 0
+        /// Requests that found a grant in flight and took its answer.
+        public var joined = 0
 
         /// Hits per request for a token.
         public var hitRate: Double { hits + refreshes + failures == 0 ? 0 : Double(hits) / Double(hits + refreshes + failures) }
@@ -71,6 +73,7 @@ public actor PlayAccessTokenCache {
         }
         if let refreshing {
             // Another attempt is asking already: its answer is ours, its request its own.
+            statistics.joined += 1
             return Answer(token: await refreshing.value.token, record: nil)
         }
         let task = Task { [account, endpoint, transport, scopes] in

@@ -12,20 +12,20 @@ import TestSupport
 struct PlayAccessTokenCacheTests {
     static let tokenURL = "https://oauth2.test/token"
 
-    /// Answers every grant after `delay` with a new token, counting them.
+    /// Answers every grant with a new token once `release` opens, counting them.
     final class SlowTokenServer: HTTPTransport {
-        let delay: Duration
+        let release: AsyncLatch
         let status: Int
         let grants = Mutex(0)
 
-        init(delay: Duration = .milliseconds(100), status: Int = 200) {
-            self.delay = delay
+        init(release: AsyncLatch = AsyncLatch(open: true), status: Int = 200) {
+            self.release = release
             self.status = status
         }
 
         func send(_ request: HTTPRequest) async -> HTTPExchangeResult {
             let number = grants.withLock { $0 += 1; return $0 }
-            try? await Task.sleep(for: delay)
+            await release.wait()
             let body = status == 200
                 ? #"{"access_token":"ya29.test-\#(number)","expires_in":3600,"token_type":"Bearer"}"#
                 : #"{"error":"invalid_grant","error_description":"Invalid JWT Signature."}"#
@@ -44,11 +44,16 @@ struct PlayAccessTokenCacheTests {
 
     @Test("twenty callers at once: one grant, one token for all; then hits from memory")
     func oneRefreshInFlight() async throws {
-        let server = SlowTokenServer()
+        let release = AsyncLatch()
+        let server = SlowTokenServer(release: release)
         let tokens = try await cache(server)
         let gate = RecordingGate()
         let answers = await withTaskGroup(of: String?.self) { group in
             for _ in 0..<20 { group.addTask { try? await tokens.token(gate: gate).token.get() } }
+            // The grant is held until the other nineteen wait for it.
+            let allWaiting = await eventually(timeout: .seconds(20)) { await tokens.statistics.joined == 19 }
+            #expect(allWaiting, "not every caller waited for the one grant")
+            release.open()
             return await group.reduce(into: [String?]()) { $0.append($1) }
         }
         #expect(server.count == 1, "\(server.count) grants for one expiry")
@@ -56,12 +61,12 @@ struct PlayAccessTokenCacheTests {
         for _ in 0..<10 { _ = await tokens.token(gate: gate) }
         #expect(server.count == 1)
         let statistics = await tokens.statistics
-        #expect(statistics.refreshes == 1 && statistics.hits >= 10 && statistics.failures == 0)
+        #expect(statistics.refreshes == 1 && statistics.joined == 19 && statistics.hits >= 10 && statistics.failures == 0)
     }
 
     @Test("kept until five minutes before it expires; then, and after Google refused it, replaced")
     func refreshMargin() async throws {
-        let server = SlowTokenServer(delay: .zero)
+        let server = SlowTokenServer()
         let tokens = try await cache(server)
         let gate = RecordingGate()
         #expect(try await tokens.token(gate: gate).token.get() == "ya29.test-1")
@@ -79,7 +84,7 @@ struct PlayAccessTokenCacheTests {
 
     @Test("a refused grant (invalid_grant) is a configuration error of googleplay-token, never a token")
     func refused() async throws {
-        let server = SlowTokenServer(delay: .zero, status: 400)
+        let server = SlowTokenServer(status: 400)
         let tokens = try await cache(server)
         let gate = RecordingGate()
         let answer = await tokens.token(gate: gate)
