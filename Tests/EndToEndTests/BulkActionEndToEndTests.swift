@@ -117,6 +117,7 @@ struct BulkActionEndToEndTests {
         #expect(harness.counts()[.escalated] == nil, "\(harness.counts())")
 
         // The journal budget: at most 2,000 lines in the 10 s that follow the request.
+        // real sleep: the budget is lines per 10 s of the daemon's real time
         try await Task.sleep(until: began + .seconds(10))
         let lines = daemon.standardError.split(separator: "\n").dropFirst(linesBefore)
         #expect(lines.count <= 2_000, "\(lines.count) lines in 10 s")

@@ -92,6 +92,7 @@ struct CrashTortureEndToEndTests {
             try await drop(submitted..<(submitted + perRound))
             submitted += perRound
             let daemon = try harness.startDaemon()
+            // real sleep: a random moment of another process's run, start-up included, is the torture
             try await Task.sleep(for: .milliseconds(Int.random(in: 50...700, using: &generator)))
             daemon.send(SIGKILL)
             #expect(await daemon.wait() == 128 + SIGKILL, "round \(round): the daemon ended on its own: \(daemon.standardError.suffix(500))")

@@ -75,7 +75,7 @@ struct DegradationEndToEndTests {
         for index in 0..<150 { harness.dropOrder("O\(index)") }
         let daemon = try harness.startDaemon()
         // The outage lasts many times MaxDelay × MaxAttempts: without the circuit every order
-        // would have been escalated.
+        // would have been escalated. real sleep: the outage is the daemon's real time
         try await Task.sleep(for: .seconds(6))
         #expect(harness.counts()[.escalated] == nil, "escalated during the outage: \(harness.counts())")
         try await harness.configureMock(#"{"reset":true}"#)

@@ -73,6 +73,7 @@ struct DiscoveryTortureEndToEndTests {
             }
             guard round < kills else { break }
             let daemon = try harness.startDaemon()
+            // real sleep: a random moment of another process's run, start-up included, is the torture
             try await Task.sleep(for: .milliseconds(Int.random(in: 100...1_200, using: &generator)))
             daemon.send(SIGKILL)
             #expect(await daemon.wait() == 128 + SIGKILL, "round \(round): the daemon ended on its own: \(daemon.standardError.suffix(500))")

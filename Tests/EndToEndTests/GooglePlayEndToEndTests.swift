@@ -348,6 +348,7 @@ struct GooglePlayEndToEndTests {
         let daemon = try await harness.startDaemonAndWait()
         #expect(await harness.waitFor(.finished, count: 4), "\(harness.counts())")
         #expect(try await harness.playStats().tokensIssued == 1)
+        // real sleep: past the token's 3 s of life on the daemon's real clock
         try await Task.sleep(for: .seconds(4))
         for index in 4..<24 { harness.dropPlayOrder("X\(index)", token: tokens[index]) }
         #expect(await harness.waitFor(.finished, count: 24), "\(harness.counts())")

@@ -83,7 +83,9 @@ struct MetricsEndToEndTests {
         for index in 0..<5 { harness.dropOrder("F\(index)") }
         let daemon = try await harness.startDaemonAndWait()
         #expect(await harness.waitFor(.finished, count: 5, timeout: .seconds(30)), "\(harness.counts())")
-        try await Task.sleep(for: .seconds(6))  // past the pause: the change of the finished orders was tried too
+        // The change of the finished orders tried too:
+        // real sleep: past the daemon's real 5 s pause between writes
+        try await Task.sleep(for: .seconds(6))
         let warnings = daemon.standardError.components(separatedBy: "cannot write the metrics file \(missing): open ").count - 1
         #expect(warnings == 1, "\(daemon.standardError)")
 

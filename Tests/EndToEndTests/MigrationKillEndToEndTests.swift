@@ -80,7 +80,7 @@ struct MigrationKillEndToEndTests {
             _ = await eventually(timeout: .seconds(30), every: .milliseconds(2)) {
                 daemon.standardError.contains("migration 10:") || !daemon.isRunning
             }
-            if attempt > 0 { try await Task.sleep(for: delay) }
+            if attempt > 0 { try await Task.sleep(for: delay) }  // real sleep: into another process's migration
             daemon.send(SIGKILL)
             _ = await daemon.wait()
             let found = try Self.inspect(path)

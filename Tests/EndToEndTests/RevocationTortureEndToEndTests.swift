@@ -50,6 +50,7 @@ struct RevocationTortureEndToEndTests {
             for round in 0..<kills {
                 for (name, text) in files.dropFirst(round * perRound).prefix(perRound) { harness.drop(name, text) }
                 let daemon = try harness.startDaemon()
+                // real sleep: a random moment of another process's run is the torture
                 try await Task.sleep(for: .milliseconds(Int.random(in: 100...600, using: &generator)))
                 daemon.send(SIGKILL)
                 #expect(await daemon.wait() == 128 + SIGKILL, "\(phase) round \(round): the daemon ended on its own: \(daemon.standardError.suffix(500))")

@@ -200,7 +200,7 @@ struct SecretsEndToEndTests {
                 rename(regular, "\(spool)/incoming/\(name)")
                 if rename(link, "\(spool)/incoming/\(name)") == 0 { swaps += 1 }
                 unlink(link)
-                usleep(2_000)
+                sched_yield()  // the daemon's turn to look
             }
             return swaps
         }

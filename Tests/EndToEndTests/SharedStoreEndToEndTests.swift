@@ -180,8 +180,11 @@ struct SharedStoreEndToEndTests {
             scalar("SELECT count(*) FROM nodes WHERE stopped_at IS NULL AND last_heartbeat > (extract(epoch FROM clock_timestamp()) * 1000)::bigint - 3000") == 3
         }
         try #require(live, "three live nodes: \(daemons.mapValues(\.standardError))")
-        // Every node has taken its 1/3 share (it waits one heartbeat after joining).
-        try await Task.sleep(for: .seconds(1.5))
+        // Every node has taken its 1/3 share, and says so.
+        let shared = await eventually(timeout: .seconds(30), every: .milliseconds(100)) {
+            Self.nodes.allSatisfy { daemons[$0]?.standardError.contains("live nodes on the shared store: 3 ") == true }
+        }
+        try #require(shared, "not every node took a third: \(daemons.mapValues { $0.standardError.suffix(1500) })")
 
         // 10,000 orders spread over the three spools: written first (the test's own work, not
         // timed), then moved into the spools at once.
@@ -235,21 +238,20 @@ struct SharedStoreEndToEndTests {
         // Meanwhile, when each of the dead node's leases is given back (a delivery's rescue
         // leaves no transition, so the lease itself is watched).
         var rescuedAt: [String: Date] = [:]
-        func watchRescues() throws {
-            let held = Set(try connection.query("SELECT order_id FROM orders WHERE lease_owner LIKE 'node-a/%'") { $0.string(0) })
-            let now = Date()
-            for (orderID, _) in deadLeases where rescuedAt[orderID] == nil && !held.contains(orderID) { rescuedAt[orderID] = now }
+        /// Looks at the leases every 50 ms until `done` says enough.
+        func watchRescues(until done: () -> Bool) async throws {
+            while !done() {
+                let held = Set(try connection.query("SELECT order_id FROM orders WHERE lease_owner LIKE 'node-a/%'") { $0.string(0) })
+                let now = Date()
+                for (orderID, _) in deadLeases where rescuedAt[orderID] == nil && !held.contains(orderID) { rescuedAt[orderID] = now }
+                // real sleep: the sampling interval; the cut itself must outlast the real LeaseTime
+                try await Task.sleep(for: .milliseconds(50))
+            }
         }
-        while Date().timeIntervalSince(cutAt) < Self.leaseTime + 4 {
-            try watchRescues()
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        try await watchRescues { Date().timeIntervalSince(cutAt) >= Self.leaseTime + 4 }
         try network.setLink("b", up: true)
         let restoredAt = Date()
-        while rescuedAt.count < deadLeases.count && Date().timeIntervalSince(killedAt) < 60 {
-            try watchRescues()
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        try await watchRescues { rescuedAt.count >= deadLeases.count || Date().timeIntervalSince(killedAt) >= 60 }
 
         let done = await eventually(timeout: .seconds(120), every: .milliseconds(250)) {
             scalar("SELECT count(*) FROM orders WHERE state = 'finished'") == Self.orders + Self.discovered

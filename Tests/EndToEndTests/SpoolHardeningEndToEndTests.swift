@@ -86,7 +86,8 @@ struct SpoolHardeningEndToEndTests {
         #expect(daemon.standardError.contains(" err: \(incoming) is a symbolic link"))
         // Producers keep writing into the real directory meanwhile.
         harness.directory.write("spool/incoming.real/during.json", OrderFixtures.orderJSON("S1"))
-        try await Task.sleep(for: .seconds(3))  // a few retries
+        // real sleep: a few of the daemon's real rescans, each of which must refuse the link
+        try await Task.sleep(for: .seconds(3))
         #expect(harness.directory.list("victim") == ["precious.txt", "stolen.json"], "the daemon touched the symlink's target")
         #expect((try? harness.store().order(id: "STOLEN")) == nil)
         #expect(harness.directory.list("spool/rejected").isEmpty)

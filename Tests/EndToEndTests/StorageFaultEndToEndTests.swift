@@ -145,21 +145,14 @@ struct StorageFaultEndToEndTests {
         harness.configure(merchant(harness))
         let daemon = try await harness.startDaemonAndWait()
         let database = harness.directory.file("state/orders.db")
-        let held = Atomic<Bool>(false)
-        let holding = Task {
-            try await offPool {
-                let connection = try SQLiteConnection(path: database, mode: .readWrite(create: false))
-                try connection.execute("BEGIN EXCLUSIVE")
-                held.store(true, ordering: .relaxed)
-                Thread.sleep(forTimeInterval: 8)  // well past the daemon's 5 s busy timeout
-                try connection.execute("ROLLBACK")
-            }
-        }
-        #expect(await eventually(timeout: .seconds(10)) { held.load(ordering: .relaxed) })
+        let connection = try SQLiteConnection(path: database, mode: .readWrite(create: false))
+        defer { connection.close() }
+        try connection.execute("BEGIN EXCLUSIVE")  // waits at most for a commit of the daemon's
         for index in 0..<30 { harness.dropOrder("L\(index)") }
-        try await holding.value
+        // Held until the daemon has given up waiting for it (its 5 s busy timeout) and said so.
+        #expect(await eventually(timeout: .seconds(60)) { daemon.standardError.contains("REASON=busy") }, "\(daemon.standardError.suffix(500))")
+        try connection.execute("ROLLBACK")
         #expect(daemon.isRunning)
-        #expect(daemon.standardError.contains("REASON=busy"), "\(daemon.standardError.suffix(500))")
         #expect(await harness.waitFor(.finished, count: 30, timeout: .seconds(60)), "\(harness.counts())")
         #expect(Self.incomingCount(harness) == 0)
         daemon.send(SIGTERM)

@@ -120,6 +120,7 @@ struct SystemdEndToEndTests {
             let connection = try SQLiteConnection(path: database, mode: .readWrite(create: false), busyTimeout: .seconds(10))
             try connection.execute("BEGIN IMMEDIATE")
             let lockedAt = ContinuousClock.now
+            // real sleep: the daemon's watchdog must fall silent for three of its real seconds
             Thread.sleep(forTimeInterval: 3)
             try connection.execute("ROLLBACK")
             return (lockedAt, ContinuousClock.now)

@@ -172,11 +172,12 @@ struct PostgreSQLOrderStoreNodesTests {
             _ = try node.ingest([candidate(id)], verifierKind: .apple, now: t0)
             let order = try #require(try claim(node).first { $0.orderID == id })
             try database.connect().run(
-                "UPDATE orders SET leased_until = (extract(epoch FROM clock_timestamp()) * 1000)::bigint + 30 WHERE order_id = $1", [.text(id)])
-            try await Task.sleep(for: .milliseconds(25))
+                "UPDATE orders SET leased_until = (extract(epoch FROM clock_timestamp()) * 1000)::bigint + 5 WHERE order_id = $1", [.text(id)])
+            // The lease ends on the database's clock about when the two start, the rescue
+            // 0–10 ms later than the completion.
             let outcomes = try await StartingGate.race(2) { side -> Bool in
                 if side == 0 { return try node.complete([finishing(order)], owner: node.leaseOwner, now: t0 + 3).first?.applied ?? false }
-                usleep(UInt32.random(in: 0...10_000))
+                usleep(UInt32.random(in: 0...10_000))  // real sleep: a random moment of the race
                 return try rescuer.rescueExpiredLeases(limit: 10).contains { $0.orderID == id }
             }
             let stored = try #require(try rescuer.order(id: id))
@@ -248,10 +249,11 @@ struct PostgreSQLOrderStoreNodesTests {
             (try? observer.scalar("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'")) == 1
         }, "the listener never sent LISTEN")
         _ = try store.ingest([candidate("A1")], verifierKind: .apple, now: t0)
+        // One wake-up: the ingest's transaction sends one NOTIFY, however many orders it holds.
         #expect(await eventually { woken.load(ordering: .relaxed) >= 1 }, "no wake-up after the ingest")
         // Counted before the NOTIFY: its wake-up may arrive before notifyNodes() returns.
-        try await Task.sleep(for: .milliseconds(200))
         let before = woken.load(ordering: .relaxed)
+        #expect(before == 1, "\(before) wake-ups for one ingest")
         try store.notifyNodes()
         #expect(await eventually { woken.load(ordering: .relaxed) > before }, "no wake-up after notifyNodes()")
     }
