@@ -12,6 +12,7 @@ enum BenchmarkMain {
         Scenario(name: EndToEndScenario.name, run: EndToEndScenario.run),
         Scenario(name: StoreScenario.name, run: StoreScenario.run),
         Scenario(name: StoreLimitScenario.name, run: StoreLimitScenario.run),
+        Scenario(name: PostgreSQLSeedingScenario.name, run: PostgreSQLSeedingScenario.run),
         Scenario(name: PlayScenario.name, run: PlayScenario.run),
         Scenario(name: DiscoveryScenario.name, run: DiscoveryScenario.run),
         Scenario(name: BacklogScenario.name, run: BacklogScenario.run),
@@ -35,13 +36,16 @@ enum BenchmarkMain {
                          --quick) and orders at 0 ms (default 10,000; 1,000 with --quick);
                          e2e: how many orders per daemon run (default 20,000; 2,000 with --quick);
                          store, store-limit: how many orders (default 40,000; 4,000 with
+                         --quick);
+                         pg-seed: how many orders per round (default 20,000; 4,000 with
                          --quick).
           --dir <path>   Where state and spool live (default: a new directory under /var/tmp,
                          on the real disk, not tmpfs).
           --baseline <reconcile-bench>
                          e2e: also measure another build's transport and daemon (its
                          reconcile-bench executable), each figure beside this build's;
-                         store-limit: also run that build's store scenario.
+                         store-limit: also run that build's store scenario;
+                         pg-seed: also that build's pg-seed, a round after each of ours.
           --perf <dir>   e2e: record each daemon run with `perf record -g` into <dir>.
 
         e2e uses nginx (TLS too) and wrk when they are installed, and says when they are not.
