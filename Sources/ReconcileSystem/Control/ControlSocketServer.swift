@@ -102,8 +102,10 @@ public final class ControlSocketServer: @unchecked Sendable {
     /// handler uses is closed under it.
     public func stop(timeout: Duration = .seconds(5)) {
         guard !stopped.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        // Shut down, not closed: that wakes the accept loop, which closes it on its way out.
+        // Closed here, its number could be reused (by another server in the process) before
+        // the loop's next accept, which would take that one's connections.
         shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
         unlink(path)
         connections.withLock { open in
             for connection in open { shutdown(connection, Int32(SHUT_RD)) }
@@ -142,6 +144,7 @@ public final class ControlSocketServer: @unchecked Sendable {
     }
 
     private func acceptLoop() {
+        defer { close(listener) }
         while !stopped.load(ordering: .relaxed) {
             let connection = accept(listener, nil, nil)
             if connection < 0 {

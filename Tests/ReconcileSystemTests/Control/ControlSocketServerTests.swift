@@ -220,9 +220,11 @@ struct ControlSocketServerTests {
         defer { server.stop() }
         let slow = try RawConnection(path, receiveTimeout: 10)
         await clock.waitForTimers(1)
-        // A byte every 199 ms: never silent for long, never done. The deadline is absolute: the
-        // bytes do not move it.
-        for byte in Array(#"{"v":1,"#.utf8) {
+        // A byte every 199 ms, five of them (995 ms): never silent for long, never done. The
+        // deadline is absolute: the bytes do not move it.
+        let bytes = Array(#"{"v":"#.utf8)
+        #expect(bytes.count == 5)
+        for byte in bytes {
             slow.send([byte])
             clock.advance(by: .milliseconds(199))
         }
@@ -298,7 +300,7 @@ struct ControlSocketServerTests {
         let path = path
         let stopped = Counter()
         let stopping = Thread {
-            server.stop()
+            server.stop(timeout: .seconds(120))  // however slow the machine, the handler's end is what ends it
             stopped.add()
         }
         try await offPool { connection.send("slow\n"); gate.awaitWaiter() }
