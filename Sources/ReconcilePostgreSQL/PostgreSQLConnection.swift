@@ -34,6 +34,11 @@ public final class PostgreSQLConnection {
     /// Queries that must return no row for the transaction to commit
     /// (``checkBeforeCommit(_:what:)``), and what each checks.
     var commitChecks: [(query: SQLStatement, what: String)] = []
+    /// Statements sent in pipeline mode whose answers are not read yet, in order; `nil` outside
+    /// pipeline mode. A transaction streams its writes while it goes on encoding the next ones
+    /// (``stream(_:)``), so that the server works while we do; the answers are read (and an
+    /// error thrown) at the next statement that needs one, or before `COMMIT`.
+    private var inFlight: [InFlight]?
 
     /// How many prepared statements this connection has run (each multi-row statement once): for
     /// tests and benchmarks that count round trips' contents.
@@ -45,6 +50,10 @@ public final class PostgreSQLConnection {
     /// At most this many uses wait in ``queued`` (and in one multi-row statement), so that a
     /// statement's JSON stays small (a few hundred KB).
     static let queuedUseLimit = 2_048
+    /// At most this many uses in one statement of a batch whose rows are read
+    /// (``fetchBatched(_:_:_:)``): small enough that the server starts on the first while the
+    /// next are encoded.
+    static let streamedUseLimit = 500
 
     /// A held-back write: one use of a statement, or several of one template with a batch form
     /// (``SQLBatch``), sent as one statement.
@@ -63,6 +72,26 @@ public final class PostgreSQLConnection {
         var name: String
         var sql: String
         var parameters: [PostgreSQLValue]
+        /// How its answer is handled when read (nothing: only checked for an error).
+        var answer: Answer = .checked
+        /// The format its rows come in.
+        var format: ResultFormat = .text
+    }
+
+    /// What is done with a streamed statement's answer.
+    private enum Answer {
+        /// Checked for an error, then freed.
+        case checked
+        /// Kept for the caller of ``finishStream()``, which frees it.
+        case kept
+        /// Handed to a closure (which may throw), then freed.
+        case collected((OpaquePointer) throws -> Void)
+    }
+
+    /// A statement in flight: its SQL (for errors) and what becomes of its answer.
+    private struct InFlight {
+        var sql: String
+        var answer: Answer
     }
 
     /// Connects: the URI's parameters, then `password` when given (it overrides the URI's);
@@ -120,6 +149,7 @@ public final class PostgreSQLConnection {
         guard !isClosed else { return }
         isClosed = true
         dropQueued()
+        inFlight = nil
         commitChecks.removeAll()
         keyed.removeAll()
         statements.removeAll()
@@ -130,8 +160,12 @@ public final class PostgreSQLConnection {
     /// next statement fails).
     public var isConnected: Bool { !isClosed && PQstatus(handle) == CONNECTION_OK }
 
-    /// Whether a transaction is open (and has not failed).
-    var inTransaction: Bool { PQtransactionStatus(handle) == PQTRANS_INTRANS }
+    /// Whether a transaction is open (and has not failed, as far as the answers read so far
+    /// tell): with statements in flight the server's status reads "active".
+    var inTransaction: Bool {
+        let status = PQtransactionStatus(handle)
+        return status == PQTRANS_INTRANS || (inFlight != nil && status == PQTRANS_ACTIVE)
+    }
 
     /// The server process serving this connection (`pg_backend_pid()`).
     public var backendPID: Int32 { PQbackendPID(handle) }
@@ -146,6 +180,10 @@ public final class PostgreSQLConnection {
         keyed.removeAll()
         statements.removeAll()
         dropQueued()
+        if inFlight != nil {
+            inFlight = nil
+            PQexitPipelineMode(handle)
+        }
         commitChecks.removeAll()
         PQreset(handle)
         guard PQstatus(handle) == CONNECTION_OK else {
@@ -249,18 +287,31 @@ public final class PostgreSQLConnection {
         }
         var positions: [PostgreSQLValue: Int] = [:]
         for (index, use) in uses.enumerated() where positions.updateValue(index, forKey: use[valueIndex]) != nil { return nil }
-        var rows = [T?](repeating: nil, count: uses.count)
-        for start in stride(from: 0, to: uses.count, by: Self.queuedUseLimit) {
-            let chunk = Array(uses[start..<min(start + Self.queuedUseLimit, uses.count)])
-            let found = try query(multiRow, try Self.batchParameters(chunk, batch)) { row in (PostgreSQLValue.text(row.string(column)), try map(row)) }
-            for (matched, value) in found {
-                guard let index = positions[matched] else {
-                    throw PostgreSQLError(category: .other, message: "a multi-row statement returned a row for no use of it", sql: multiRow)
+        let name = try prepared(multiRow, key: nil)
+        // Streamed a chunk at a time with the writes held back: the server inserts one chunk
+        // while the next is encoded. The rows are read once all are sent.
+        return try withoutActuallyEscaping(map) { map in
+            let rows = Box([T?](repeating: nil, count: uses.count))
+            // The collectors hold `map`: none may outlive this call, even when it fails.
+            defer { discardStream() }
+            try stream(takeQueued())
+            for start in stride(from: 0, to: uses.count, by: Self.streamedUseLimit) {
+                let chunk = Array(uses[start..<min(start + Self.streamedUseLimit, uses.count)])
+                let collect: (OpaquePointer) throws -> Void = { result in
+                    for row in 0..<PQntuples(result) {
+                        let found = PostgreSQLRow(result: result, row: row)
+                        guard let index = positions[.text(found.string(column))] else {
+                            throw PostgreSQLError(category: .other, message: "a multi-row statement returned a row for no use of it", sql: multiRow)
+                        }
+                        rows.value[index] = try map(found)
+                    }
                 }
-                rows[index] = value
+                try stream([QueuedStatement(
+                    name: name, sql: multiRow, parameters: try Self.batchParameters(chunk, batch), answer: .collected(collect), format: .binary)])
             }
+            _ = try finishStream()
+            return rows.value
         }
-        return rows
     }
 
     /// Runs a write whose answer nobody reads. Inside a transaction it is held back and sent in
@@ -291,7 +342,7 @@ public final class PostgreSQLConnection {
         } else {
             queued.append(QueuedWrite(name: name, sql: sql, uses: [parameters], batch: nil, template: key, keys: []))
         }
-        if queued.count >= Self.pipelineLimit || queuedUses >= Self.queuedUseLimit { try sendQueued() }
+        if queued.count >= Self.pipelineLimit || queuedUses >= Self.queuedUseLimit { try stream(takeQueued()) }
     }
 
     /// The held-back statement of `template` that a write of order `orderKey` may join, if any:
@@ -367,7 +418,7 @@ public final class PostgreSQLConnection {
         precondition(!isClosed, "the connection is closed")
         let name = try prepared(sql, key: key)
         let result: OpaquePointer?
-        if queued.isEmpty {
+        if queued.isEmpty && inFlight == nil {
             statementsRun += 1
             let answer = try EncodedParameters(parameters).withPointers { count, values, lengths, formats in
                 PQexecPrepared(handle, name, count, values, lengths, formats, format.rawValue)
@@ -387,45 +438,84 @@ public final class PostgreSQLConnection {
         return try body(result!)
     }
 
-    /// Sends the writes held back by ``sendLater(_:_:key:batch:)``, if any, and reads their answers.
+    /// Sends the writes held back by ``sendLater(_:_:key:batch:)``, if any, and reads their
+    /// answers and those of every statement in flight.
     private func sendQueued() throws(PostgreSQLError) {
-        guard !queued.isEmpty else { return }
-        let statements = try takeQueued()
-        _ = try pipeline(statements, answered: 0, format: .text)
+        try stream(takeQueued())
+        try finishWrites()
     }
 
-    /// Sends `statements` in one pipeline followed by a sync, reads every answer, and leaves
-    /// pipeline mode: one round trip for all of them.
+    /// ``finishStream()`` for writes: their answers are only checked.
+    private func finishWrites() throws(PostgreSQLError) {
+        guard inFlight != nil else { return }
+        precondition(inFlight?.allSatisfy { if case .checked = $0.answer { true } else { false } } == true, "answers to read")
+        do {
+            _ = try finishStream()
+        } catch let error as PostgreSQLError {
+            throw error
+        } catch {
+            throw PostgreSQLError(category: .other, message: "\(error)")
+        }
+    }
+
+    /// Sends `statements` in one pipeline, after those in flight, followed by a sync, and reads
+    /// every answer: one round trip for all of them.
     ///
     /// - Returns: the results of the last `answered` statements, in order (the caller frees
     ///   them).
     /// - Throws: the first statement's error (the server skips the rest, and the transaction is
     ///   then failed), or a connection error.
-    private func pipeline(_ statements: [QueuedStatement], answered: Int, format: ResultFormat) throws(PostgreSQLError) -> [OpaquePointer] {
-        let encoded = try statements.map { statement throws(PostgreSQLError) in try EncodedParameters(statement.parameters) }
-        let firstAnswered = statements.count - answered
-        guard PQenterPipelineMode(handle) == 1 else { throw error(from: nil, sql: statements.first?.sql) }
-        statementsRun += statements.count
-        var failure: PostgreSQLError?
-        for (index, statement) in statements.enumerated() {
-            let sent = encoded[index].withPointers { count, values, lengths, formats in
-                PQsendQueryPrepared(handle, statement.name, count, values, lengths, formats, index >= firstAnswered ? format.rawValue : 0)
-            }
-            if sent != 1 {
-                failure = error(from: nil, sql: statement.sql)
-                break
-            }
+    private func pipeline(_ statements: [QueuedStatement], answered: Int, format: ResultFormat) throws -> [OpaquePointer] {
+        var statements = statements
+        for index in statements.indices.suffix(answered) {
+            statements[index].answer = .kept
+            statements[index].format = format
         }
-        if failure == nil, PQpipelineSync(handle) != 1 { failure = error(from: nil, sql: nil) }
-        if let failure {
-            // The connection is broken (libpq could not even queue): nothing more to read.
+        try stream(statements)
+        return try finishStream()
+    }
+
+    /// Sends `statements` in pipeline mode without waiting for their answers (entering it if
+    /// need be), and pushes them to the server; what the server has answered meanwhile is read
+    /// into libpq's buffer, so that it never blocks writing to us while we write to it.
+    private func stream(_ statements: [QueuedStatement]) throws(PostgreSQLError) {
+        guard !statements.isEmpty else { return }
+        if inFlight == nil {
+            guard PQenterPipelineMode(handle) == 1 else { throw error(from: nil, sql: statements.first?.sql) }
+            inFlight = []
+        }
+        for statement in statements {
+            let encoded = try EncodedParameters(statement.parameters)
+            let sent = encoded.withPointers { count, values, lengths, formats in
+                PQsendQueryPrepared(handle, statement.name, count, values, lengths, formats, statement.format.rawValue)
+            }
+            guard sent == 1 else { throw abandonStream(failing: statement.sql) }
+            inFlight?.append(InFlight(sql: statement.sql, answer: statement.answer))
+            statementsRun += 1
+        }
+        guard PQsendFlushRequest(handle) == 1, PQflush(handle) == 0 else { throw abandonStream(failing: statements.last?.sql) }
+        _ = PQconsumeInput(handle)
+    }
+
+    /// Ends pipeline mode: a sync, then each statement's answer read in order (kept, handed to
+    /// its collector, or checked), and the sync's.
+    ///
+    /// - Returns: the kept answers, in order (the caller frees them).
+    /// - Throws: the first failed statement's error (the server skipped the rest), a collector's,
+    ///   or a connection error; after every answer was read.
+    private func finishStream() throws -> [OpaquePointer] {
+        guard let statements = inFlight else { return [] }
+        inFlight = nil
+        guard PQpipelineSync(handle) == 1 else {
+            let failure = error(from: nil, sql: nil)
             PQexitPipelineMode(handle)
             throw failure
         }
-        // Each statement's results end with a NULL; the sync's result ends the pipeline.
-        var answers: [OpaquePointer] = []
+        var failure: (any Error)?
+        var kept: [OpaquePointer] = []
         var index = 0
         var nulls = 0
+        // Each statement's results end with a NULL; the sync's result ends the pipeline.
         while true {
             guard let result = PQgetResult(handle) else {
                 index += 1
@@ -443,24 +533,48 @@ public final class PostgreSQLConnection {
                 break
             }
             let succeeded = status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY
-            if !succeeded, failure == nil, status != PGRES_PIPELINE_ABORTED {
-                failure = error(from: result, sql: index < statements.count ? statements[index].sql : nil)
+            let sql = index < statements.count ? statements[index].sql : nil
+            if !succeeded, failure == nil, status != PGRES_PIPELINE_ABORTED { failure = error(from: result, sql: sql) }
+            guard succeeded, failure == nil, index < statements.count else {
+                PQclear(result)
+                continue
             }
-            if succeeded, index >= firstAnswered, answers.count == index - firstAnswered {
-                answers.append(result)
-            } else {
+            switch statements[index].answer {
+            case .checked:
+                PQclear(result)
+            case .kept:
+                kept.append(result)
+            case .collected(let collect):
+                do { try collect(result) } catch { failure = error }
                 PQclear(result)
             }
         }
         PQexitPipelineMode(handle)
-        if failure == nil, answers.count != answered {
+        if failure == nil, kept.count != statements.count(where: { if case .kept = $0.answer { true } else { false } }) {
             failure = PostgreSQLError(category: .other, message: "the pipeline ended without every statement's answer", sql: statements.last?.sql)
         }
         if let failure {
-            for answer in answers { PQclear(answer) }
+            for answer in kept { PQclear(answer) }
             throw failure
         }
-        return answers
+        return kept
+    }
+
+    /// Leaves pipeline mode after a failure to send, reading (and dropping) whatever answers
+    /// come; returns the error that names `sql`.
+    private func abandonStream(failing sql: String?) -> PostgreSQLError {
+        let failure = error(from: nil, sql: sql)
+        discardStream()
+        return failure
+    }
+
+    /// Ends pipeline mode, dropping the answers of the statements in flight unread (a failed
+    /// transaction's, or a savepoint's being rolled back).
+    private func discardStream() {
+        guard var statements = inFlight else { return }
+        for index in statements.indices { statements[index].answer = .checked }
+        inFlight = statements
+        _ = try? finishStream()
     }
 
     /// The name of the session's prepared statement for `sql`, preparing it the first time.
@@ -471,6 +585,8 @@ public final class PostgreSQLConnection {
             return name
         }
         let name = "reconcile_\(statements.count + 1)"
+        // PREPARE is no pipeline statement: the answers in flight are read first.
+        try finishWrites()
         let result = PQprepare(handle, name, sql, 0, nil)
         defer { PQclear(result) }
         try check(result, sql: sql)
@@ -525,7 +641,9 @@ public final class PostgreSQLConnection {
         do {
             result = try body()
         } catch {
-            // What the body held back is undone with the rest of it, and so are its checks.
+            // What the body held back or streamed is undone with the rest of it, and so are its
+            // checks.
+            discardStream()
             dropQueued()
             commitChecks.removeSubrange(checks...)
             try execute("ROLLBACK TO SAVEPOINT reconcile_savepoint")
@@ -538,6 +656,7 @@ public final class PostgreSQLConnection {
 
     /// Ends a transaction that failed, if the connection still has one open.
     private func rollback() {
+        discardStream()
         dropQueued()
         commitChecks.removeAll()
         guard PQstatus(handle) == CONNECTION_OK, PQtransactionStatus(handle) != PQTRANS_IDLE else { return }
@@ -634,5 +753,14 @@ private struct EncodedParameters {
             let values = offsets.map { offset in offset.map { UnsafePointer((buffer.baseAddress! + $0).assumingMemoryBound(to: CChar.self)) } }
             return body(Int32(offsets.count), values, lengths, formats)
         }
+    }
+}
+
+/// A value a closure fills in, for one that cannot capture a variable by reference.
+private final class Box<Value> {
+    var value: Value
+
+    init(_ value: Value) {
+        self.value = value
     }
 }

@@ -191,7 +191,8 @@ extension PostgreSQLOrderStore {
     }
 
     /// `NOTIFY reconcile` (sent when the caller's transaction commits, at once outside one).
+    /// Held back with the transaction's writes: nothing waits for its answer.
     static func notify(_ connection: PostgreSQLConnection) throws {
-        try connection.run("SELECT pg_notify($1, '')", [.text(channel)])
+        try connection.sendLater("SELECT pg_notify($1, '')", [.text(channel)])
     }
 }

@@ -77,6 +77,48 @@ struct PostgreSQLPipelineTests {
         #expect(try stored(connection) == [1])
     }
 
+    @Test("writes past the queue's limit go out at once while the transaction goes on; one that failed fails the commit, and nothing is kept")
+    func streamedFailure() async throws {
+        let connection = try await connection()
+        try connection.run("INSERT INTO t VALUES (1, 'first')")
+        let count = 2 * PostgreSQLConnection.pipelineLimit
+        var sentMeanwhile = 0
+        let error = try #require(throws: PostgreSQLError.self) {
+            try connection.transaction {
+                try connection.sendLater("INSERT INTO t VALUES ($1, 'duplicate')", [.integer(1)])
+                let before = connection.statementsRun
+                for i in 10..<(10 + count) { try connection.sendLater("INSERT INTO t VALUES ($1, NULL)", [.integer(Int64(i))]) }
+                // Streamed, unanswered: the failure is not known yet (a pipeline that waited
+                // for its answers would have thrown in the loop).
+                sentMeanwhile = connection.statementsRun - before
+            }
+        }
+        #expect(sentMeanwhile >= PostgreSQLConnection.pipelineLimit, "nothing went out before the commit")
+        #expect(error.isUniqueViolation && error.sql?.contains("'duplicate'") == true && !error.commitOutcomeUnknown)
+        #expect(try stored(connection) == [1])
+        try connection.transaction {
+            for i in 2...(count + 1) { try connection.sendLater("INSERT INTO t VALUES ($1, NULL)", [.integer(Int64(i))]) }
+        }
+        #expect(try stored(connection) == (1...(count + 1)).map(Int64.init))
+    }
+
+    @Test("a savepoint whose body streamed a failing write and threw goes back to the savepoint; the transaction goes on")
+    func streamedSavepoint() async throws {
+        let connection = try await connection()
+        try connection.transaction {
+            try connection.sendLater("INSERT INTO t VALUES ($1, NULL)", [.integer(1)])
+            _ = try? connection.savepoint {
+                try connection.sendLater("INSERT INTO t VALUES ($1, NULL)", [.integer(1)])  // fails, streamed
+                for i in 100..<(100 + 2 * PostgreSQLConnection.pipelineLimit) {
+                    try connection.sendLater("INSERT INTO t VALUES ($1, NULL)", [.integer(Int64(i))])
+                }
+                throw Abandon()
+            }
+            try connection.sendLater("INSERT INTO t VALUES ($1, NULL)", [.integer(3)])
+        }
+        #expect(try stored(connection) == [1, 3])
+    }
+
     @Test("a savepoint that throws drops what its body held back; one whose write fails goes back to the savepoint")
     func savepoints() async throws {
         let connection = try await connection()
@@ -285,6 +327,21 @@ struct PostgreSQLBatchedWriteTests {
             try connection.fetchEach([9, 10].map { template([.integer($0), .text("same")]) }) { $0.int64(0) }
         }
         #expect(same == [9, 10])
+    }
+
+    @Test("many uses read back in several streamed statements: each row finds its use, in one round trip", arguments: ["json", "unnest"])
+    func readBackStreamed(form: String) async throws {
+        let connection = try await connection()
+        let template = form == "json" ? Self.insertOrder : Self.insertOrderUnnested
+        let count = 3 * PostgreSQLConnection.streamedUseLimit + 7
+        let keys = (0..<Int64(count)).map { $0 * 7 % Int64(count) + 100 }  // shuffled
+        let before = connection.statementsRun
+        let ids = try connection.transaction {
+            try connection.fetchEach(keys.map { template([.integer($0), .text("n\($0)")]) }) { $0.int64(0) }
+        }
+        #expect(ids == keys.map(Optional.init))
+        #expect(connection.statementsRun - before == 4)
+        #expect(try connection.scalar("SELECT count(*) FROM o WHERE id >= 100 AND note = 'n' || id") == Int64(count))
     }
 }
 
