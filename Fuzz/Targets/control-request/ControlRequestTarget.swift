@@ -31,8 +31,12 @@ enum ControlRequestTarget {
         invariant(request.orders.allSatisfy(OrderFileParser.isValidOrderID), "accepted an invalid order id")
         invariant(request.note.map(ControlRequest.isValidNote) ?? true, "accepted an invalid note")
         invariant((try? request.validate()) != nil, "accepted a request its own rules refuse")
-        if request.operation == .resolve || request.operation == .cancel {
-            invariant(request.orders.count == 1 && !(request.note ?? "").isEmpty, "\(request.operation) without one order and a note")
+        // resolve takes one order, cancel one or more (bulk cancel); both need a note.
+        if request.operation == .resolve {
+            invariant(request.orders.count == 1 && !(request.note ?? "").isEmpty, "resolve without one order and a note")
+        }
+        if request.operation == .cancel {
+            invariant(!request.orders.isEmpty && !(request.note ?? "").isEmpty, "cancel without an order and a note")
         }
         // What reconcilectl would send for it is one line that reads back as the same request.
         let line = request.line
