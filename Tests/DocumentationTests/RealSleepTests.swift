@@ -38,21 +38,11 @@ struct RealSleepTests {
         return found
     }
 
-    /// Every Swift file under `Tests/` (this suite's own samples left out).
-    static func testSources() throws -> [(path: String, text: String)] {
-        let root = DocumentationTests.root
-        guard let walker = FileManager.default.enumerator(atPath: root + "/Tests") else { return [] }
-        var sources: [(String, String)] = []
-        while let entry = walker.nextObject() as? String {
-            guard entry.hasSuffix(".swift"), entry != "DocumentationTests/RealSleepTests.swift" else { continue }
-            sources.append(("Tests/" + entry, try String(contentsOfFile: root + "/Tests/" + entry, encoding: .utf8)))
-        }
-        return sources
-    }
-
     @Test("fewer than 20 real sleeps in the tests, each with its reason")
     func budgetKept() throws {
-        let sleeps = try Self.testSources().flatMap { Self.sleeps(in: $0.text, file: $0.path) }
+        // Every Swift file under Tests/ (fixtures and this target's own samples left out).
+        let sources = DocumentationTests.files(under: "Tests").filter { $0.hasSuffix(".swift") }
+        let sleeps = try sources.flatMap { Self.sleeps(in: try DocumentationTests.read($0), file: $0) }
         #expect(!sleeps.isEmpty, "found no sleep at all: the search is broken")
         let unexplained = sleeps.filter { !$0.explained }.map { "\($0.file):\($0.line)" }
         #expect(unexplained.isEmpty, "real sleeps without a `real sleep:` reason: \(unexplained)")

@@ -192,7 +192,6 @@ public final class ControlSocketServer: @unchecked Sendable {
         setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &sendTimeout, socklen_t(MemoryLayout<timeval>.size))
         guard let peer = Self.peer(of: connection) else { return }
         var buffer: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
         // The whole of the next request must be in by the alarm, however it trickles in.
         while true {
             if let newline = buffer.firstIndex(of: 0x0A) {
@@ -207,44 +206,57 @@ public final class ControlSocketServer: @unchecked Sendable {
                 _ = Self.send(connection, ControlResponseLine.tooLarge)
                 return
             }
-            if alarm.hasRung {
-                // What was in the socket by the deadline arrived in time: a whole request (or
-                // one too large) is dealt with above, a last one without a newline answered.
-                let open = Self.readAvailable(connection, into: &buffer)
-                if buffer.contains(0x0A) || buffer.count > Self.maximumRequestSize { continue }
-                if !buffer.isEmpty {
-                    _ = Self.send(connection, open ? ControlResponseLine.tooSlow(requestTimeout) : respond(buffer, peer: peer))
-                }
-                return
-            }
             var descriptors = [
                 pollfd(fd: connection, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: alarm.descriptor, events: Int16(POLLIN), revents: 0),
             ]
             let ready = poll(&descriptors, 2, -1)
             if ready < 0 && errno != EINTR { return }
-            guard ready > 0, descriptors[0].revents != 0 else { continue }
-            let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            if count < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) { continue }
-            guard count > 0 else {
+            guard ready > 0 else { continue }
+            // What is in the socket now arrived in time, even when the alarm woke us too: a
+            // whole request (or one too large) is dealt with above.
+            let input = Self.readAvailable(connection, into: &buffer)
+            if buffer.contains(0x0A) || buffer.count > Self.maximumRequestSize { continue }
+            switch input {
+            case .failed:
+                return
+            case .ended:
                 // End of input: a last request without a newline still counts.
-                if !buffer.isEmpty && count == 0 { _ = Self.send(connection, respond(buffer, peer: peer)) }
+                if !buffer.isEmpty { _ = Self.send(connection, respond(buffer, peer: peer)) }
+                return
+            case .open:
+                guard alarm.hasRung else { continue }
+                if !buffer.isEmpty { _ = Self.send(connection, ControlResponseLine.tooSlow(requestTimeout)) }
                 return
             }
-            buffer.append(contentsOf: chunk[0..<count])
         }
     }
 
-    /// Appends what the socket holds now, without waiting; false at end of input or on an error.
-    private static func readAvailable(_ connection: Int32, into buffer: inout [UInt8]) -> Bool {
+    /// What became of a connection's input after ``readAvailable(_:into:)``.
+    private enum Input {
+        /// Nothing more to read for now.
+        case open
+        /// The peer closed its end.
+        case ended
+        /// The connection failed.
+        case failed
+    }
+
+    /// Appends what the socket holds now, without waiting (and no more once the buffer is past
+    /// the size limit).
+    private static func readAvailable(_ connection: Int32, into buffer: inout [UInt8]) -> Input {
         var chunk = [UInt8](repeating: 0, count: 4096)
         while buffer.count <= maximumRequestSize {
             let count = chunk.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { return count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) }
-            buffer.append(contentsOf: chunk[0..<count])
+            if count > 0 {
+                buffer.append(contentsOf: chunk[0..<count])
+                continue
+            }
+            if count == 0 { return .ended }
+            if errno == EINTR { continue }
+            return errno == EAGAIN || errno == EWOULDBLOCK ? .open : .failed
         }
-        return true
+        return .open
     }
 
     private func respond(_ line: [UInt8], peer: Peer) -> String {
