@@ -179,6 +179,24 @@ struct BenchmarkReport {
         return lines.joined(separator: "\n")
     }
 
+    /// Runs another build's `reconcile-bench` (`command`: its path and arguments) and reads the
+    /// numbers of `scenario`'s JSON line (``jsonLine()``), by key.
+    static func figures(ofChild command: [String], scenario: String) throws -> [String: Double] {
+        let log = "/tmp/reconcile-bench-baseline-\(scenario)-\(getpid()).log"
+        defer { unlink(log) }
+        let (status, _) = try StoreLimitPostgreSQL.spawnSampling(command, log: log) { ProcessCPU(seconds: [:]) }
+        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        guard status == 0,
+            let line = output.split(separator: "\n").first(where: { $0.hasPrefix("{\"scenario\":\"\(scenario)\"") }),
+            case .object(let object)? = try? JSONParser().parse(String(line))
+        else { throw BenchmarkError("the baseline's \(scenario) scenario gave no figures (exit \(status)): \(output.suffix(500))") }
+        var figures: [String: Double] = [:]
+        for member in object.members {
+            if case .number(let text) = member.value, let number = Double(text) { figures[member.key] = number }
+        }
+        return figures
+    }
+
     func jsonLine() -> String {
         var object = JSONObject()
         object["scenario"] = .string(scenario)

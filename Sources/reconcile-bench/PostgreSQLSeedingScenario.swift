@@ -42,12 +42,12 @@ enum PostgreSQLSeedingScenario {
                 baseline.append(try baselineRound(executable, count: count))
             }
         }
-        report.add("postgresql (ours): seeding", median(ours.map(\.rate)), "orders/s")
-        report.add("postgresql (ours): seeding, the store's ingest alone", median(ours.map(\.storeRate)), "orders/s")
-        report.add("postgresql (ours): seeding CPU, this process", median(ours.map(\.clientPerOrder)), "us/order")
-        report.add("postgresql (ours): seeding CPU, the server", median(ours.map(\.serverPerOrder)), "us/order")
-        if !baseline.isEmpty { report.add("postgresql (ours) [baseline]: seeding", median(baseline), "orders/s") }
-        report.add("postgresql, SQL alone (generate_series): seeding", median(limit), "orders/s")
+        report.add("postgresql (ours): seeding", RequestLog.percentile(ours.map(\.rate), 0.5), "orders/s")
+        report.add("postgresql (ours): seeding, the store's ingest alone", RequestLog.percentile(ours.map(\.storeRate), 0.5), "orders/s")
+        report.add("postgresql (ours): seeding CPU, this process", RequestLog.percentile(ours.map(\.clientPerOrder), 0.5), "us/order")
+        report.add("postgresql (ours): seeding CPU, the server", RequestLog.percentile(ours.map(\.serverPerOrder), 0.5), "us/order")
+        if !baseline.isEmpty { report.add("postgresql (ours) [baseline]: seeding", RequestLog.percentile(baseline, 0.5), "orders/s") }
+        report.add("postgresql, SQL alone (generate_series): seeding", RequestLog.percentile(limit, 0.5), "orders/s")
         report.notes.append(
             "postgresql \(server.version): the tests' server (fsync=off, synchronous_commit=off), unix socket; "
                 + "\(BenchmarkReport.format(Double(count))) orders of 1,200-character receipts per round, medians of \(rounds) "
@@ -110,22 +110,10 @@ enum PostgreSQLSeedingScenario {
     /// One round of the other build's `pg-seed`, run as a child: its seeding rate, from its
     /// JSON line.
     static func baselineRound(_ executable: String, count: Int) throws -> Double {
-        let log = "/tmp/reconcile-bench-baseline-pg-seed-\(getpid()).log"
-        defer { unlink(log) }
-        let (status, _) = try StoreLimitPostgreSQL.spawnSampling(
-            [executable, name, "--quick", "--files", String(count)], log: log) { ProcessCPU(seconds: [:]) }
-        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-        guard status == 0,
-            let line = output.split(separator: "\n").first(where: { $0.hasPrefix("{\"scenario\":\"\(name)\"") }),
-            let figures = try? JSONParser().parse(String(line)),
-            case .number(let rate)? = figures["postgresql__ours___seeding"], let rate = Double(rate)
-        else { throw BenchmarkError("the baseline's pg-seed scenario gave no figures (exit \(status)): \(output.suffix(500))") }
+        let figures = try BenchmarkReport.figures(ofChild: [executable, name, "--quick", "--files", String(count)], scenario: name)
+        guard let rate = figures["postgresql__ours___seeding"] else {
+            throw BenchmarkError("the baseline's pg-seed scenario gave no seeding figure: \(figures.keys.sorted())")
+        }
         return rate
-    }
-
-    static func median(_ values: [Double]) -> Double {
-        let sorted = values.sorted()
-        guard !sorted.isEmpty else { return 0 }
-        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
     }
 }

@@ -105,17 +105,11 @@ enum StoreLimitScenario {
     /// The baseline build's `store` scenario (`--baseline`), run as a child: its figures with
     /// 1,200-character receipts, from its JSON line.
     static func baselineStore(_ executable: String, count: Int, directory: String) throws -> (rate: Double, cpuPerOrder: Double) {
-        let log = "/tmp/reconcile-bench-baseline-store-\(getpid()).log"
-        defer { unlink(log) }
-        let (status, _) = try StoreLimitPostgreSQL.spawnSampling(
-            [executable, "store", "--files", String(count), "--dir", directory], log: log) { ProcessCPU(seconds: [:]) }
-        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-        guard status == 0,
-            let line = output.split(separator: "\n").first(where: { $0.hasPrefix("{\"scenario\":\"store\"") }),
-            let figures = try? JSONParser().parse(String(line)),
-            case .number(let rate)? = figures["turns__1_200_character_receipts"], let rate = Double(rate),
-            case .number(let cpu)? = figures["store_cpu__1_200_character_receipts"], let cpu = Double(cpu)
-        else { throw BenchmarkError("the baseline's store scenario gave no figures (exit \(status)): \(output.suffix(500))") }
+        let figures = try BenchmarkReport.figures(
+            ofChild: [executable, "store", "--files", String(count), "--dir", directory], scenario: "store")
+        guard let rate = figures["turns__1_200_character_receipts"], let cpu = figures["store_cpu__1_200_character_receipts"] else {
+            throw BenchmarkError("the baseline's store scenario gave no figures for 1,200-character receipts: \(figures.keys.sorted())")
+        }
         return (rate, cpu)
     }
 
