@@ -441,7 +441,7 @@ public final class PostgreSQLConnection {
     /// Sends the writes held back by ``sendLater(_:_:key:batch:)``, if any, and reads their
     /// answers and those of every statement in flight.
     private func sendQueued() throws(PostgreSQLError) {
-        try stream(takeQueued())
+        try stream(takeQueued(), push: false)
         try finishWrites()
     }
 
@@ -471,14 +471,15 @@ public final class PostgreSQLConnection {
             statements[index].answer = .kept
             statements[index].format = format
         }
-        try stream(statements)
+        try stream(statements, push: false)
         return try finishStream()
     }
 
     /// Sends `statements` in pipeline mode without waiting for their answers (entering it if
-    /// need be), and pushes them to the server; what the server has answered meanwhile is read
-    /// into libpq's buffer, so that it never blocks writing to us while we write to it.
-    private func stream(_ statements: [QueuedStatement]) throws(PostgreSQLError) {
+    /// need be). With `push`, they go to the server now and what it has answered meanwhile is
+    /// read into libpq's buffer, so that it never blocks writing to us while we write to it;
+    /// without, they wait for the sync of ``finishStream()``, which the caller sends next.
+    private func stream(_ statements: [QueuedStatement], push: Bool = true) throws(PostgreSQLError) {
         guard !statements.isEmpty else { return }
         if inFlight == nil {
             guard PQenterPipelineMode(handle) == 1 else { throw error(from: nil, sql: statements.first?.sql) }
@@ -493,6 +494,7 @@ public final class PostgreSQLConnection {
             inFlight?.append(InFlight(sql: statement.sql, answer: statement.answer))
             statementsRun += 1
         }
+        guard push else { return }
         guard PQsendFlushRequest(handle) == 1, PQflush(handle) == 0 else { throw abandonStream(failing: statements.last?.sql) }
         _ = PQconsumeInput(handle)
     }
